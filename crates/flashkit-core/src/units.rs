@@ -1,0 +1,104 @@
+//! Human sizes: parse `4K`, `16GiB`, `1.5M`, `10M` (for counts) and print them back.
+//! Binary multiples (K = 1024) for sizes, decimal for counts, as storage tools do.
+
+/// Parse a byte size such as `512`, `4K`, `4KiB`, `16G`, `1.5GiB`. K/M/G/T are binary.
+pub fn parse_size(text: &str) -> Result<u64, String> {
+    parse_scaled(text, 1024, &["B"]).map_err(|why| format!("invalid size {text:?}: {why}"))
+}
+
+/// Parse a count such as `1000`, `10M`, `2.5k`. K/M/G are decimal.
+pub fn parse_count(text: &str) -> Result<u64, String> {
+    parse_scaled(text, 1000, &[]).map_err(|why| format!("invalid count {text:?}: {why}"))
+}
+
+fn parse_scaled(text: &str, base: u64, unit_suffixes: &[&str]) -> Result<u64, String> {
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return Err("empty".into());
+    }
+    let split = trimmed
+        .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
+        .unwrap_or(trimmed.len());
+    let (number, suffix) = trimmed.split_at(split);
+    let number: String = number.chars().filter(|&c| c != '_').collect();
+    let mut suffix = suffix.trim().to_ascii_uppercase();
+    for unit in unit_suffixes {
+        if let Some(rest) = suffix.strip_suffix(unit) {
+            suffix = rest.to_string();
+            break;
+        }
+    }
+    if base == 1024 && suffix.len() == 2 && suffix.ends_with('I') {
+        suffix.pop();
+    }
+    let exponent = match suffix.as_str() {
+        "" => 0,
+        "K" => 1,
+        "M" => 2,
+        "G" => 3,
+        "T" => 4,
+        "P" => 5,
+        other => return Err(format!("unknown suffix {other:?}")),
+    };
+    let scale = base.checked_pow(exponent).ok_or("too large")?;
+    if number.contains('.') {
+        let value: f64 = number.parse().map_err(|_| "not a number")?;
+        let scaled = value * scale as f64;
+        if !scaled.is_finite() || scaled < 0.0 || scaled > u64::MAX as f64 {
+            return Err("out of range".into());
+        }
+        if scaled.fract() != 0.0 {
+            return Err("not a whole number of units".into());
+        }
+        Ok(scaled as u64)
+    } else {
+        let value: u64 = number.parse().map_err(|_| "not a number")?;
+        value.checked_mul(scale).ok_or_else(|| "too large".into())
+    }
+}
+
+/// Print a byte size with a binary suffix, exact when possible (`4KiB`, `16GiB`, `1536B`).
+pub fn format_size(bytes: u64) -> String {
+    const SUFFIXES: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let mut value = bytes;
+    let mut index = 0;
+    while value >= 1024 && value % 1024 == 0 && index + 1 < SUFFIXES.len() {
+        value /= 1024;
+        index += 1;
+    }
+    format!("{value}{}", SUFFIXES[index])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_with_binary_suffixes() {
+        assert_eq!(parse_size("512"), Ok(512));
+        assert_eq!(parse_size("4K"), Ok(4096));
+        assert_eq!(parse_size("4KiB"), Ok(4096));
+        assert_eq!(parse_size("16G"), Ok(16 << 30));
+        assert_eq!(parse_size("1.5M"), Ok(3 << 19));
+        assert_eq!(parse_size("2kb"), Ok(2048));
+        assert!(parse_size("").is_err());
+        assert!(parse_size("4X").is_err());
+        assert!(parse_size("-1").is_err());
+        assert!(parse_size("99999999P").is_err());
+    }
+
+    #[test]
+    fn counts_parse_with_decimal_suffixes() {
+        assert_eq!(parse_count("10M"), Ok(10_000_000));
+        assert_eq!(parse_count("2.5k"), Ok(2500));
+        assert_eq!(parse_count("1_000"), Ok(1000));
+        assert!(parse_count("1.0001k").is_err());
+    }
+
+    #[test]
+    fn sizes_print_exactly() {
+        assert_eq!(format_size(4096), "4KiB");
+        assert_eq!(format_size(16 << 30), "16GiB");
+        assert_eq!(format_size(1536), "1536B");
+    }
+}

@@ -1,0 +1,112 @@
+//! flashkit-device: simulated flash parts.
+//!
+//! [`FlashDevice`] is the NAND contract every FTL is written against: read a page, program a
+//! page (with its out-of-band [`Stamp`]), erase a block, and count all three by [`Cause`].
+//! [`NandDevice`] implements it and enforces the physics: programming a page that has not
+//! been erased since it was last programmed, or out of order inside its block, is a bug in
+//! the caller and panics; a block that has used up its erase cycles is a modelled failure and
+//! comes back as [`DeviceError::WornOut`].
+//!
+//! What this layer is not: it knows nothing of logical addresses, mapping or garbage
+//! collection, and it keeps no wall clock. Time is derived from the counters by
+//! [`flashkit_core::Timing`].
+//!
+//! Key decision: the payload is pluggable ([`PayloadStore`]). [`CountsOnly`] keeps nothing but
+//! the per-block write pointer and erase count, so a 16 GiB device costs a few hundred KiB
+//! and the benchmark runs at memory speed; [`Stamps`] keeps each page's stamp so that the
+//! reference model can check every read.
+
+mod nand;
+mod store;
+
+pub use nand::NandDevice;
+pub use store::{CountsOnly, PayloadStore, Stamps};
+
+use flashkit_core::{BlockId, Cause, Geometry, OpCounters, Ppn, Stamp};
+use thiserror::Error;
+
+/// What a page read returns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageRead {
+    /// The page has not been programmed since its block was last erased (all ones).
+    Erased,
+    /// The page holds data; its stamp when the payload store keeps stamps.
+    Programmed(Option<Stamp>),
+}
+
+impl PageRead {
+    /// The stamp, if the page is programmed and the store keeps stamps.
+    pub fn stamp(self) -> Option<Stamp> {
+        match self {
+            PageRead::Programmed(stamp) => stamp,
+            PageRead::Erased => None,
+        }
+    }
+}
+
+/// The state of one erase block.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockStatus {
+    /// Successful erases so far.
+    pub erase_count: u32,
+    /// Pages programmed since the last erase (the write pointer).
+    pub programmed_pages: u32,
+    /// The block failed (worn out) and must not be used again.
+    pub bad: bool,
+}
+
+/// A modelled device failure. Caller bugs are not errors: they panic.
+#[derive(Debug, Error, Clone, Copy, PartialEq, Eq)]
+pub enum DeviceError {
+    /// The block has used up its erase cycles; it is now bad.
+    #[error("{block} wore out after {erase_count} erase cycles")]
+    WornOut {
+        /// The block.
+        block: BlockId,
+        /// Its erase count.
+        erase_count: u32,
+    },
+    /// The block was retired earlier and cannot be used.
+    #[error("{block} is a bad block")]
+    BadBlock {
+        /// The block.
+        block: BlockId,
+    },
+}
+
+/// The NAND contract. A read or program addresses a physical page; an erase addresses a
+/// block. Every operation names its cause so that write amplification and the cost of
+/// garbage collection can be reported separately.
+pub trait FlashDevice {
+    /// The part's geometry.
+    fn geometry(&self) -> &Geometry;
+
+    /// Read a page.
+    fn read(&mut self, ppn: Ppn, cause: Cause) -> Result<PageRead, DeviceError>;
+
+    /// Program the next free page of a block with `stamp` in its OOB area.
+    ///
+    /// # Panics
+    /// If the page was programmed since its block's last erase, or is not the next page in
+    /// its block (pages inside a block are programmed in order).
+    fn program(&mut self, ppn: Ppn, stamp: Stamp, cause: Cause) -> Result<(), DeviceError>;
+
+    /// Erase a block: every page becomes programmable again.
+    fn erase(&mut self, block: BlockId, cause: Cause) -> Result<(), DeviceError>;
+
+    /// Operations so far.
+    fn counters(&self) -> &OpCounters;
+
+    /// The state of a block.
+    fn block_status(&self, block: BlockId) -> BlockStatus;
+
+    /// What a read of `ppn` would return, without counting an operation. For invariant
+    /// checkers and tests that inspect the OOB area.
+    fn peek(&self, ppn: Ppn) -> PageRead;
+
+    /// Erase cycles a block survives.
+    fn endurance_cycles(&self) -> u32;
+
+    /// Heap bytes held by the model (not part of any FTL's mapping memory).
+    fn heap_bytes(&self) -> usize;
+}

@@ -1,0 +1,85 @@
+//! Payload stores: what a [`crate::NandDevice`] remembers about the data in a page.
+
+use flashkit_core::{Geometry, Lpn, Ppn, Stamp};
+
+/// Keeps (or deliberately forgets) the stamp of every programmed page.
+pub trait PayloadStore {
+    /// A store for a device of this geometry, every page erased.
+    fn for_geometry(geometry: &Geometry) -> Self
+    where
+        Self: Sized;
+
+    /// Remember the stamp programmed into `ppn`.
+    fn store(&mut self, ppn: Ppn, stamp: Stamp);
+
+    /// The stamp of a programmed page, if this store keeps stamps.
+    fn load(&self, ppn: Ppn) -> Option<Stamp>;
+
+    /// Forget the pages `[first, first + pages)` (a block erase).
+    fn erase(&mut self, first: Ppn, pages: u32);
+
+    /// Heap bytes held.
+    fn heap_bytes(&self) -> usize;
+}
+
+/// Keeps nothing: the device still counts operations and enforces the physics through its
+/// per-block write pointers, at no per-page cost. The fastest store; use it for measurement.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CountsOnly;
+
+impl PayloadStore for CountsOnly {
+    fn for_geometry(_geometry: &Geometry) -> Self {
+        CountsOnly
+    }
+
+    #[inline(always)]
+    fn store(&mut self, _ppn: Ppn, _stamp: Stamp) {}
+
+    #[inline(always)]
+    fn load(&self, _ppn: Ppn) -> Option<Stamp> {
+        None
+    }
+
+    #[inline(always)]
+    fn erase(&mut self, _first: Ppn, _pages: u32) {}
+
+    fn heap_bytes(&self) -> usize {
+        0
+    }
+}
+
+/// Keeps every page's stamp (16 bytes a page), for verification against a reference model.
+#[derive(Clone, Debug)]
+pub struct Stamps {
+    stamps: Vec<Stamp>,
+}
+
+/// The stamp an erased page holds: all ones, as erased flash reads.
+const ERASED: Stamp = Stamp {
+    lpn: Lpn(u32::MAX),
+    seq: u64::MAX,
+};
+
+impl PayloadStore for Stamps {
+    fn for_geometry(geometry: &Geometry) -> Self {
+        Stamps {
+            stamps: vec![ERASED; geometry.physical_pages() as usize],
+        }
+    }
+
+    fn store(&mut self, ppn: Ppn, stamp: Stamp) {
+        self.stamps[ppn.index()] = stamp;
+    }
+
+    fn load(&self, ppn: Ppn) -> Option<Stamp> {
+        Some(self.stamps[ppn.index()])
+    }
+
+    fn erase(&mut self, first: Ppn, pages: u32) {
+        self.stamps[first.index()..first.index() + pages as usize].fill(ERASED);
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.stamps.capacity() * std::mem::size_of::<Stamp>()
+    }
+}

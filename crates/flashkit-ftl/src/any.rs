@@ -1,0 +1,130 @@
+//! The FTL chosen at run time: generic inside, an enum at the edge.
+
+use crate::mapping::PageTable;
+use crate::page::{PageFtl, PageFtlConfig};
+use crate::{Ftl, FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome};
+use flashkit_core::{Geometry, Lpn, PageRange, StateHasher};
+use flashkit_device::{FlashDevice, NandDevice, PayloadStore};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::str::FromStr;
+
+/// The FTL schemes flashkit implements, by command-line name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FtlKind {
+    /// Log-structured page mapping with a flat page table.
+    Page,
+}
+
+impl FtlKind {
+    /// Every scheme, in report order.
+    pub const ALL: [FtlKind; 1] = [FtlKind::Page];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FtlKind::Page => "page",
+        }
+    }
+
+    /// Whether the scheme garbage-collects with a victim policy (so `--gc` applies).
+    pub fn uses_gc_policy(self) -> bool {
+        matches!(self, FtlKind::Page)
+    }
+}
+
+impl fmt::Display for FtlKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for FtlKind {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        FtlKind::ALL
+            .into_iter()
+            .find(|k| k.name() == text)
+            .ok_or_else(|| {
+                let names: Vec<_> = FtlKind::ALL.iter().map(|k| k.name()).collect();
+                format!(
+                    "unknown FTL {text:?} (expected one of: {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// Options of every scheme; each scheme reads its own part.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FtlOptions {
+    /// Page-mapped FTL options.
+    pub page: PageFtlConfig,
+}
+
+/// Any FTL over a NAND device with payload store `S`.
+pub enum AnyFtl<S: PayloadStore> {
+    /// [`FtlKind::Page`].
+    Page(PageFtl<NandDevice<S>, PageTable>),
+}
+
+impl<S: PayloadStore> AnyFtl<S> {
+    /// Build scheme `kind` over `device`.
+    pub fn build(
+        kind: FtlKind,
+        device: NandDevice<S>,
+        options: &FtlOptions,
+    ) -> Result<Self, FtlError> {
+        Ok(match kind {
+            FtlKind::Page => AnyFtl::Page(PageFtl::with_page_table(device, options.page)?),
+        })
+    }
+}
+
+macro_rules! dispatch {
+    ($self:ident, $ftl:ident => $body:expr) => {
+        match $self {
+            AnyFtl::Page($ftl) => $body,
+        }
+    };
+}
+
+impl<S: PayloadStore> Ftl for AnyFtl<S> {
+    fn geometry(&self) -> &Geometry {
+        dispatch!(self, ftl => ftl.geometry())
+    }
+    fn read(
+        &mut self,
+        range: PageRange,
+        sink: &mut dyn FnMut(Lpn, ReadOutcome),
+    ) -> Result<(), FtlError> {
+        dispatch!(self, ftl => ftl.read(range, sink))
+    }
+    #[inline]
+    fn write(&mut self, range: PageRange, seq: u64) -> Result<(), FtlError> {
+        dispatch!(self, ftl => ftl.write(range, seq))
+    }
+    fn trim(&mut self, range: PageRange) -> Result<(), FtlError> {
+        dispatch!(self, ftl => ftl.trim(range))
+    }
+    fn flush(&mut self) -> Result<(), FtlError> {
+        dispatch!(self, ftl => ftl.flush())
+    }
+    fn device(&self) -> &dyn FlashDevice {
+        dispatch!(self, ftl => ftl.device())
+    }
+    fn stats(&self) -> FtlStats {
+        dispatch!(self, ftl => ftl.stats())
+    }
+    fn mapping_memory(&self) -> MappingMemory {
+        dispatch!(self, ftl => ftl.mapping_memory())
+    }
+    fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        dispatch!(self, ftl => ftl.check_invariants())
+    }
+    fn hash_state(&self, hasher: &mut StateHasher) {
+        dispatch!(self, ftl => ftl.hash_state(hasher))
+    }
+}

@@ -1,0 +1,164 @@
+//! flashkit-ftl: flash translation layers over a [`FlashDevice`].
+//!
+//! The layer's contract is [`Ftl`]: read, write, trim and flush ranges of logical pages, and
+//! report statistics, mapping memory, invariants and a state fingerprint. Implementations:
+//!
+//! - [`PageFtl`]: log-structured page mapping over any [`Mapping`] (the page table
+//!   [`PageTable`] now; extent mappings plug in behind the same trait), with garbage
+//!   collection whose victim is a pure choice of a [`VictimPolicy`] (greedy, cost-benefit,
+//!   FIFO), static wear leveling, over-provisioning and TRIM.
+//!
+//! [`reference`] runs any `Ftl` in lock-step with a `BTreeMap` model under seeded,
+//! swarm-weighted random workloads; [`AnyFtl`] is the enum the command line picks from.
+//!
+//! What this layer is not: it does not parse traces, convert bytes to pages, keep time or
+//! print. Key decision: policies are separate from mechanism. A policy looks at a read-only
+//! view of the block table and returns a block; the FTL carries the decision out, so a new
+//! policy never touches the bookkeeping.
+
+mod any;
+mod mapping;
+mod page;
+mod policy;
+pub mod reference;
+mod wear;
+
+pub use any::{AnyFtl, FtlKind, FtlOptions};
+pub use mapping::{Mapping, PageTable, PhysRun};
+pub use page::{PageFtl, PageFtlConfig};
+pub use policy::{BlockView, CostBenefit, Fifo, GcPolicy, Greedy, SealedBlock, VictimPolicy};
+pub use wear::{StaticWearLeveling, WearLevelPolicy, WearView};
+
+use flashkit_core::{Geometry, Lpn, PageRange, Stamp, StateHasher};
+use flashkit_device::{DeviceError, FlashDevice};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use thiserror::Error;
+
+/// What a read of one logical page found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// The page was never written or was trimmed: no flash read happens.
+    Unmapped,
+    /// The page is mapped and was read from flash; its stamp if the device keeps stamps.
+    Mapped(Option<Stamp>),
+}
+
+/// Memory held by an FTL's mapping structures.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct MappingMemory {
+    /// Bytes a controller would need, counted per entry or node the way the papers count
+    /// them (4-byte page-table entries, for example).
+    pub packed_bytes: u64,
+    /// Heap bytes this process holds for the same structures.
+    pub heap_bytes: u64,
+}
+
+/// FTL-level statistics beyond the device counters.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct FtlStats {
+    /// Garbage-collection (or merge) runs: victims reclaimed.
+    pub gc_runs: u64,
+    /// Valid pages copied by garbage collection.
+    pub gc_pages_moved: u64,
+    /// Wear-leveling relocations.
+    pub wear_level_runs: u64,
+    /// Valid pages copied by wear leveling.
+    pub wear_level_pages_moved: u64,
+    /// Blocks retired after wearing out.
+    pub retired_blocks: u64,
+    /// Scheme-specific figures (merge kinds, log-block utilisation, ...), by name.
+    pub extra: BTreeMap<String, f64>,
+}
+
+/// Why an FTL operation failed. Caller bugs panic; these are the failures a real drive can
+/// report.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum FtlError {
+    /// The request reaches beyond the logical capacity.
+    #[error("pages {start}..{end} reach beyond the {logical_pages} logical pages of the device")]
+    OutOfRange {
+        /// First page asked for.
+        start: u64,
+        /// One past the last page asked for.
+        end: u64,
+        /// Logical capacity in pages.
+        logical_pages: u32,
+    },
+    /// No free block could be found or made: the device has worn out.
+    #[error("out of space: {0}")]
+    NoSpace(String),
+    /// The device failed.
+    #[error(transparent)]
+    Device(#[from] DeviceError),
+    /// The FTL cannot be built with these parameters.
+    #[error("invalid FTL configuration: {0}")]
+    Config(String),
+}
+
+/// An invariant an FTL found broken in its own state: always a bug.
+#[derive(Debug, Error, Clone, PartialEq, Eq)]
+#[error("invariant violated: {0}")]
+pub struct InvariantViolation(pub String);
+
+/// Return an [`InvariantViolation`] unless `condition` holds.
+#[macro_export]
+macro_rules! ensure_invariant {
+    ($condition:expr, $($message:tt)+) => {
+        if !$condition {
+            return Err($crate::InvariantViolation(format!($($message)+)));
+        }
+    };
+}
+
+/// A flash translation layer over logical pages.
+pub trait Ftl {
+    /// The device geometry (its logical capacity is what the host may address).
+    fn geometry(&self) -> &Geometry;
+
+    /// Read `range`; `sink` receives every page of the range in order.
+    fn read(
+        &mut self,
+        range: PageRange,
+        sink: &mut dyn FnMut(Lpn, ReadOutcome),
+    ) -> Result<(), FtlError>;
+
+    /// Write `range` with data from host write `seq` (every page gets the stamp
+    /// `(lpn, seq)`).
+    fn write(&mut self, range: PageRange, seq: u64) -> Result<(), FtlError>;
+
+    /// Discard `range`: its pages read as unmapped until written again.
+    fn trim(&mut self, range: PageRange) -> Result<(), FtlError>;
+
+    /// Make every completed write durable (a no-op for FTLs without a write buffer).
+    fn flush(&mut self) -> Result<(), FtlError> {
+        Ok(())
+    }
+
+    /// The device underneath, for its counters and block states.
+    fn device(&self) -> &dyn FlashDevice;
+
+    /// Statistics beyond the device counters.
+    fn stats(&self) -> FtlStats;
+
+    /// Memory held by the mapping structures.
+    fn mapping_memory(&self) -> MappingMemory;
+
+    /// Check every internal invariant; expensive (linear in the device size).
+    fn check_invariants(&self) -> Result<(), InvariantViolation>;
+
+    /// Feed the FTL's logical state (mapping, block states, counters) to `hasher`.
+    fn hash_state(&self, hasher: &mut StateHasher);
+}
+
+/// Refuse a range that does not fit the logical capacity.
+pub(crate) fn check_range(geometry: &Geometry, range: PageRange) -> Result<(), FtlError> {
+    if range.end() > u64::from(geometry.logical_pages()) {
+        return Err(FtlError::OutOfRange {
+            start: u64::from(range.start.0),
+            end: range.end(),
+            logical_pages: geometry.logical_pages(),
+        });
+    }
+    Ok(())
+}

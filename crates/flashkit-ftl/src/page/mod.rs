@@ -1,0 +1,883 @@
+//! The log-structured page-mapped FTL.
+//!
+//! Host writes append to a host frontier block; garbage collection appends the pages it
+//! moves to a separate GC frontier, so data that survived a collection (colder) is not mixed
+//! back with fresh host data. When the free pool falls below `gc_threshold_blocks`, the
+//! victim policy picks a sealed block, its valid pages move to the GC frontier and it is
+//! erased. One block is always held back for garbage collection, so collection can never
+//! deadlock: with at least `gc_threshold_blocks + 2` spare blocks a sealed block with an
+//! invalid page always exists when collection is needed (see docs/DESIGN.md).
+
+pub(crate) mod blocks;
+
+use self::blocks::{BlockKind, BlockTable};
+use crate::mapping::{Mapping, PageTable};
+use crate::policy::{BlockView, GcPolicy, VictimPolicy};
+use crate::wear::{StaticWearLeveling, WearLevelPolicy, WearView};
+use crate::{
+    FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome, check_range,
+    ensure_invariant,
+};
+use flashkit_core::{BlockId, Cause, Geometry, Lpn, PageRange, Ppn, Stamp, StateHasher};
+use flashkit_device::{DeviceError, FlashDevice, PageRead};
+use serde::{Deserialize, Serialize};
+use std::collections::VecDeque;
+
+/// Options of the page-mapped FTL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PageFtlConfig {
+    /// Victim policy.
+    pub gc_policy: GcPolicy,
+    /// Collect while fewer than this many blocks are free (at least 2).
+    pub gc_threshold_blocks: u32,
+    /// Static wear leveling: allowed erase-count spread; `None` turns it off.
+    pub wear_leveling_spread: Option<u32>,
+}
+
+impl Default for PageFtlConfig {
+    fn default() -> Self {
+        PageFtlConfig {
+            gc_policy: GcPolicy::Greedy,
+            gc_threshold_blocks: 4,
+            wear_leveling_spread: Some(100),
+        }
+    }
+}
+
+/// The block being filled by one stream of writes.
+#[derive(Clone, Copy, Debug, Default)]
+struct Frontier {
+    block: Option<BlockId>,
+    next: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default)]
+struct Counters {
+    gc_runs: u64,
+    gc_pages_moved: u64,
+    wear_level_runs: u64,
+    wear_level_pages_moved: u64,
+    retired_blocks: u64,
+}
+
+const NO_LPN: u32 = u32::MAX;
+
+/// A page-mapped FTL over device `D` with forward mapping `M`.
+pub struct PageFtl<D, M> {
+    device: D,
+    mapping: M,
+    geometry: Geometry,
+    config: PageFtlConfig,
+    policy: Box<dyn VictimPolicy>,
+    wear_policy: Option<Box<dyn WearLevelPolicy>>,
+    blocks: BlockTable,
+    /// Reverse map: the logical page each physical page was programmed with. A real FTL reads
+    /// this from the OOB area; keeping it in memory saves a device read per GC check.
+    reverse: Vec<u32>,
+    /// One bit per physical page: holds the current copy of its logical page.
+    valid_bits: Vec<u64>,
+    free: VecDeque<BlockId>,
+    host: Frontier,
+    gc: Frontier,
+    /// Wear leveling parks cold data on the most-worn free block, so that block rests.
+    wear: Frontier,
+    /// Page programs so far: the clock of the cost-benefit policy.
+    clock: u64,
+    counters: Counters,
+}
+
+impl<D: FlashDevice> PageFtl<D, PageTable> {
+    /// A page FTL with a flat page table.
+    pub fn with_page_table(device: D, config: PageFtlConfig) -> Result<Self, FtlError> {
+        let table = PageTable::new(device.geometry().logical_pages());
+        Self::new(device, table, config)
+    }
+}
+
+impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
+    /// An FTL over a freshly erased device.
+    pub fn new(device: D, mapping: M, config: PageFtlConfig) -> Result<Self, FtlError> {
+        let geometry = *device.geometry();
+        if config.gc_threshold_blocks < 2 {
+            return Err(FtlError::Config(format!(
+                "gc threshold of {} blocks is below the minimum of 2",
+                config.gc_threshold_blocks
+            )));
+        }
+        let needed = config.gc_threshold_blocks + 2;
+        if geometry.spare_blocks() < needed {
+            return Err(FtlError::Config(format!(
+                "the page FTL needs at least {needed} spare blocks (GC threshold {} plus the host \
+                 and GC frontiers), but the geometry has {} ({} blocks for {} logical pages of \
+                 {} per block): raise over-provisioning",
+                config.gc_threshold_blocks,
+                geometry.spare_blocks(),
+                geometry.blocks(),
+                geometry.logical_pages(),
+                geometry.pages_per_block()
+            )));
+        }
+        for b in 0..geometry.blocks() {
+            let status = device.block_status(BlockId(b));
+            if status.programmed_pages != 0 || status.bad {
+                return Err(FtlError::Config(format!(
+                    "the device is not freshly erased: block {b} has programmed pages or is bad"
+                )));
+            }
+        }
+        let physical = geometry.physical_pages() as usize;
+        Ok(PageFtl {
+            device,
+            mapping,
+            geometry,
+            config,
+            policy: config.gc_policy.build(),
+            wear_policy: config.wear_leveling_spread.map(|spread| {
+                Box::new(StaticWearLeveling {
+                    spread_threshold: spread,
+                }) as Box<dyn WearLevelPolicy>
+            }),
+            blocks: BlockTable::new(geometry.blocks(), geometry.pages_per_block()),
+            reverse: vec![NO_LPN; physical],
+            valid_bits: vec![0; physical.div_ceil(64)],
+            free: (0..geometry.blocks()).map(BlockId).collect(),
+            host: Frontier::default(),
+            gc: Frontier::default(),
+            wear: Frontier::default(),
+            clock: 0,
+            counters: Counters::default(),
+        })
+    }
+
+    /// The configuration the FTL was built with.
+    pub fn config(&self) -> &PageFtlConfig {
+        &self.config
+    }
+
+    /// Replace the victim policy with a custom one.
+    pub fn with_policy(mut self, policy: Box<dyn VictimPolicy>) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The forward mapping.
+    pub fn mapping(&self) -> &M {
+        &self.mapping
+    }
+
+    /// Heap bytes held by the FTL's own bookkeeping (reverse map, validity bits, blocks),
+    /// beyond the mapping and the device model.
+    pub fn bookkeeping_heap_bytes(&self) -> u64 {
+        let blocks = self.geometry.blocks() as u64;
+        (self.reverse.capacity() * 4 + self.valid_bits.capacity() * 8) as u64 + blocks * 33
+    }
+
+    #[inline(always)]
+    fn is_valid(&self, ppn: Ppn) -> bool {
+        self.valid_bits[ppn.index() / 64] & (1 << (ppn.0 % 64)) != 0
+    }
+
+    /// Record that `count` pages from `first` in `block` now hold `lpn..lpn + count`.
+    #[inline(always)]
+    fn note_programmed(&mut self, block: BlockId, first: Ppn, lpn: u32, count: u32) {
+        for i in 0..count {
+            let ppn = first.0 + i;
+            self.reverse[ppn as usize] = lpn + i;
+            self.valid_bits[ppn as usize / 64] |= 1 << (ppn % 64);
+        }
+        self.blocks.add_valid(block, count);
+        self.clock += u64::from(count);
+    }
+
+    /// The next host page, opening a new host block (and collecting garbage) if needed.
+    fn host_page(&mut self) -> Result<(BlockId, u32), FtlError> {
+        if let Some(block) = self.host.block {
+            if self.host.next < self.geometry.pages_per_block() {
+                return Ok((block, self.host.next));
+            }
+            self.blocks.seal(block, self.clock);
+            self.host.block = None;
+        }
+        self.make_free_blocks()?;
+        // The last free block is kept for garbage collection.
+        if self.free.len() < 2 {
+            return Err(self.no_space("no free block is left for host writes"));
+        }
+        let block = self.take_free();
+        self.host = Frontier {
+            block: Some(block),
+            next: 0,
+        };
+        Ok((block, 0))
+    }
+
+    /// The next page to move data to for `cause`, opening a new block if needed: garbage
+    /// collection takes the oldest free block, wear leveling the most worn.
+    fn relocation_page(&mut self, cause: Cause) -> Result<(BlockId, u32), FtlError> {
+        let ppb = self.geometry.pages_per_block();
+        let frontier = if cause == Cause::WearLeveling {
+            self.wear
+        } else {
+            self.gc
+        };
+        if let Some(block) = frontier.block {
+            if frontier.next < ppb {
+                return Ok((block, frontier.next));
+            }
+            self.blocks.seal(block, self.clock);
+        }
+        if self.free.is_empty() {
+            return Err(self.no_space("no free block is left for garbage collection"));
+        }
+        let block = if cause == Cause::WearLeveling {
+            let most_worn = (0..self.free.len())
+                .max_by_key(|&i| (self.blocks.erase_count(self.free[i]), std::cmp::Reverse(i)))
+                .expect("invariant: the free pool is not empty");
+            let block = self
+                .free
+                .remove(most_worn)
+                .expect("invariant: index in range");
+            self.blocks.activate(block);
+            block
+        } else {
+            self.take_free()
+        };
+        let opened = Frontier {
+            block: Some(block),
+            next: 0,
+        };
+        if cause == Cause::WearLeveling {
+            self.wear = opened
+        } else {
+            self.gc = opened
+        }
+        Ok((block, 0))
+    }
+
+    fn advance_relocation(&mut self, cause: Cause) {
+        if cause == Cause::WearLeveling {
+            self.wear.next += 1
+        } else {
+            self.gc.next += 1
+        }
+    }
+
+    fn take_free(&mut self) -> BlockId {
+        let block = self
+            .free
+            .pop_front()
+            .expect("invariant: caller checked the free pool");
+        self.blocks.activate(block);
+        block
+    }
+
+    fn no_space(&self, what: &str) -> FtlError {
+        FtlError::NoSpace(format!(
+            "{what}: {} of {} blocks retired after wearing out, {} free",
+            self.counters.retired_blocks,
+            self.geometry.blocks(),
+            self.free.len()
+        ))
+    }
+
+    /// Collect garbage until the free pool is back at the threshold, then give wear leveling
+    /// one chance to act.
+    fn make_free_blocks(&mut self) -> Result<(), FtlError> {
+        let mut rounds = 0u32;
+        while self.free.len() < self.config.gc_threshold_blocks as usize {
+            self.blocks.prune_fifo();
+            let victim = self
+                .policy
+                .choose(&BlockView::new(&self.blocks, self.clock));
+            let Some(victim) = victim else {
+                // Nothing is worth collecting; carry on while a block remains for the host.
+                return Ok(());
+            };
+            let moved = self.collect(victim, Cause::Gc)?;
+            self.counters.gc_runs += 1;
+            self.counters.gc_pages_moved += u64::from(moved);
+            rounds += 1;
+            if rounds > self.geometry.blocks() {
+                return Err(self.no_space("garbage collection is making no progress"));
+            }
+        }
+        let cold = self
+            .wear_policy
+            .as_ref()
+            .and_then(|wear| wear.choose(&WearView::new(&self.blocks)));
+        // Wear leveling may take a free block of its own, but never the last one.
+        if let Some(cold) = cold.filter(|_| self.free.len() >= 2) {
+            let moved = self.collect(cold, Cause::WearLeveling)?;
+            self.counters.wear_level_runs += 1;
+            self.counters.wear_level_pages_moved += u64::from(moved);
+        }
+        Ok(())
+    }
+
+    /// Move every valid page of `victim` to the GC frontier and erase it. Returns the pages
+    /// moved.
+    fn collect(&mut self, victim: BlockId, cause: Cause) -> Result<u32, FtlError> {
+        self.blocks.begin_collect(victim);
+        match self.move_valid_pages(victim, cause) {
+            Ok(moved) => {
+                self.erase(victim, cause)?;
+                Ok(moved)
+            }
+            Err(error) => {
+                self.blocks.abort_collect(victim);
+                Err(error)
+            }
+        }
+    }
+
+    fn move_valid_pages(&mut self, victim: BlockId, cause: Cause) -> Result<u32, FtlError> {
+        let first = self.geometry.first_ppn(victim);
+        let mut moved = 0;
+        for offset in 0..self.geometry.pages_per_block() {
+            let from = Ppn(first.0 + offset);
+            if !self.is_valid(from) {
+                continue;
+            }
+            let lpn = self.reverse[from.index()];
+            let stamp = match self.device.read(from, cause)? {
+                PageRead::Programmed(Some(stamp)) => {
+                    assert_eq!(
+                        stamp.lpn,
+                        Lpn(lpn),
+                        "invariant: the OOB of {from} names its Lpn"
+                    );
+                    stamp
+                }
+                PageRead::Programmed(None) => Stamp::new(Lpn(lpn), 0),
+                PageRead::Erased => panic!("invariant: valid page {from} reads as erased"),
+            };
+            let (block, offset) = self.relocation_page(cause)?;
+            let to = self.geometry.ppn(block, offset);
+            self.device.program(to, stamp, cause)?;
+            self.note_programmed(block, to, lpn, 1);
+            self.advance_relocation(cause);
+            let (blocks, bits, geometry) = (&mut self.blocks, &mut self.valid_bits, &self.geometry);
+            self.mapping.update(Lpn(lpn), to, 1, &mut |old| {
+                invalidate(blocks, bits, geometry, old)
+            });
+            moved += 1;
+        }
+        debug_assert_eq!(
+            self.blocks.valid(victim),
+            0,
+            "a collected block holds no valid page"
+        );
+        Ok(moved)
+    }
+
+    fn erase(&mut self, block: BlockId, cause: Cause) -> Result<(), FtlError> {
+        match self.device.erase(block, cause) {
+            Ok(()) => {
+                self.blocks.erased(block);
+                self.free.push_back(block);
+                Ok(())
+            }
+            Err(DeviceError::WornOut { .. }) => {
+                self.blocks.retire(block);
+                self.counters.retired_blocks += 1;
+                Ok(())
+            }
+            Err(error) => Err(error.into()),
+        }
+    }
+}
+
+/// A physical page stopped holding the current copy of its logical page.
+#[inline(always)]
+fn invalidate(blocks: &mut BlockTable, bits: &mut [u64], geometry: &Geometry, ppn: Ppn) {
+    let word = &mut bits[ppn.index() / 64];
+    let mask = 1u64 << (ppn.0 % 64);
+    debug_assert!(*word & mask != 0, "invariant: {ppn} was valid until now");
+    *word &= !mask;
+    blocks.remove_valid(geometry.block_of(ppn));
+}
+
+impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn read(
+        &mut self,
+        range: PageRange,
+        sink: &mut dyn FnMut(Lpn, ReadOutcome),
+    ) -> Result<(), FtlError> {
+        check_range(&self.geometry, range)?;
+        let device = &mut self.device;
+        let mut failure = None;
+        self.mapping.translate(range, &mut |run| {
+            for i in 0..run.len {
+                let lpn = Lpn(run.lpn.0 + i);
+                let Some(ppn) = run.ppn else {
+                    sink(lpn, ReadOutcome::Unmapped);
+                    continue;
+                };
+                if failure.is_some() {
+                    return;
+                }
+                match device.read(Ppn(ppn.0 + i), Cause::Host) {
+                    Ok(PageRead::Programmed(stamp)) => sink(lpn, ReadOutcome::Mapped(stamp)),
+                    Ok(PageRead::Erased) => panic!("invariant: mapped {lpn} reads as erased"),
+                    Err(error) => failure = Some(error),
+                }
+            }
+        });
+        match failure {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
+    }
+
+    fn write(&mut self, range: PageRange, seq: u64) -> Result<(), FtlError> {
+        check_range(&self.geometry, range)?;
+        let ppb = self.geometry.pages_per_block();
+        let (mut lpn, mut left) = (range.start.0, range.count);
+        while left > 0 {
+            let (block, offset) = self.host_page()?;
+            let count = left.min(ppb - offset);
+            let first = self.geometry.ppn(block, offset);
+            let mut done = 0;
+            let mut failure = None;
+            while done < count {
+                let stamp = Stamp::new(Lpn(lpn + done), seq);
+                if let Err(error) = self.device.program(Ppn(first.0 + done), stamp, Cause::Host) {
+                    failure = Some(error);
+                    break;
+                }
+                done += 1;
+            }
+            self.note_programmed(block, first, lpn, done);
+            self.host.next += done;
+            let (blocks, bits, geometry) = (&mut self.blocks, &mut self.valid_bits, &self.geometry);
+            self.mapping.update(Lpn(lpn), first, done, &mut |old| {
+                invalidate(blocks, bits, geometry, old)
+            });
+            if let Some(error) = failure {
+                return Err(error.into());
+            }
+            lpn += count;
+            left -= count;
+        }
+        Ok(())
+    }
+
+    fn trim(&mut self, range: PageRange) -> Result<(), FtlError> {
+        check_range(&self.geometry, range)?;
+        let (blocks, bits, geometry) = (&mut self.blocks, &mut self.valid_bits, &self.geometry);
+        self.mapping
+            .remove(range, &mut |old| invalidate(blocks, bits, geometry, old));
+        Ok(())
+    }
+
+    fn device(&self) -> &dyn FlashDevice {
+        &self.device
+    }
+
+    fn stats(&self) -> FtlStats {
+        let c = self.counters;
+        let mut stats = FtlStats {
+            gc_runs: c.gc_runs,
+            gc_pages_moved: c.gc_pages_moved,
+            wear_level_runs: c.wear_level_runs,
+            wear_level_pages_moved: c.wear_level_pages_moved,
+            retired_blocks: c.retired_blocks,
+            ..FtlStats::default()
+        };
+        let mapped = self.mapping.mapped_pages() as f64;
+        stats.extra.insert("mapped_pages".into(), mapped);
+        stats
+            .extra
+            .insert("free_blocks".into(), self.free.len() as f64);
+        stats.extra.insert(
+            "bookkeeping_heap_bytes".into(),
+            self.bookkeeping_heap_bytes() as f64,
+        );
+        stats
+    }
+
+    fn mapping_memory(&self) -> MappingMemory {
+        self.mapping.memory()
+    }
+
+    fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        self.check_blocks()?;
+        self.check_pages()?;
+        self.blocks.check_indexes().map_err(InvariantViolation)
+    }
+
+    fn hash_state(&self, hasher: &mut StateHasher) {
+        self.mapping.hash_state(hasher);
+        for b in 0..self.geometry.blocks() {
+            let block = BlockId(b);
+            hasher.u32(self.blocks.kind(block).code());
+            hasher.u32(self.blocks.valid(block));
+            hasher.u32(self.device.block_status(block).erase_count);
+        }
+        for block in &self.free {
+            hasher.u32(block.0);
+        }
+        let counters = self.device.counters();
+        for by_cause in [counters.reads, counters.programs, counters.erases] {
+            for cause in Cause::ALL {
+                hasher.u64(by_cause[cause]);
+            }
+        }
+        hasher.u64(self.clock);
+    }
+}
+
+impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
+    /// Block kinds, free list, frontiers and valid counts against the device and the bits.
+    fn check_blocks(&self) -> Result<(), InvariantViolation> {
+        let ppb = self.geometry.pages_per_block();
+        let mut on_free_list = vec![false; self.geometry.blocks() as usize];
+        for &block in &self.free {
+            ensure_invariant!(
+                !on_free_list[block.index()],
+                "{block} is on the free list twice"
+            );
+            on_free_list[block.index()] = true;
+        }
+        for b in 0..self.geometry.blocks() {
+            let block = BlockId(b);
+            let kind = self.blocks.kind(block);
+            let status = self.device.block_status(block);
+            ensure_invariant!(
+                (kind == BlockKind::Free) == on_free_list[block.index()],
+                "{block} is {kind:?} but {} the free list",
+                if on_free_list[block.index()] {
+                    "on"
+                } else {
+                    "not on"
+                }
+            );
+            ensure_invariant!(
+                status.erase_count == self.blocks.erase_count(block),
+                "{block}: the FTL counts {} erases, the device {}",
+                self.blocks.erase_count(block),
+                status.erase_count
+            );
+            let expected_programmed = match kind {
+                BlockKind::Free | BlockKind::Retired => 0,
+                BlockKind::Sealed | BlockKind::Victim => ppb,
+                BlockKind::Active => self.frontier_of(block).ok_or_else(|| {
+                    InvariantViolation(format!("{block} is active but no frontier owns it"))
+                })?,
+            };
+            ensure_invariant!(
+                status.programmed_pages == expected_programmed
+                    && status.bad == (kind == BlockKind::Retired),
+                "{block} is {kind:?} but the device has {} pages programmed (bad: {})",
+                status.programmed_pages,
+                status.bad
+            );
+            let first = self.geometry.first_ppn(block).index();
+            let bits = (first..first + ppb as usize)
+                .filter(|&p| self.valid_bits[p / 64] & (1 << (p % 64)) != 0)
+                .count() as u32;
+            ensure_invariant!(
+                bits == self.blocks.valid(block),
+                "{block}: {} valid pages counted, {bits} valid bits set",
+                self.blocks.valid(block)
+            );
+        }
+        Ok(())
+    }
+
+    fn frontier_of(&self, block: BlockId) -> Option<u32> {
+        [self.host, self.gc, self.wear]
+            .into_iter()
+            .find(|f| f.block == Some(block))
+            .map(|f| f.next)
+    }
+
+    /// Every valid page against the forward map and the OOB, and the count of mapped pages.
+    fn check_pages(&self) -> Result<(), InvariantViolation> {
+        let mut valid_total = 0u64;
+        for p in 0..self.geometry.physical_pages() {
+            let ppn = Ppn(p);
+            if !self.is_valid(ppn) {
+                continue;
+            }
+            valid_total += 1;
+            let lpn = Lpn(self.reverse[ppn.index()]);
+            ensure_invariant!(
+                lpn.0 < self.geometry.logical_pages(),
+                "valid {ppn} has no logical page in the reverse map"
+            );
+            ensure_invariant!(
+                self.mapping.lookup(lpn) == Some(ppn),
+                "valid {ppn} holds {lpn}, which the mapping sends to {:?}",
+                self.mapping.lookup(lpn)
+            );
+            match self.device.peek(ppn) {
+                PageRead::Programmed(Some(stamp)) => ensure_invariant!(
+                    stamp.lpn == lpn,
+                    "the OOB of {ppn} names {} but the page holds {lpn}",
+                    stamp.lpn
+                ),
+                PageRead::Programmed(None) => {}
+                PageRead::Erased => {
+                    return Err(InvariantViolation(format!(
+                        "valid {ppn} is erased on the device"
+                    )));
+                }
+            }
+        }
+        ensure_invariant!(
+            valid_total == self.mapping.mapped_pages(),
+            "{valid_total} valid physical pages but {} mapped logical pages",
+            self.mapping.mapped_pages()
+        );
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Ftl;
+    use flashkit_device::{NandDevice, Stamps};
+
+    type TestFtl = PageFtl<NandDevice<Stamps>, PageTable>;
+
+    fn geometry() -> Geometry {
+        Geometry::builder()
+            .page_size_bytes(512)
+            .pages_per_block(8)
+            .blocks(16)
+            .over_provisioning(0.6)
+            .build()
+            .expect("valid geometry")
+    }
+
+    /// An FTL that has written every logical page three times (so GC has run).
+    fn busy_ftl() -> TestFtl {
+        let config = PageFtlConfig {
+            gc_threshold_blocks: 2,
+            ..PageFtlConfig::default()
+        };
+        let mut ftl = PageFtl::with_page_table(NandDevice::<Stamps>::new(geometry()), config)
+            .expect("valid FTL");
+        let logical = ftl.geometry().logical_pages();
+        for round in 0..3u64 {
+            for lpn in 0..logical {
+                ftl.write(
+                    PageRange::one(Lpn((lpn * 7 + round as u32) % logical)),
+                    round * 1000 + u64::from(lpn),
+                )
+                .expect("write");
+            }
+        }
+        assert!(
+            ftl.stats().gc_runs > 0,
+            "the fixture must have collected garbage"
+        );
+        ftl.check_invariants().expect("a healthy FTL passes");
+        ftl
+    }
+
+    fn first_valid_page(ftl: &TestFtl) -> Ppn {
+        (0..ftl.geometry.physical_pages())
+            .map(Ppn)
+            .find(|&p| ftl.is_valid(p))
+            .expect("a valid page")
+    }
+
+    fn violation(ftl: &TestFtl) -> String {
+        ftl.check_invariants()
+            .expect_err("the corruption must be caught")
+            .0
+    }
+
+    #[test]
+    fn catches_valid_count_that_disagrees_with_the_bits() {
+        let mut ftl = busy_ftl();
+        let block = ftl.geometry.block_of(first_valid_page(&ftl));
+        ftl.blocks.remove_valid(block);
+        assert!(violation(&ftl).contains("valid bits set"));
+    }
+
+    #[test]
+    fn catches_a_valid_page_the_mapping_does_not_point_to() {
+        let mut ftl = busy_ftl();
+        let ppn = first_valid_page(&ftl);
+        ftl.reverse[ppn.index()] = (ftl.reverse[ppn.index()] + 1) % ftl.geometry.logical_pages();
+        assert!(violation(&ftl).contains("which the mapping sends to"));
+    }
+
+    #[test]
+    fn catches_an_oob_that_names_another_lpn() {
+        let mut ftl = busy_ftl();
+        let a = first_valid_page(&ftl);
+        let b = (a.0 + 1..ftl.geometry.physical_pages())
+            .map(Ppn)
+            .find(|&p| ftl.is_valid(p))
+            .expect("b");
+        let (la, lb) = (ftl.reverse[a.index()], ftl.reverse[b.index()]);
+        // Swap consistently in the reverse and forward maps: only the OOB now disagrees.
+        ftl.reverse.swap(a.index(), b.index());
+        ftl.mapping.update(Lpn(la), b, 1, &mut |_| {});
+        ftl.mapping.update(Lpn(lb), a, 1, &mut |_| {});
+        assert!(
+            violation(&ftl).contains("the OOB of"),
+            "{}",
+            violation(&ftl)
+        );
+    }
+
+    #[test]
+    fn catches_a_block_both_free_and_in_use() {
+        let mut ftl = busy_ftl();
+        let sealed = ftl.blocks.sealed_blocks().next().expect("a sealed block");
+        ftl.free.push_back(sealed);
+        assert!(violation(&ftl).contains("the free list"));
+    }
+
+    #[test]
+    fn catches_a_block_on_the_free_list_twice() {
+        let mut ftl = busy_ftl();
+        let free = *ftl.free.front().expect("a free block");
+        ftl.free.push_back(free);
+        assert!(violation(&ftl).contains("twice"));
+    }
+
+    #[test]
+    fn catches_a_broken_greedy_index() {
+        let mut ftl = busy_ftl();
+        let sealed = ftl.blocks.sealed_blocks().next().expect("a sealed block");
+        ftl.blocks.begin_collect(sealed);
+        ftl.blocks.abort_collect(sealed);
+        ftl.check_invariants()
+            .expect("unlink and relink is harmless");
+        // A victim whose index entry was left behind.
+        ftl.blocks.corrupt_kind(sealed, BlockKind::Victim);
+        assert!(
+            violation(&ftl).contains("greedy index"),
+            "{}",
+            violation(&ftl)
+        );
+    }
+
+    #[test]
+    fn catches_a_mapped_page_count_that_disagrees() {
+        let mut ftl = busy_ftl();
+        let ppn = first_valid_page(&ftl);
+        ftl.valid_bits[ppn.index() / 64] &= !(1 << (ppn.0 % 64));
+        let block = ftl.geometry.block_of(ppn);
+        ftl.blocks.remove_valid(block);
+        assert!(violation(&ftl).contains("mapped logical pages"));
+    }
+
+    #[test]
+    fn refuses_too_little_spare_space_with_a_clear_message() {
+        let tight = Geometry::builder()
+            .pages_per_block(8)
+            .blocks(16)
+            .over_provisioning(0.05)
+            .build();
+        let device = NandDevice::<Stamps>::new(tight.expect("valid"));
+        let error = PageFtl::with_page_table(device, PageFtlConfig::default())
+            .err()
+            .expect("refused");
+        assert!(
+            error.to_string().contains("raise over-provisioning"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn out_of_range_requests_are_errors() {
+        let mut ftl = busy_ftl();
+        let logical = ftl.geometry().logical_pages();
+        let error = ftl
+            .write(PageRange::new(Lpn(logical - 1), 2), 1)
+            .expect_err("refused");
+        assert!(matches!(error, FtlError::OutOfRange { .. }));
+        assert!(ftl.trim(PageRange::new(Lpn(logical), 1)).is_err());
+        assert!(
+            ftl.read(PageRange::new(Lpn(logical), 1), &mut |_, _| {})
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn a_worn_out_device_reports_no_space_and_keeps_its_data() {
+        let config = PageFtlConfig {
+            gc_threshold_blocks: 2,
+            wear_leveling_spread: None,
+            ..PageFtlConfig::default()
+        };
+        let device = NandDevice::<Stamps>::new(geometry()).with_endurance(5);
+        let mut ftl = PageFtl::with_page_table(device, config).expect("valid");
+        let logical = ftl.geometry().logical_pages();
+        let mut latest = vec![None; logical as usize];
+        let mut seq = 0u64;
+        let error = loop {
+            seq += 1;
+            let lpn = (seq * 13 % u64::from(logical)) as u32;
+            match ftl.write(PageRange::one(Lpn(lpn)), seq) {
+                Ok(()) => latest[lpn as usize] = Some(seq),
+                Err(error) => break error,
+            }
+            assert!(seq < 1_000_000, "the device must wear out");
+        };
+        assert!(matches!(error, FtlError::NoSpace(_)), "{error}");
+        assert!(ftl.stats().retired_blocks > 0);
+        ftl.check_invariants()
+            .expect("consistent after wearing out");
+        for (lpn, expected) in latest.iter().enumerate() {
+            let mut got = None;
+            ftl.read(PageRange::one(Lpn(lpn as u32)), &mut |_, outcome| {
+                got = Some(outcome)
+            })
+            .expect("read");
+            let want = match expected {
+                Some(seq) => ReadOutcome::Mapped(Some(Stamp::new(Lpn(lpn as u32), *seq))),
+                None => ReadOutcome::Unmapped,
+            };
+            assert_eq!(got, Some(want), "lpn {lpn}");
+        }
+    }
+
+    #[test]
+    fn wear_leveling_relocates_cold_blocks() {
+        let config = PageFtlConfig {
+            gc_threshold_blocks: 2,
+            wear_leveling_spread: Some(4),
+            ..PageFtlConfig::default()
+        };
+        let mut ftl =
+            PageFtl::with_page_table(NandDevice::<Stamps>::new(geometry()), config).expect("valid");
+        let logical = ftl.geometry().logical_pages();
+        // Fill once (cold data), then hammer a handful of hot pages.
+        for lpn in 0..logical {
+            ftl.write(PageRange::one(Lpn(lpn)), u64::from(lpn))
+                .expect("fill");
+        }
+        for seq in 0..20_000u64 {
+            ftl.write(PageRange::one(Lpn((seq % 4) as u32)), 100_000 + seq)
+                .expect("hot write");
+        }
+        let stats = ftl.stats();
+        assert!(
+            stats.wear_level_runs > 0,
+            "static wear leveling must have acted"
+        );
+        let counts: Vec<u32> = (0..ftl.geometry().blocks())
+            .map(|b| ftl.device().block_status(BlockId(b)).erase_count)
+            .collect();
+        let spread = counts.iter().max().expect("blocks") - counts.iter().min().expect("blocks");
+        assert!(
+            spread <= 4 + 2,
+            "erase spread {spread} stays near the threshold: {counts:?}"
+        );
+        ftl.check_invariants().expect("consistent");
+    }
+}

@@ -1,0 +1,213 @@
+//! Every FTL in lock-step with the reference model under swarm-weighted random workloads.
+//!
+//! Together these tests run more than a million operations on every `cargo test`, across
+//! geometries (tiny, power-of-two and odd block sizes, tight and generous spare space) and
+//! every GC policy, with and without wear leveling. Adding an FTL is one line in `SCHEMES`.
+
+use flashkit_core::{Geometry, StateHasher};
+use flashkit_device::{NandDevice, Stamps};
+use flashkit_ftl::reference::{self, HarnessConfig, HarnessFailure};
+use flashkit_ftl::{AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, PageFtlConfig};
+
+/// Every scheme under test, with the option variants worth covering.
+fn schemes() -> Vec<(String, FtlKind, FtlOptions)> {
+    let mut schemes = Vec::new();
+    for gc_policy in GcPolicy::ALL {
+        for wear_leveling_spread in [None, Some(3)] {
+            let page = PageFtlConfig {
+                gc_policy,
+                gc_threshold_blocks: 2,
+                wear_leveling_spread,
+            };
+            let name = format!("page/{gc_policy}/wl={wear_leveling_spread:?}");
+            schemes.push((name, FtlKind::Page, FtlOptions { page }));
+        }
+    }
+    schemes
+}
+
+fn geometries() -> Vec<(&'static str, Geometry)> {
+    let build = |page: u32, ppb: u32, blocks: u32, op: f64| {
+        Geometry::builder()
+            .page_size_bytes(page)
+            .pages_per_block(ppb)
+            .blocks(blocks)
+            .over_provisioning(op)
+            .build()
+            .expect("valid test geometry")
+    };
+    vec![
+        ("tiny-4ppb", build(512, 4, 24, 0.35)),
+        ("small-32ppb", build(4096, 32, 64, 0.15)),
+        ("odd-24ppb", build(2048, 24, 40, 0.25)),
+        ("tight-128ppb", build(4096, 128, 96, 0.07)),
+    ]
+}
+
+fn run_one(
+    kind: FtlKind,
+    options: &FtlOptions,
+    geometry: Geometry,
+    seed: u64,
+    config: &HarnessConfig,
+) -> Result<reference::HarnessReport, HarnessFailure> {
+    let device = NandDevice::<Stamps>::new(geometry);
+    let mut ftl = AnyFtl::build(kind, device, options).expect("scheme builds on the test geometry");
+    reference::run(&mut ftl, seed, config)
+}
+
+#[test]
+fn every_scheme_matches_the_reference_model() {
+    let config = HarnessConfig {
+        ops: 6_000,
+        check_every: 500,
+        allow_no_space: false,
+    };
+    let seeds_per_cell = 8;
+    let mut total_ops = 0;
+    let mut total_verified = 0;
+    for (scheme, kind, options) in schemes() {
+        for (geometry_name, geometry) in geometries() {
+            for seed in 0..seeds_per_cell {
+                let report = run_one(kind, &options, geometry, seed, &config)
+                    .unwrap_or_else(|failure| panic!("{scheme} on {geometry_name}: {failure}"));
+                total_ops += report.ops;
+                total_verified += report.pages_verified;
+            }
+        }
+    }
+    println!(
+        "reference model: {total_ops} operations, {total_verified} pages verified, 0 mismatches"
+    );
+    assert!(
+        total_ops >= 1_000_000,
+        "the CI budget promises a million operations, ran {total_ops}"
+    );
+}
+
+#[test]
+fn devices_that_wear_out_fail_cleanly_and_lose_nothing() {
+    let config = HarnessConfig {
+        ops: 200_000,
+        check_every: 2_000,
+        allow_no_space: true,
+    };
+    let geometry = geometries()[0].1;
+    let mut ran_out = 0;
+    for (scheme, kind, options) in schemes() {
+        for seed in 0..4 {
+            let device = NandDevice::<Stamps>::new(geometry).with_endurance(20);
+            let mut ftl = AnyFtl::build(kind, device, &options).expect("builds");
+            let report = reference::run(&mut ftl, seed, &config)
+                .unwrap_or_else(|failure| panic!("{scheme}: {failure}"));
+            ran_out += u32::from(report.ran_out_of_space);
+        }
+    }
+    assert!(ran_out > 0, "some runs must have worn the device out");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_state() {
+    let config = HarnessConfig {
+        ops: 3_000,
+        check_every: 1_000,
+        allow_no_space: false,
+    };
+    let (_, geometry) = geometries()[1];
+    for (_, kind, options) in schemes() {
+        let mut hashes = Vec::new();
+        for _ in 0..2 {
+            let mut ftl =
+                AnyFtl::build(kind, NandDevice::<Stamps>::new(geometry), &options).expect("builds");
+            reference::run(&mut ftl, 42, &config).expect("passes");
+            let mut hasher = StateHasher::new();
+            ftl.hash_state(&mut hasher);
+            hashes.push(hasher.finish());
+        }
+        assert_eq!(hashes[0], hashes[1]);
+    }
+}
+
+/// The harness must catch a wrong FTL: this one silently drops every write to one page.
+#[test]
+fn the_harness_catches_a_lost_write() {
+    struct LosesWrites<F>(F);
+    impl<F: Ftl> Ftl for LosesWrites<F> {
+        fn geometry(&self) -> &Geometry {
+            self.0.geometry()
+        }
+        fn read(
+            &mut self,
+            range: flashkit_core::PageRange,
+            sink: &mut dyn FnMut(flashkit_core::Lpn, flashkit_ftl::ReadOutcome),
+        ) -> Result<(), flashkit_ftl::FtlError> {
+            self.0.read(range, sink)
+        }
+        fn write(
+            &mut self,
+            range: flashkit_core::PageRange,
+            seq: u64,
+        ) -> Result<(), flashkit_ftl::FtlError> {
+            if range.start.0 == 3 && range.count == 1 && seq > 10 {
+                return Ok(());
+            }
+            self.0.write(range, seq)
+        }
+        fn trim(&mut self, range: flashkit_core::PageRange) -> Result<(), flashkit_ftl::FtlError> {
+            self.0.trim(range)
+        }
+        fn device(&self) -> &dyn flashkit_device::FlashDevice {
+            self.0.device()
+        }
+        fn stats(&self) -> flashkit_ftl::FtlStats {
+            self.0.stats()
+        }
+        fn mapping_memory(&self) -> flashkit_ftl::MappingMemory {
+            self.0.mapping_memory()
+        }
+        fn check_invariants(&self) -> Result<(), flashkit_ftl::InvariantViolation> {
+            self.0.check_invariants()
+        }
+        fn hash_state(&self, hasher: &mut StateHasher) {
+            self.0.hash_state(hasher)
+        }
+    }
+    let (_, geometry) = geometries()[0];
+    let config = HarnessConfig {
+        ops: 20_000,
+        check_every: 1_000,
+        allow_no_space: false,
+    };
+    let caught = (0..20)
+        .filter(|&seed| {
+            let inner = AnyFtl::build(
+                FtlKind::Page,
+                NandDevice::<Stamps>::new(geometry),
+                &FtlOptions::default().with_threshold(2),
+            )
+            .expect("builds");
+            let mut ftl = LosesWrites(inner);
+            match reference::run(&mut ftl, seed, &config) {
+                Ok(_) => false,
+                Err(failure) => {
+                    assert!(
+                        failure.to_string().contains("reproduce with seed"),
+                        "{failure}"
+                    );
+                    true
+                }
+            }
+        })
+        .count();
+    assert!(caught > 0, "no seed caught the lost write");
+}
+
+trait WithThreshold {
+    fn with_threshold(self, blocks: u32) -> Self;
+}
+impl WithThreshold for FtlOptions {
+    fn with_threshold(mut self, blocks: u32) -> Self {
+        self.page.gc_threshold_blocks = blocks;
+        self
+    }
+}
