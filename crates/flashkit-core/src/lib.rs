@@ -13,6 +13,7 @@
 mod counters;
 mod geometry;
 mod hash;
+pub mod hint;
 mod ids;
 mod rng;
 mod timing;

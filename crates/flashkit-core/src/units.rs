@@ -62,7 +62,7 @@ pub fn format_size(bytes: u64) -> String {
     const SUFFIXES: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = bytes;
     let mut index = 0;
-    while value >= 1024 && value % 1024 == 0 && index + 1 < SUFFIXES.len() {
+    while value >= 1024 && value.is_multiple_of(1024) && index + 1 < SUFFIXES.len() {
         value /= 1024;
         index += 1;
     }

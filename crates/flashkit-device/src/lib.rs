@@ -22,7 +22,7 @@ mod store;
 pub use nand::NandDevice;
 pub use store::{CountsOnly, PayloadStore, Stamps};
 
-use flashkit_core::{BlockId, Cause, Geometry, OpCounters, Ppn, Stamp};
+use flashkit_core::{BlockId, Cause, Geometry, Lpn, OpCounters, Ppn, Stamp};
 use thiserror::Error;
 
 /// What a page read returns.
@@ -90,6 +90,43 @@ pub trait FlashDevice {
     /// If the page was programmed since its block's last erase, or is not the next page in
     /// its block (pages inside a block are programmed in order).
     fn program(&mut self, ppn: Ppn, stamp: Stamp, cause: Cause) -> Result<(), DeviceError>;
+
+    /// Copy pages to consecutive free pages of one block, starting at `to`: for each
+    /// `(lpn, from)` in order, read `from` and program the next page with its data and stamp.
+    /// Counts one read and one program per page under `cause`, exactly as the loop of reads
+    /// and programs it replaces; devices override it only to do the checks once per run.
+    ///
+    /// Returns the number of pages copied; on a modelled failure, the pages copied before it
+    /// and the error.
+    ///
+    /// # Panics
+    /// As [`FlashDevice::program`] for the destination pages, if a source page is erased,
+    /// or if a source page's stamp (when kept) names another logical page than its `lpn`.
+    fn copy_pages(
+        &mut self,
+        pages: &[(Lpn, Ppn)],
+        to: Ppn,
+        cause: Cause,
+    ) -> Result<u32, (u32, DeviceError)> {
+        for (i, &(lpn, from)) in pages.iter().enumerate() {
+            let fail = |error| (i as u32, error);
+            let stamp = match self.read(from, cause).map_err(fail)? {
+                PageRead::Programmed(Some(stamp)) => {
+                    assert_eq!(
+                        stamp.lpn, lpn,
+                        "the OOB of {from} names {} but {lpn} was expected",
+                        stamp.lpn
+                    );
+                    stamp
+                }
+                PageRead::Programmed(None) => Stamp::new(lpn, 0),
+                PageRead::Erased => panic!("copy of {from}, which is erased"),
+            };
+            self.program(Ppn(to.0 + i as u32), stamp, cause)
+                .map_err(fail)?;
+        }
+        Ok(pages.len() as u32)
+    }
 
     /// Erase a block: every page becomes programmable again.
     fn erase(&mut self, block: BlockId, cause: Cause) -> Result<(), DeviceError>;

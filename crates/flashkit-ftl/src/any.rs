@@ -112,6 +112,10 @@ impl<S: PayloadStore> Ftl for AnyFtl<S> {
     fn flush(&mut self) -> Result<(), FtlError> {
         dispatch!(self, ftl => ftl.flush())
     }
+    #[inline]
+    fn prefetch(&self, range: PageRange) {
+        dispatch!(self, ftl => ftl.prefetch(range))
+    }
     fn device(&self) -> &dyn FlashDevice {
         dispatch!(self, ftl => ftl.device())
     }

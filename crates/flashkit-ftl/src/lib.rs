@@ -130,6 +130,10 @@ pub trait Ftl {
     /// Discard `range`: its pages read as unmapped until written again.
     fn trim(&mut self, range: PageRange) -> Result<(), FtlError>;
 
+    /// Hint that `range` will be accessed soon, so that mapping entries can be fetched
+    /// ahead (no effect on results; a no-op unless the FTL benefits).
+    fn prefetch(&self, _range: PageRange) {}
+
     /// Make every completed write durable (a no-op for FTLs without a write buffer).
     fn flush(&mut self) -> Result<(), FtlError> {
         Ok(())

@@ -76,6 +76,14 @@ impl<'a> BlockView<'a> {
 pub trait VictimPolicy: Send {
     /// The block to collect next, or `None` if no block is worth collecting.
     fn choose(&self, view: &BlockView<'_>) -> Option<BlockId>;
+
+    /// A cheap guess at the block after the one being collected, so that the FTL can
+    /// prefetch its metadata while it moves the current victim. Only a hint: the FTL still
+    /// calls [`VictimPolicy::choose`] when the time comes. The default makes no guess;
+    /// policies whose choice takes constant time guess by choosing.
+    fn predict(&self, _view: &BlockView<'_>) -> Option<BlockId> {
+        None
+    }
 }
 
 /// Fewest valid pages first.
@@ -87,6 +95,10 @@ impl VictimPolicy for Greedy {
         view.min_valid()
             .filter(|b| b.valid_pages < view.pages_per_block())
             .map(|b| b.id)
+    }
+
+    fn predict(&self, view: &BlockView<'_>) -> Option<BlockId> {
+        self.choose(view)
     }
 }
 
@@ -124,6 +136,10 @@ pub struct Fifo;
 impl VictimPolicy for Fifo {
     fn choose(&self, view: &BlockView<'_>) -> Option<BlockId> {
         view.oldest().map(|b| b.id)
+    }
+
+    fn predict(&self, view: &BlockView<'_>) -> Option<BlockId> {
+        self.choose(view)
     }
 }
 

@@ -261,7 +261,7 @@ impl<F: Ftl> Run<'_, F> {
             }
             Err(message) => return Err(self.failure(index, op, message)),
         }
-        if (index + 1) % config.check_every == 0 {
+        if (index + 1).is_multiple_of(config.check_every) {
             self.check(index, op)?;
         }
         Ok(true)

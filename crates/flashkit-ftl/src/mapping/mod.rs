@@ -37,8 +37,21 @@ pub trait Mapping {
     /// physical page that held one of these logical pages before.
     fn update(&mut self, start: Lpn, ppn: Ppn, len: u32, invalidated: &mut impl FnMut(Ppn));
 
+    /// Garbage collection moved `lpn` from `from` to `to`. The caller guarantees that `lpn`
+    /// maps to `from`, and accounts for `from` itself, so nothing is reported back.
+    #[inline]
+    fn relocate(&mut self, lpn: Lpn, from: Ppn, to: Ppn) {
+        self.update(lpn, to, 1, &mut |old| {
+            debug_assert_eq!(old, from, "invariant: relocated {lpn} was at {from}");
+        });
+    }
+
     /// Unmap `range`; call `invalidated` with every physical page it held.
     fn remove(&mut self, range: PageRange, invalidated: &mut impl FnMut(Ppn));
+
+    /// Hint that `lpn` will be looked up or updated soon (no effect on results).
+    #[inline(always)]
+    fn prefetch(&self, _lpn: Lpn) {}
 
     /// Pages currently mapped.
     fn mapped_pages(&self) -> u64;

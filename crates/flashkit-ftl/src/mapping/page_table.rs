@@ -18,7 +18,7 @@ impl PageTable {
     /// A table for `logical_pages` pages, all unmapped.
     pub fn new(logical_pages: u32) -> Self {
         PageTable {
-            table: vec![UNMAPPED; logical_pages as usize],
+            table: flashkit_core::hint::huge_page_vec(logical_pages as usize, UNMAPPED),
             mapped: 0,
         }
     }
@@ -29,6 +29,11 @@ impl Mapping for PageTable {
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         let entry = self.table[lpn.index()];
         (entry != UNMAPPED).then_some(Ppn(entry))
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, lpn: Lpn) {
+        flashkit_core::hint::prefetch(&self.table, lpn.index());
     }
 
     fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
@@ -52,6 +57,14 @@ impl Mapping for PageTable {
                 invalidated(Ppn(old));
             }
         }
+    }
+
+    #[inline(always)]
+    fn relocate(&mut self, lpn: Lpn, from: Ppn, to: Ppn) {
+        let slot = &mut self.table[lpn.index()];
+        debug_assert_eq!(*slot, from.0, "invariant: relocated {lpn} was at {from}");
+        let _ = from;
+        *slot = to.0;
     }
 
     fn remove(&mut self, range: PageRange, invalidated: &mut impl FnMut(Ppn)) {

@@ -4,6 +4,15 @@
 //! policies can decide in constant time: sealed blocks bucketed by valid-page count (greedy
 //! takes the lowest non-empty bucket) and a queue in sealing order (FIFO). An erase-count
 //! histogram gives wear leveling the spread without a scan.
+//!
+//! The greedy buckets are stacks with lazy deletion. Every host overwrite lowers some
+//! block's valid count; a doubly linked list would unlink the block and relink it, touching
+//! two random neighbours per write. Instead the block is pushed onto its new bucket's stack
+//! (the stack's top is in cache) and the entry it leaves behind goes stale: an entry is
+//! current when its block is sealed and still has that many valid pages. Selection skips
+//! stale entries; compaction drops them (and older duplicates) in order, so the choice is
+//! exactly that of a linked list with insertion at the head: the most recent arrival in the
+//! lowest bucket.
 
 use flashkit_core::BlockId;
 use std::cell::Cell;
@@ -30,8 +39,6 @@ impl BlockKind {
     }
 }
 
-const NIL: u32 = u32::MAX;
-
 #[derive(Debug)]
 pub(crate) struct BlockTable {
     pages_per_block: u32,
@@ -39,10 +46,11 @@ pub(crate) struct BlockTable {
     valid: Vec<u32>,
     sealed_at: Vec<u64>,
     erase_count: Vec<u32>,
-    // Greedy index: doubly linked lists of sealed blocks, one per valid-page count.
-    heads: Vec<u32>,
-    next: Vec<u32>,
-    prev: Vec<u32>,
+    // Greedy index: stacks of sealed blocks, one per valid-page count, with stale entries.
+    buckets: Vec<Vec<BlockId>>,
+    bucket_entries: usize,
+    compact_mark: Vec<u32>,
+    compact_epoch: u32,
     min_hint: Cell<u32>,
     sealed: u32,
     // FIFO index: (block, sealed_at) in sealing order; stale entries are skipped and pruned.
@@ -62,9 +70,10 @@ impl BlockTable {
             valid: vec![0; n],
             sealed_at: vec![0; n],
             erase_count: vec![0; n],
-            heads: vec![NIL; pages_per_block as usize + 1],
-            next: vec![NIL; n],
-            prev: vec![NIL; n],
+            buckets: vec![Vec::new(); pages_per_block as usize + 1],
+            bucket_entries: 0,
+            compact_mark: vec![0; n],
+            compact_epoch: 0,
             min_hint: Cell::new(0),
             sealed: 0,
             fifo: VecDeque::new(),
@@ -102,10 +111,13 @@ impl BlockTable {
         self.max_erase
     }
 
-    /// Set a block's kind without touching the indexes: only for tests of the checker.
+    /// Drop every index entry of `block`: only for tests of the checker.
     #[cfg(test)]
-    pub(crate) fn corrupt_kind(&mut self, block: BlockId, kind: BlockKind) {
-        self.kind[block.index()] = kind;
+    pub(crate) fn forget_bucket_entries(&mut self, block: BlockId) {
+        for stack in &mut self.buckets {
+            stack.retain(|&b| b != block);
+        }
+        self.bucket_entries = self.buckets.iter().map(Vec::len).sum();
     }
 
     /// A free block starts being filled.
@@ -125,13 +137,27 @@ impl BlockTable {
     #[inline(always)]
     pub(crate) fn remove_valid(&mut self, block: BlockId) {
         let b = block.index();
+        self.valid[b] -= 1;
         if self.kind[b] == BlockKind::Sealed {
-            self.unlink(block);
-            self.valid[b] -= 1;
             self.link(block);
-        } else {
-            self.valid[b] -= 1;
         }
+    }
+
+    /// `count` pages of the block being collected were moved out.
+    #[inline(always)]
+    pub(crate) fn remove_valid_many(&mut self, block: BlockId, count: u32) {
+        debug_assert_eq!(self.kind(block), BlockKind::Victim);
+        self.valid[block.index()] -= count;
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn heap_bytes(&self) -> u64 {
+        let n = self.kind.len() as u64;
+        let buckets: usize = self.buckets.iter().map(|b| b.capacity() * 4).sum();
+        n * (1 + 4 + 8 + 4)
+            + buckets as u64
+            + (self.fifo.capacity() * 16) as u64
+            + (self.erase_hist.capacity() * 4) as u64
     }
 
     /// A full active block becomes a garbage-collection candidate.
@@ -154,7 +180,7 @@ impl BlockTable {
             BlockKind::Sealed,
             "invariant: only sealed blocks are collected"
         );
-        self.unlink(block);
+        // Its bucket entries go stale by themselves: it is no longer sealed.
         self.sealed -= 1;
         self.kind[block.index()] = BlockKind::Victim;
     }
@@ -209,20 +235,71 @@ impl BlockTable {
         }
     }
 
-    /// The sealed block with the fewest valid pages (lowest bucket; most recently sealed
-    /// first inside a bucket).
+    /// The sealed block with the fewest valid pages (lowest bucket; the most recent arrival
+    /// inside a bucket). Call [`BlockTable::settle_greedy`] first.
     pub(crate) fn min_valid_sealed(&self) -> Option<BlockId> {
         let mut bucket = self.min_hint.get();
-        while (bucket as usize) < self.heads.len() {
-            let head = self.heads[bucket as usize];
-            if head != NIL {
+        while (bucket as usize) < self.buckets.len() {
+            if let Some(&top) = self.buckets[bucket as usize].last() {
+                debug_assert!(
+                    self.is_in_bucket(top, bucket),
+                    "settle_greedy leaves current tops"
+                );
                 self.min_hint.set(bucket);
-                return Some(BlockId(head));
+                return Some(top);
             }
             bucket += 1;
         }
         self.min_hint.set(bucket);
         None
+    }
+
+    /// Pop stale entries off the tops of the buckets the greedy choice will look at.
+    pub(crate) fn settle_greedy(&mut self) {
+        if self.bucket_entries > 4 * (self.kind.len() + self.buckets.len()) {
+            self.compact_buckets();
+        }
+        let mut bucket = self.min_hint.get() as usize;
+        while bucket < self.buckets.len() {
+            while let Some(&top) = self.buckets[bucket].last() {
+                if self.is_in_bucket(top, bucket as u32) {
+                    self.min_hint.set(bucket as u32);
+                    return;
+                }
+                self.buckets[bucket].pop();
+                self.bucket_entries -= 1;
+            }
+            bucket += 1;
+        }
+        self.min_hint.set(bucket as u32);
+    }
+
+    fn is_in_bucket(&self, block: BlockId, bucket: u32) -> bool {
+        self.kind[block.index()] == BlockKind::Sealed && self.valid[block.index()] == bucket
+    }
+
+    /// Drop stale entries and all but the newest duplicate of each current one, keeping the
+    /// order of the rest. Runs when the stacks hold four entries per block, so its linear
+    /// cost is spread over at least three pushes per block.
+    fn compact_buckets(&mut self) {
+        self.compact_epoch += 1;
+        let epoch = self.compact_epoch;
+        let mut buckets = std::mem::take(&mut self.buckets);
+        for (bucket, stack) in buckets.iter_mut().enumerate() {
+            // Walk from the top so that the newest duplicate is the one kept.
+            stack.reverse();
+            stack.retain(|&b| {
+                let keep =
+                    self.compact_mark[b.index()] != epoch && self.is_in_bucket(b, bucket as u32);
+                if keep {
+                    self.compact_mark[b.index()] = epoch;
+                }
+                keep
+            });
+            stack.reverse();
+        }
+        self.bucket_entries = buckets.iter().map(Vec::len).sum();
+        self.buckets = buckets;
     }
 
     /// The sealed block sealed longest ago.
@@ -263,66 +340,52 @@ impl BlockTable {
     }
 
     fn link(&mut self, block: BlockId) {
-        let b = block.0;
-        let v = self.valid[b as usize];
-        let head = self.heads[v as usize];
-        self.next[b as usize] = head;
-        self.prev[b as usize] = NIL;
-        if head != NIL {
-            self.prev[head as usize] = b;
-        }
-        self.heads[v as usize] = b;
+        let v = self.valid[block.index()];
+        self.buckets[v as usize].push(block);
+        self.bucket_entries += 1;
         if v < self.min_hint.get() {
             self.min_hint.set(v);
         }
     }
 
-    fn unlink(&mut self, block: BlockId) {
-        let b = block.index();
-        let (prev, next) = (self.prev[b], self.next[b]);
-        if prev == NIL {
-            self.heads[self.valid[b] as usize] = next;
-        } else {
-            self.next[prev as usize] = next;
-        }
-        if next != NIL {
-            self.prev[next as usize] = prev;
-        }
-    }
-
     /// Check the indexes against the per-block arrays.
     pub(crate) fn check_indexes(&self) -> Result<(), String> {
-        let mut seen = vec![false; self.kind.len()];
-        let mut count = 0;
-        for (bucket, &head) in self.heads.iter().enumerate() {
-            let mut at = head;
-            let mut prev = NIL;
-            while at != NIL {
-                let b = at as usize;
-                if seen[b] || self.kind[b] != BlockKind::Sealed || self.valid[b] as usize != bucket
-                {
-                    return Err(format!(
-                        "greedy index: block {b} in bucket {bucket} is {:?} with {} valid pages",
-                        self.kind[b], self.valid[b]
-                    ));
-                }
-                if self.prev[b] != prev {
-                    return Err(format!("greedy index: block {b} has a wrong back link"));
-                }
-                seen[b] = true;
-                count += 1;
-                prev = at;
-                at = self.next[b];
+        let mut indexed = vec![false; self.kind.len()];
+        for (bucket, stack) in self.buckets.iter().enumerate() {
+            for &b in stack {
+                indexed[b.index()] |= self.is_in_bucket(b, bucket as u32);
             }
+        }
+        if self.buckets.iter().map(Vec::len).sum::<usize>() != self.bucket_entries {
+            return Err("greedy index: entry count is off".into());
+        }
+        for (b, kind) in self.kind.iter().enumerate() {
+            if (*kind == BlockKind::Sealed) != indexed[b] {
+                return Err(format!(
+                    "greedy index: block {b} is {kind:?} with {} valid pages but {} in its bucket",
+                    self.valid[b],
+                    if indexed[b] { "is" } else { "is not" }
+                ));
+            }
+        }
+        let top = self.min_hint.get() as usize;
+        if let Some((bucket, _)) = self.buckets[..top.min(self.buckets.len())]
+            .iter()
+            .enumerate()
+            .find(|(bucket, stack)| stack.iter().any(|&b| self.is_in_bucket(b, *bucket as u32)))
+        {
+            return Err(format!(
+                "greedy index: bucket {bucket} holds a block below the minimum hint {top}"
+            ));
         }
         let sealed = self
             .kind
             .iter()
             .filter(|k| **k == BlockKind::Sealed)
             .count();
-        if count != sealed || sealed != self.sealed as usize {
+        if sealed != self.sealed as usize {
             return Err(format!(
-                "greedy index holds {count} blocks, {sealed} are sealed, counter says {}",
+                "{sealed} blocks are sealed but the counter says {}",
                 self.sealed
             ));
         }

@@ -72,11 +72,11 @@ pub struct PageFtl<D, M> {
     policy: Box<dyn VictimPolicy>,
     wear_policy: Option<Box<dyn WearLevelPolicy>>,
     blocks: BlockTable,
-    /// Reverse map: the logical page each physical page was programmed with. A real FTL reads
-    /// this from the OOB area; keeping it in memory saves a device read per GC check.
+    /// Reverse map: the logical page each physical page was last programmed with. A real FTL
+    /// reads this from the OOB area; keeping it in memory saves a device read per GC check.
+    /// Validity is derived from it: a page is valid when the mapping sends its logical page
+    /// back to it, so no validity bitmap has to be kept in step (see [`PageFtl::is_valid`]).
     reverse: Vec<u32>,
-    /// One bit per physical page: holds the current copy of its logical page.
-    valid_bits: Vec<u64>,
     free: VecDeque<BlockId>,
     host: Frontier,
     gc: Frontier,
@@ -85,6 +85,12 @@ pub struct PageFtl<D, M> {
     /// Page programs so far: the clock of the cost-benefit policy.
     clock: u64,
     counters: Counters,
+    /// The valid pages of the block being collected, as (lpn, ppn); kept to avoid an
+    /// allocation per collection.
+    moving: Vec<(Lpn, Ppn)>,
+    /// The policy's guess at the next victim, whose mapping entries are being prefetched
+    /// while the current victim moves, and how many of them have been.
+    ahead: Option<(BlockId, u32)>,
 }
 
 impl<D: FlashDevice> PageFtl<D, PageTable> {
@@ -139,14 +145,15 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
                 }) as Box<dyn WearLevelPolicy>
             }),
             blocks: BlockTable::new(geometry.blocks(), geometry.pages_per_block()),
-            reverse: vec![NO_LPN; physical],
-            valid_bits: vec![0; physical.div_ceil(64)],
+            reverse: flashkit_core::hint::huge_page_vec(physical, NO_LPN),
             free: (0..geometry.blocks()).map(BlockId).collect(),
             host: Frontier::default(),
             gc: Frontier::default(),
             wear: Frontier::default(),
             clock: 0,
             counters: Counters::default(),
+            moving: Vec::with_capacity(geometry.pages_per_block() as usize),
+            ahead: None,
         })
     }
 
@@ -166,25 +173,30 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         &self.mapping
     }
 
-    /// Heap bytes held by the FTL's own bookkeeping (reverse map, validity bits, blocks),
-    /// beyond the mapping and the device model.
+    /// Heap bytes held by the FTL's own bookkeeping (reverse map, block table), beyond the
+    /// mapping and the device model.
     pub fn bookkeeping_heap_bytes(&self) -> u64 {
-        let blocks = self.geometry.blocks() as u64;
-        (self.reverse.capacity() * 4 + self.valid_bits.capacity() * 8) as u64 + blocks * 33
+        (self.reverse.capacity() * 4) as u64 + self.blocks.heap_bytes()
     }
 
+    /// Whether `ppn` holds the current copy of its logical page.
+    ///
+    /// Derived rather than stored: the reverse map names the page's logical page and the
+    /// forward map must send that page back here. A page overwritten, trimmed or moved fails
+    /// the test; so does a page of an erased block, because a block is erased only after
+    /// every page it held was moved. Keeping a validity bitmap instead would cost a random
+    /// access into a structure larger than L2 on every host overwrite.
     #[inline(always)]
     fn is_valid(&self, ppn: Ppn) -> bool {
-        self.valid_bits[ppn.index() / 64] & (1 << (ppn.0 % 64)) != 0
+        let lpn = self.reverse[ppn.index()];
+        lpn != NO_LPN && self.mapping.lookup(Lpn(lpn)) == Some(ppn)
     }
 
     /// Record that `count` pages from `first` in `block` now hold `lpn..lpn + count`.
     #[inline(always)]
     fn note_programmed(&mut self, block: BlockId, first: Ppn, lpn: u32, count: u32) {
         for i in 0..count {
-            let ppn = first.0 + i;
-            self.reverse[ppn as usize] = lpn + i;
-            self.valid_bits[ppn as usize / 64] |= 1 << (ppn % 64);
+            self.reverse[(first.0 + i) as usize] = lpn + i;
         }
         self.blocks.add_valid(block, count);
         self.clock += u64::from(count);
@@ -255,11 +267,11 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         Ok((block, 0))
     }
 
-    fn advance_relocation(&mut self, cause: Cause) {
+    fn advance_relocation(&mut self, cause: Cause, pages: u32) {
         if cause == Cause::WearLeveling {
-            self.wear.next += 1
+            self.wear.next += pages
         } else {
-            self.gc.next += 1
+            self.gc.next += pages
         }
     }
 
@@ -287,6 +299,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         let mut rounds = 0u32;
         while self.free.len() < self.config.gc_threshold_blocks as usize {
             self.blocks.prune_fifo();
+            self.blocks.settle_greedy();
             let victim = self
                 .policy
                 .choose(&BlockView::new(&self.blocks, self.clock));
@@ -318,7 +331,12 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     /// Move every valid page of `victim` to the GC frontier and erase it. Returns the pages
     /// moved.
     fn collect(&mut self, victim: BlockId, cause: Cause) -> Result<u32, FtlError> {
+        let predicted = self.ahead.take().filter(|&(block, _)| block == victim);
         self.blocks.begin_collect(victim);
+        self.predict_next_victim();
+        if predicted.is_none() {
+            self.prefetch_mapping_of(victim);
+        }
         match self.move_valid_pages(victim, cause) {
             Ok(moved) => {
                 self.erase(victim, cause)?;
@@ -331,44 +349,112 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         }
     }
 
+    /// Guess the victim after the one now being collected and start fetching its reverse
+    /// entries; its mapping entries follow while the current victim's pages move.
+    fn predict_next_victim(&mut self) {
+        self.blocks.settle_greedy();
+        let guess = self
+            .policy
+            .predict(&BlockView::new(&self.blocks, self.clock));
+        if let Some(block) = guess {
+            let first = self.geometry.first_ppn(block).index();
+            for offset in (0..self.geometry.pages_per_block() as usize).step_by(16) {
+                flashkit_core::hint::prefetch(&self.reverse, first + offset);
+            }
+        }
+        self.ahead = guess.map(|block| (block, 0));
+    }
+
+    /// Prefetch the mapping entries of up to `count` more pages of the guessed next victim.
+    #[inline(always)]
+    fn prefetch_ahead(&mut self, count: u32) {
+        if let Some((block, done)) = &mut self.ahead {
+            let ppb = self.geometry.pages_per_block();
+            let first = self.geometry.first_ppn(*block).0;
+            let end = (*done + count).min(ppb);
+            for ppn in first + *done..first + end {
+                let lpn = self.reverse[ppn as usize];
+                if lpn != NO_LPN {
+                    self.mapping.prefetch(Lpn(lpn));
+                }
+            }
+            *done = end;
+        }
+    }
+
+    /// Prefetch the mapping entries of every page of `block` (when it was not guessed).
+    fn prefetch_mapping_of(&self, block: BlockId) {
+        let first = self.geometry.first_ppn(block);
+        let ppb = self.geometry.pages_per_block() as usize;
+        for &lpn in &self.reverse[first.index()..first.index() + ppb] {
+            if lpn != NO_LPN {
+                self.mapping.prefetch(Lpn(lpn));
+            }
+        }
+    }
+
     fn move_valid_pages(&mut self, victim: BlockId, cause: Cause) -> Result<u32, FtlError> {
         let first = self.geometry.first_ppn(victim);
-        let mut moved = 0;
-        for offset in 0..self.geometry.pages_per_block() {
-            let from = Ppn(first.0 + offset);
-            if !self.is_valid(from) {
-                continue;
-            }
-            let lpn = self.reverse[from.index()];
-            let stamp = match self.device.read(from, cause)? {
-                PageRead::Programmed(Some(stamp)) => {
-                    assert_eq!(
-                        stamp.lpn,
-                        Lpn(lpn),
-                        "invariant: the OOB of {from} names its Lpn"
-                    );
-                    stamp
-                }
-                PageRead::Programmed(None) => Stamp::new(Lpn(lpn), 0),
-                PageRead::Erased => panic!("invariant: valid page {from} reads as erased"),
-            };
-            let (block, offset) = self.relocation_page(cause)?;
-            let to = self.geometry.ppn(block, offset);
-            self.device.program(to, stamp, cause)?;
-            self.note_programmed(block, to, lpn, 1);
-            self.advance_relocation(cause);
-            let (blocks, bits, geometry) = (&mut self.blocks, &mut self.valid_bits, &self.geometry);
-            self.mapping.update(Lpn(lpn), to, 1, &mut |old| {
-                invalidate(blocks, bits, geometry, old)
-            });
-            moved += 1;
+        let ppb = self.geometry.pages_per_block() as usize;
+        let mut moving = std::mem::take(&mut self.moving);
+        // Branch-free gather: write every page's entry and advance only past valid ones, so
+        // that the one invalid page in eight costs no mispredicted branch.
+        moving.resize(ppb + 1, (Lpn(0), Ppn(0)));
+        let mut count = 0;
+        let reverse = &self.reverse[first.index()..first.index() + ppb];
+        for (&lpn, ppn) in reverse.iter().zip(first.0..) {
+            let valid = lpn != NO_LPN && self.mapping.lookup(Lpn(lpn)) == Some(Ppn(ppn));
+            moving[count] = (Lpn(lpn), Ppn(ppn));
+            count += usize::from(valid);
         }
+        moving.truncate(count);
         debug_assert_eq!(
+            count as u32,
             self.blocks.valid(victim),
-            0,
-            "a collected block holds no valid page"
+            "valid count of {victim}"
         );
-        Ok(moved)
+        let result = self.move_pages(victim, &moving, cause);
+        self.prefetch_ahead(self.geometry.pages_per_block());
+        self.moving = moving;
+        result
+    }
+
+    /// Move `moving` (the valid pages of `victim`) to the relocation frontier of `cause`.
+    /// Runs of pages landing in one destination block are copied and accounted in bulk.
+    fn move_pages(
+        &mut self,
+        victim: BlockId,
+        moving: &[(Lpn, Ppn)],
+        cause: Cause,
+    ) -> Result<u32, FtlError> {
+        let mut done = 0;
+        while done < moving.len() {
+            let (block, offset) = self.relocation_page(cause)?;
+            let room = (self.geometry.pages_per_block() - offset) as usize;
+            let run = &moving[done..moving.len().min(done + room)];
+            let first = self.geometry.ppn(block, offset);
+            let copied = self.device.copy_pages(run, first, cause);
+            let count = match copied {
+                Ok(count) | Err((count, _)) => count,
+            };
+            // Account for what was copied, even if the device failed part-way.
+            let targets = &mut self.reverse[first.index()..first.index() + count as usize];
+            for (target, (&(lpn, from), to)) in targets.iter_mut().zip(run.iter().zip(first.0..)) {
+                *target = lpn.0;
+                self.mapping.relocate(lpn, from, Ppn(to));
+            }
+            self.blocks.add_valid(block, count);
+            self.blocks.remove_valid_many(victim, count);
+            self.clock += u64::from(count);
+            self.advance_relocation(cause, count);
+            // Two of the next victim's entries per page moved: all of them by the end.
+            self.prefetch_ahead(2 * count);
+            done += count as usize;
+            if let Err((_, error)) = copied {
+                return Err(error.into());
+            }
+        }
+        Ok(done as u32)
     }
 
     fn erase(&mut self, block: BlockId, cause: Cause) -> Result<(), FtlError> {
@@ -390,11 +476,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
 
 /// A physical page stopped holding the current copy of its logical page.
 #[inline(always)]
-fn invalidate(blocks: &mut BlockTable, bits: &mut [u64], geometry: &Geometry, ppn: Ppn) {
-    let word = &mut bits[ppn.index() / 64];
-    let mask = 1u64 << (ppn.0 % 64);
-    debug_assert!(*word & mask != 0, "invariant: {ppn} was valid until now");
-    *word &= !mask;
+fn invalidate(blocks: &mut BlockTable, geometry: &Geometry, ppn: Ppn) {
     blocks.remove_valid(geometry.block_of(ppn));
 }
 
@@ -454,9 +536,9 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
             }
             self.note_programmed(block, first, lpn, done);
             self.host.next += done;
-            let (blocks, bits, geometry) = (&mut self.blocks, &mut self.valid_bits, &self.geometry);
+            let (blocks, geometry) = (&mut self.blocks, &self.geometry);
             self.mapping.update(Lpn(lpn), first, done, &mut |old| {
-                invalidate(blocks, bits, geometry, old)
+                invalidate(blocks, geometry, old)
             });
             if let Some(error) = failure {
                 return Err(error.into());
@@ -467,11 +549,19 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
         Ok(())
     }
 
+    #[inline]
+    fn prefetch(&self, range: PageRange) {
+        // The first few pages are enough: a long request's later pages sit next to them.
+        for lpn in range.iter().take(4) {
+            self.mapping.prefetch(lpn);
+        }
+    }
+
     fn trim(&mut self, range: PageRange) -> Result<(), FtlError> {
         check_range(&self.geometry, range)?;
-        let (blocks, bits, geometry) = (&mut self.blocks, &mut self.valid_bits, &self.geometry);
+        let (blocks, geometry) = (&mut self.blocks, &self.geometry);
         self.mapping
-            .remove(range, &mut |old| invalidate(blocks, bits, geometry, old));
+            .remove(range, &mut |old| invalidate(blocks, geometry, old));
         Ok(())
     }
 
@@ -577,13 +667,13 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
                 status.programmed_pages,
                 status.bad
             );
-            let first = self.geometry.first_ppn(block).index();
-            let bits = (first..first + ppb as usize)
-                .filter(|&p| self.valid_bits[p / 64] & (1 << (p % 64)) != 0)
+            let first = self.geometry.first_ppn(block).0;
+            let derived = (first..first + ppb)
+                .filter(|&p| self.is_valid(Ppn(p)))
                 .count() as u32;
             ensure_invariant!(
-                bits == self.blocks.valid(block),
-                "{block}: {} valid pages counted, {bits} valid bits set",
+                derived == self.blocks.valid(block),
+                "{block}: {} valid pages counted, but {derived} pages are valid by the reverse map",
                 self.blocks.valid(block)
             );
         }
@@ -597,44 +687,62 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             .map(|f| f.next)
     }
 
-    /// Every valid page against the forward map and the OOB, and the count of mapped pages.
+    /// Every mapped logical page against the reverse map, the device and its OOB area, and
+    /// the count of mapped pages.
     fn check_pages(&self) -> Result<(), InvariantViolation> {
-        let mut valid_total = 0u64;
-        for p in 0..self.geometry.physical_pages() {
-            let ppn = Ppn(p);
-            if !self.is_valid(ppn) {
-                continue;
-            }
-            valid_total += 1;
-            let lpn = Lpn(self.reverse[ppn.index()]);
-            ensure_invariant!(
-                lpn.0 < self.geometry.logical_pages(),
-                "valid {ppn} has no logical page in the reverse map"
-            );
-            ensure_invariant!(
-                self.mapping.lookup(lpn) == Some(ppn),
-                "valid {ppn} holds {lpn}, which the mapping sends to {:?}",
-                self.mapping.lookup(lpn)
-            );
-            match self.device.peek(ppn) {
-                PageRead::Programmed(Some(stamp)) => ensure_invariant!(
-                    stamp.lpn == lpn,
-                    "the OOB of {ppn} names {} but the page holds {lpn}",
-                    stamp.lpn
-                ),
-                PageRead::Programmed(None) => {}
-                PageRead::Erased => {
-                    return Err(InvariantViolation(format!(
-                        "valid {ppn} is erased on the device"
-                    )));
+        let mut mapped = 0u64;
+        let mut failure = None;
+        let everything = PageRange::new(Lpn(0), self.geometry.logical_pages());
+        self.mapping.translate(everything, &mut |run| {
+            let Some(first) = run.ppn else { return };
+            for i in 0..run.len {
+                mapped += 1;
+                if failure.is_none() {
+                    failure = self
+                        .check_mapped(Lpn(run.lpn.0 + i), Ppn(first.0 + i))
+                        .err();
                 }
             }
+        });
+        if let Some(violation) = failure {
+            return Err(violation);
         }
         ensure_invariant!(
-            valid_total == self.mapping.mapped_pages(),
-            "{valid_total} valid physical pages but {} mapped logical pages",
+            mapped == self.mapping.mapped_pages(),
+            "{mapped} logical pages are mapped but the mapping counts {}",
             self.mapping.mapped_pages()
         );
+        Ok(())
+    }
+
+    fn check_mapped(&self, lpn: Lpn, ppn: Ppn) -> Result<(), InvariantViolation> {
+        ensure_invariant!(
+            ppn.0 < self.geometry.physical_pages(),
+            "{lpn} maps to {ppn}, beyond the device"
+        );
+        let reverse = self.reverse[ppn.index()];
+        ensure_invariant!(
+            reverse == lpn.0,
+            "{lpn} maps to {ppn}, whose reverse map names lpn {reverse}"
+        );
+        let kind = self.blocks.kind(self.geometry.block_of(ppn));
+        ensure_invariant!(
+            matches!(kind, BlockKind::Sealed | BlockKind::Active),
+            "{lpn} maps to {ppn} in a {kind:?} block"
+        );
+        match self.device.peek(ppn) {
+            PageRead::Programmed(Some(stamp)) => ensure_invariant!(
+                stamp.lpn == lpn,
+                "the OOB of {ppn} names {} but the page holds {lpn}",
+                stamp.lpn
+            ),
+            PageRead::Programmed(None) => {}
+            PageRead::Erased => {
+                return Err(InvariantViolation(format!(
+                    "{lpn} maps to {ppn}, which is erased"
+                )));
+            }
+        }
         Ok(())
     }
 }
@@ -697,11 +805,15 @@ mod tests {
     }
 
     #[test]
-    fn catches_valid_count_that_disagrees_with_the_bits() {
+    fn catches_a_valid_count_that_disagrees_with_the_reverse_map() {
         let mut ftl = busy_ftl();
         let block = ftl.geometry.block_of(first_valid_page(&ftl));
         ftl.blocks.remove_valid(block);
-        assert!(violation(&ftl).contains("valid bits set"));
+        assert!(
+            violation(&ftl).contains("valid by the reverse map"),
+            "{}",
+            violation(&ftl)
+        );
     }
 
     #[test]
@@ -709,7 +821,11 @@ mod tests {
         let mut ftl = busy_ftl();
         let ppn = first_valid_page(&ftl);
         ftl.reverse[ppn.index()] = (ftl.reverse[ppn.index()] + 1) % ftl.geometry.logical_pages();
-        assert!(violation(&ftl).contains("which the mapping sends to"));
+        assert!(
+            violation(&ftl).contains("reverse map"),
+            "{}",
+            violation(&ftl)
+        );
     }
 
     #[test]
@@ -755,9 +871,9 @@ mod tests {
         ftl.blocks.begin_collect(sealed);
         ftl.blocks.abort_collect(sealed);
         ftl.check_invariants()
-            .expect("unlink and relink is harmless");
-        // A victim whose index entry was left behind.
-        ftl.blocks.corrupt_kind(sealed, BlockKind::Victim);
+            .expect("taking a block out and back is harmless");
+        // A sealed block that fell out of the index.
+        ftl.blocks.forget_bucket_entries(sealed);
         assert!(
             violation(&ftl).contains("greedy index"),
             "{}",
@@ -766,13 +882,32 @@ mod tests {
     }
 
     #[test]
-    fn catches_a_mapped_page_count_that_disagrees() {
+    fn catches_a_mapping_change_the_block_counts_missed() {
         let mut ftl = busy_ftl();
         let ppn = first_valid_page(&ftl);
-        ftl.valid_bits[ppn.index() / 64] &= !(1 << (ppn.0 % 64));
-        let block = ftl.geometry.block_of(ppn);
-        ftl.blocks.remove_valid(block);
-        assert!(violation(&ftl).contains("mapped logical pages"));
+        let lpn = Lpn(ftl.reverse[ppn.index()]);
+        // Unmap a page without telling the block table.
+        ftl.mapping.remove(PageRange::one(lpn), &mut |_| {});
+        assert!(
+            violation(&ftl).contains("valid pages counted"),
+            "{}",
+            violation(&ftl)
+        );
+    }
+
+    #[test]
+    fn catches_a_mapping_into_a_free_block() {
+        let mut ftl = busy_ftl();
+        let free = *ftl.free.front().expect("a free block");
+        let lpn = Lpn(ftl.reverse[first_valid_page(&ftl).index()]);
+        let target = ftl.geometry.first_ppn(free);
+        ftl.reverse[target.index()] = lpn.0;
+        ftl.mapping.update(lpn, target, 1, &mut |_| {});
+        let message = violation(&ftl);
+        assert!(
+            message.contains("Free") || message.contains("valid pages counted"),
+            "{message}"
+        );
     }
 
     #[test]
