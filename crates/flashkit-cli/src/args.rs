@@ -1,0 +1,350 @@
+//! Command-line arguments. Every option group doubles as a section of the TOML config file
+//! (`--config`), with the same names: a flag given on the command line wins over the file,
+//! the file over the built-in default.
+
+use clap::{Args, Parser, Subcommand};
+use flashkit_core::units::{parse_count, parse_size};
+use flashkit_ftl::{FtlKind, GcPolicy};
+use serde::{Deserialize, Deserializer};
+use std::path::PathBuf;
+use std::str::FromStr;
+
+/// flashkit: flash translation layers and flash data structures, simulated honestly.
+#[derive(Parser, Debug)]
+#[command(
+    name = "flashkit",
+    version,
+    propagate_version = true,
+    max_term_width = 100
+)]
+pub struct Cli {
+    /// TOML file giving defaults for any option (sections: device, ftl, run, workload).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run one workload through several FTLs and compare them side by side.
+    Compare(CompareArgs),
+    /// Replay one trace (or generated workload) through one FTL.
+    Replay(ReplayArgs),
+    /// Generate, inspect and convert traces.
+    #[command(subcommand)]
+    Trace(TraceCommand),
+    /// Measure replay throughput of the page FTL (the issue-2 benchmark).
+    Bench(BenchArgs),
+    /// List the NAND presets and where their figures come from.
+    Presets,
+}
+
+#[derive(Args, Debug)]
+pub struct CompareArgs {
+    /// A flashkit binary trace to replay; without it, the built-in workload.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// FTLs to compare, comma separated (default: every FTL flashkit has).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub ftl: Vec<FtlKind>,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    #[command(flatten)]
+    pub ftl_options: FtlArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// A flashkit binary trace to replay; without it, the workload options below.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// The FTL.
+    #[arg(long, default_value = "page", value_name = "NAME")]
+    pub ftl: FtlKind,
+    #[command(flatten)]
+    pub device: DeviceArgs,
+    #[command(flatten)]
+    pub ftl_options: FtlArgs,
+    #[command(flatten)]
+    pub run: RunArgs,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+// Parsed once per process: the size of the largest variant does not matter.
+#[allow(clippy::large_enum_variant)]
+#[derive(Subcommand, Debug)]
+pub enum TraceCommand {
+    /// Generate a workload into a flashkit binary trace.
+    Gen(GenArgs),
+    /// Summarise traces: requests and bytes by type, sizes, span, footprint, time.
+    Stats(StatsArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    /// Output file (flashkit binary trace).
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Seed of the generator.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Address space when --span is not given.
+    #[arg(long, value_name = "SIZE")]
+    pub capacity: Option<Size>,
+    #[command(flatten)]
+    pub workload: WorkloadArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct StatsArgs {
+    /// Trace files (flashkit binary traces).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Page size for the footprint count.
+    #[arg(long, default_value = "4K", value_name = "SIZE")]
+    pub page_size: Size,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct BenchArgs {
+    /// Host writes to replay.
+    #[arg(long, default_value = "10M", value_name = "N")]
+    pub requests: Count,
+    /// Logical capacity of the device.
+    #[arg(long, default_value = "16G", value_name = "SIZE")]
+    pub capacity: Size,
+    /// Over-provisioning fraction.
+    #[arg(long, default_value_t = 0.07, value_name = "FRACTION")]
+    pub op: f64,
+    /// Replay this binary trace instead of generating one.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Keep the generated trace at this path (default: a temporary file).
+    #[arg(long, value_name = "FILE")]
+    pub keep_trace: Option<PathBuf>,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A tiny run (256 MiB, 200k writes) that prints the state hash: for tests.
+    #[arg(long)]
+    pub smoke: bool,
+    /// Write the figures as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+}
+
+/// Device options (`[device]` in the config file).
+#[derive(Args, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeviceArgs {
+    /// NAND preset (fast-paper, grr-paper, mlc-4k, modern-tlc); see `flashkit presets`.
+    #[arg(long, value_name = "NAME")]
+    pub preset: Option<String>,
+    /// Logical capacity [default: 1G].
+    #[arg(long, value_name = "SIZE")]
+    pub capacity: Option<Size>,
+    /// Over-provisioning, a fraction of the logical capacity [default: 0.07].
+    #[arg(long, value_name = "FRACTION")]
+    pub op: Option<f64>,
+    /// Page size, overriding the preset's.
+    #[arg(long, value_name = "SIZE")]
+    pub page_size: Option<Size>,
+    /// Pages per block, overriding the preset's.
+    #[arg(long, value_name = "N")]
+    pub pages_per_block: Option<u32>,
+    /// Erase cycles per block, overriding the preset's.
+    #[arg(long, value_name = "N")]
+    pub endurance: Option<u32>,
+}
+
+/// FTL options (`[ftl]` in the config file).
+#[derive(Args, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FtlArgs {
+    /// GC victim policies (greedy, cost-benefit, fifo), comma separated; compare runs each.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub gc: Vec<GcPolicy>,
+    /// Collect garbage while fewer blocks than this are free [default: 4].
+    #[arg(long, value_name = "BLOCKS")]
+    pub gc_threshold: Option<u32>,
+    /// Static wear leveling: allowed erase-count spread, or "off" [default: 100].
+    #[arg(long, value_name = "SPREAD|off")]
+    pub wear_leveling: Option<WearSetting>,
+}
+
+/// Run options (`[run]` in the config file).
+#[derive(Args, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RunArgs {
+    /// Seed of every random choice [default: 1].
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// Measure a fresh drive instead of preconditioning it to steady state.
+    #[arg(long)]
+    #[serde(rename = "no_precondition")]
+    pub no_precondition: bool,
+    /// Random overwrites after the sequential fill, in logical capacities [default: 1].
+    #[arg(long, value_name = "CAPACITIES")]
+    pub precondition_overwrites: Option<f64>,
+}
+
+/// Workload options (`[workload]` in the config file).
+#[derive(Args, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WorkloadArgs {
+    /// Pattern: uniform, sequential, zipf, hot-cold, gaussian, camera [default: hot-cold].
+    #[arg(long, value_name = "PATTERN")]
+    pub workload: Option<String>,
+    /// Number of requests [default: 300k].
+    #[arg(long, value_name = "N")]
+    pub requests: Option<Count>,
+    /// Fixed request size.
+    #[arg(long, value_name = "SIZE", conflicts_with = "sizes")]
+    pub size: Option<Size>,
+    /// Weighted request sizes, e.g. 4K:70,16K:20,64K:10 [default].
+    #[arg(long, value_name = "LIST")]
+    pub sizes: Option<String>,
+    /// Share of reads, 0 to 1 [default: 0.3].
+    #[arg(long, value_name = "FRACTION")]
+    pub read_fraction: Option<f64>,
+    /// Share of trims, 0 to 1 [default: 0.01].
+    #[arg(long, value_name = "FRACTION")]
+    pub trim_fraction: Option<f64>,
+    /// Zipf exponent [default: 0.99].
+    #[arg(long)]
+    pub theta: Option<f64>,
+    /// Hot/cold split as ACCESS/SPACE percentages [default: 80/20].
+    #[arg(long, value_name = "ACCESS/SPACE")]
+    pub hot: Option<String>,
+    /// Gaussian centre, a fraction of the span [default: 0.5].
+    #[arg(long)]
+    pub center: Option<f64>,
+    /// Gaussian standard deviation, a fraction of the span [default: 0.1].
+    #[arg(long)]
+    pub stddev: Option<f64>,
+    /// Camera: bytes per file [default: 4M].
+    #[arg(long, value_name = "SIZE")]
+    pub file_size: Option<Size>,
+    /// Camera: bytes per data write [default: 64K].
+    #[arg(long, value_name = "SIZE")]
+    pub chunk_size: Option<Size>,
+    /// Camera: share of metadata writes in percent [default: 10].
+    #[arg(long, value_name = "PERCENT")]
+    pub metadata_percent: Option<f64>,
+    /// Address space covered [default: the device's logical capacity].
+    #[arg(long, value_name = "SIZE")]
+    pub span: Option<Size>,
+    /// Offset and size alignment [default: 4K].
+    #[arg(long, value_name = "SIZE")]
+    pub align: Option<Size>,
+    /// Time between requests in nanoseconds [default: 0].
+    #[arg(long, value_name = "NS")]
+    pub interarrival_ns: Option<u64>,
+}
+
+/// Output options.
+#[derive(Args, Debug, Default)]
+pub struct OutputArgs {
+    /// Also write the figures as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Also write the figures as CSV.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Include wall-clock times in the JSON (which is otherwise identical for equal seeds).
+    #[arg(long)]
+    pub wall_clock_in_json: bool,
+}
+
+/// A byte size: `4096`, `4K`, `16GiB` (in the config file, a string or an integer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Size(pub u64);
+
+impl FromStr for Size {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        parse_size(text).map(Size)
+    }
+}
+
+impl<'de> Deserialize<'de> for Size {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        number_or_text(d, parse_size).map(Size)
+    }
+}
+
+/// A count: `1000`, `10M`, `2.5k`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Count(pub u64);
+
+impl FromStr for Count {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        parse_count(text).map(Count)
+    }
+}
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        number_or_text(d, parse_count).map(Count)
+    }
+}
+
+fn number_or_text<'de, D: Deserializer<'de>>(
+    d: D,
+    parse: fn(&str) -> Result<u64, String>,
+) -> Result<u64, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw {
+        Number(u64),
+        Text(String),
+    }
+    match Raw::deserialize(d)? {
+        Raw::Number(n) => Ok(n),
+        Raw::Text(t) => parse(&t).map_err(serde::de::Error::custom),
+    }
+}
+
+/// Static wear-leveling setting: a spread threshold or `off`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WearSetting(pub Option<u32>);
+
+impl FromStr for WearSetting {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        if text == "off" {
+            return Ok(WearSetting(None));
+        }
+        text.parse().map(|n| WearSetting(Some(n))).map_err(|_| {
+            format!("wear leveling {text:?} is neither an erase-count spread nor \"off\"")
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for WearSetting {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u32),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) => Ok(WearSetting(Some(n))),
+            Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}

@@ -1,0 +1,175 @@
+//! `flashkit bench`: replay throughput of the page FTL on uniform random 4 KiB writes, read
+//! from the binary format, on a preconditioned (full, garbage-collecting) drive.
+//!
+//! A benchmark, not a test: it prints figures for bench/RESULTS.md and asserts nothing about
+//! speed. `--smoke` runs a tiny instance whose state hash the test suite pins, so that a
+//! speed-up which changes behaviour is caught.
+
+use crate::args::{BenchArgs, Count, Size};
+use crate::output::write_json;
+use crate::progress::Bar;
+use crate::{Failure, Outcome, sim_failure};
+use anyhow::Context;
+use flashkit_core::sub_seed;
+use flashkit_core::units::format_size;
+use flashkit_ftl::{FtlKind, FtlOptions};
+use flashkit_sim::{DeviceSpec, Precondition, Progress, RunSpec, Source};
+use flashkit_trace::binary::{TraceWriter, digest};
+use flashkit_trace::workload::{Pattern, SizeDist, Workload, WorkloadSpec};
+use serde::Serialize;
+use std::time::Instant;
+
+#[derive(Serialize)]
+struct BenchFigures {
+    requests: u64,
+    capacity_bytes: u64,
+    over_provisioning: f64,
+    host_page_writes_per_second: f64,
+    replay_seconds: f64,
+    precondition_seconds: f64,
+    trace_generation_seconds: Option<f64>,
+    write_amplification: Option<f64>,
+    gc_runs: u64,
+    gc_pages_moved: u64,
+    peak_rss_bytes: Option<u64>,
+    state_hash: String,
+}
+
+pub fn run(mut args: BenchArgs) -> Outcome {
+    if args.smoke {
+        args.requests = Count(200_000);
+        args.capacity = Size(256 << 20);
+    }
+    let spec = WorkloadSpec::new(
+        Pattern::Uniform,
+        SizeDist::Fixed { bytes: 4096 },
+        args.requests.0,
+        args.capacity.0,
+    );
+    // Keeps a generated trace alive until the run is over, then removes it.
+    let mut temp_dir = None;
+    let (trace_path, generation_seconds) = match &args.trace {
+        Some(path) => (path.clone(), None),
+        None => {
+            let path = match &args.keep_trace {
+                Some(path) => path.clone(),
+                None => {
+                    let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
+                    let path = dir.path().join("bench.fkt");
+                    temp_dir = Some(dir);
+                    path
+                }
+            };
+            let started = Instant::now();
+            generate(&spec, args.seed, &path)?;
+            (path, Some(started.elapsed().as_secs_f64()))
+        }
+    };
+    let run_spec = RunSpec {
+        label: "page/greedy".into(),
+        ftl: FtlKind::Page,
+        options: FtlOptions::default(),
+        device: DeviceSpec {
+            capacity_bytes: args.capacity.0,
+            over_provisioning: args.op,
+            ..DeviceSpec::default()
+        },
+        precondition: Some(Precondition::default()),
+        seed: args.seed,
+    };
+    let outcome = flashkit_sim::run(
+        &run_spec,
+        &Source::Binary(trace_path.clone()),
+        &mut Bar::new("bench"),
+    )
+    .map_err(sim_failure)?;
+    let r = &outcome.report;
+    let figures = BenchFigures {
+        requests: r.trace.requests,
+        capacity_bytes: args.capacity.0,
+        over_provisioning: args.op,
+        host_page_writes_per_second: outcome.wall.host_pages_written_per_second,
+        replay_seconds: outcome.wall.replay_seconds,
+        precondition_seconds: outcome.wall.precondition_seconds,
+        trace_generation_seconds: generation_seconds,
+        write_amplification: r.write_amplification,
+        gc_runs: r.ftl_stats.gc_runs,
+        gc_pages_moved: r.ftl_stats.gc_pages_moved,
+        peak_rss_bytes: peak_rss_bytes(),
+        state_hash: r.state_hash.clone(),
+    };
+    println!(
+        "benchmark: page FTL (greedy GC), {} uniform random 4 KiB writes",
+        figures.requests
+    );
+    println!(
+        "device: {} logical, {:.0}% over-provisioning, {} preset ({} pages/block), preconditioned",
+        format_size(args.capacity.0),
+        args.op * 100.0,
+        r.device.preset,
+        r.device.geometry.pages_per_block()
+    );
+    println!("trace: {}", trace_path.display());
+    if let Some(seconds) = generation_seconds {
+        println!("trace generation:     {seconds:.2} s");
+    }
+    println!(
+        "precondition:         {:.2} s",
+        figures.precondition_seconds
+    );
+    println!("replay:               {:.2} s", figures.replay_seconds);
+    println!(
+        "host page writes/s:   {:.0}",
+        figures.host_page_writes_per_second
+    );
+    if let Some(wa) = figures.write_amplification {
+        println!("write amplification:  {wa:.3}");
+    }
+    println!(
+        "GC runs:              {} ({} pages moved)",
+        figures.gc_runs, figures.gc_pages_moved
+    );
+    match figures.peak_rss_bytes {
+        Some(bytes) => println!(
+            "peak RSS:             {:.1} MiB",
+            bytes as f64 / (1 << 20) as f64
+        ),
+        None => println!("peak RSS:             unknown (no /proc/self/status)"),
+    }
+    println!("state hash:           {}", figures.state_hash);
+    if let Some(path) = &args.json {
+        write_json(path, &figures)?;
+    }
+    drop(temp_dir);
+    Ok(())
+}
+
+fn generate(spec: &WorkloadSpec, seed: u64, path: &std::path::Path) -> Outcome {
+    let canonical = format!("{} seed={seed}", spec.canonical());
+    let workload = Workload::new(spec.clone(), sub_seed(seed, "workload"))
+        .map_err(|e| Failure::Usage(e.into()))?;
+    let description = format!("generated uniform workload: {canonical}");
+    let mut writer = TraceWriter::create(path, digest(canonical.as_bytes()), &description)
+        .map_err(|e| Failure::Runtime(e.into()))?;
+    let mut bar = Bar::new("bench");
+    bar.start("generating trace", Some(spec.requests));
+    for (i, request) in workload.enumerate() {
+        writer
+            .push(&request)
+            .map_err(|e| Failure::Runtime(e.into()))?;
+        if (i + 1) % 65536 == 0 {
+            bar.advance(65536);
+        }
+    }
+    bar.finish();
+    writer.finish().map_err(|e| Failure::Runtime(e.into()))?;
+    Ok(())
+}
+
+/// Peak resident set size of this process (Linux).
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

@@ -1,0 +1,104 @@
+//! `flashkit compare`: one workload, several FTLs, one table.
+
+use crate::args::CompareArgs;
+use crate::output::{runs_document, runs_table, wall_clock_lines, write_csv, write_json};
+use crate::progress::Bar;
+use crate::settings::{self, ConfigFile};
+use crate::{Failure, Outcome, sim_failure};
+use flashkit_ftl::{FtlKind, GcPolicy};
+use flashkit_sim::{RunSpec, Source};
+
+pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
+    let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    let (mut policies, options) = settings::ftl_options(&args.ftl_options, &config.ftl);
+    if policies.is_empty() {
+        policies = GcPolicy::ALL.to_vec();
+    }
+    let kinds = if args.ftl.is_empty() {
+        FtlKind::ALL.to_vec()
+    } else {
+        args.ftl.clone()
+    };
+    let seed = settings::seed(&args.run, &config.run);
+    let source = match &args.trace {
+        Some(path) => Source::Binary(path.clone()),
+        None => Source::Workload(
+            settings::workload_spec(&args.workload, &config.workload, device.capacity_bytes)
+                .map_err(Failure::Usage)?,
+        ),
+    };
+    let mut specs = Vec::new();
+    for kind in kinds {
+        let variants: Vec<Option<GcPolicy>> = if kind.uses_gc_policy() {
+            policies.iter().copied().map(Some).collect()
+        } else {
+            vec![None]
+        };
+        for policy in variants {
+            let mut options = options;
+            let label = match policy {
+                Some(policy) => {
+                    options.page.gc_policy = policy;
+                    format!("{kind}/{policy}")
+                }
+                None => kind.to_string(),
+            };
+            specs.push(RunSpec {
+                label,
+                ftl: kind,
+                options,
+                device: device.clone(),
+                precondition: settings::precondition(&args.run, &config.run),
+                seed,
+            });
+        }
+    }
+    let mut outcomes = Vec::new();
+    for spec in &specs {
+        let outcome =
+            flashkit_sim::run(spec, &source, &mut Bar::new(&spec.label)).map_err(sim_failure)?;
+        outcomes.push(outcome);
+    }
+    print_and_save(&outcomes, &args.output)
+}
+
+/// Print the comparison table (metrics as rows, runs as columns) and write the files asked for.
+pub fn print_and_save(
+    outcomes: &[flashkit_sim::RunOutcome],
+    output: &crate::args::OutputArgs,
+) -> Outcome {
+    let first = &outcomes[0].report;
+    let g = &first.device.geometry;
+    println!(
+        "device: {} ({} B pages, {} pages/block, {} blocks, {:.1}% over-provisioning, {} B logical), seed {}",
+        first.device.preset,
+        g.page_size_bytes(),
+        g.pages_per_block(),
+        g.blocks(),
+        g.over_provisioning() * 100.0,
+        g.logical_bytes(),
+        first.seed
+    );
+    println!(
+        "trace: {} (digest {}), {}\n",
+        first.trace.description,
+        &first.trace.digest[..16],
+        match &first.precondition {
+            Some(p) => format!(
+                "preconditioned: fill + {} random overwrites",
+                p.random_overwrites
+            ),
+            None => "fresh drive (no preconditioning)".into(),
+        }
+    );
+    print!("{}", runs_table(outcomes, true).transposed().render());
+    println!();
+    print!("{}", wall_clock_lines(outcomes));
+    if let Some(path) = &output.json {
+        write_json(path, &runs_document(outcomes, output.wall_clock_in_json))?;
+    }
+    if let Some(path) = &output.csv {
+        write_csv(path, &runs_table(outcomes, false))?;
+    }
+    Ok(())
+}

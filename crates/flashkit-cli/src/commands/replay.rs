@@ -1,0 +1,41 @@
+//! `flashkit replay`: one trace through one FTL.
+
+use crate::args::ReplayArgs;
+use crate::progress::Bar;
+use crate::settings::{self, ConfigFile};
+use crate::{Failure, Outcome, sim_failure};
+use flashkit_sim::{RunSpec, Source};
+
+pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
+    let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
+    if policies.len() > 1 {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "replay runs one FTL: give one --gc policy (compare runs several)"
+        )));
+    }
+    let label = if args.ftl.uses_gc_policy() {
+        format!("{}/{}", args.ftl, options.page.gc_policy)
+    } else {
+        args.ftl.to_string()
+    };
+    options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
+    let source = match &args.trace {
+        Some(path) => Source::Binary(path.clone()),
+        None => Source::Workload(
+            settings::workload_spec(&args.workload, &config.workload, device.capacity_bytes)
+                .map_err(Failure::Usage)?,
+        ),
+    };
+    let spec = RunSpec {
+        label,
+        ftl: args.ftl,
+        options,
+        device,
+        precondition: settings::precondition(&args.run, &config.run),
+        seed: settings::seed(&args.run, &config.run),
+    };
+    let outcome =
+        flashkit_sim::run(&spec, &source, &mut Bar::new(&spec.label)).map_err(sim_failure)?;
+    super::compare::print_and_save(&[outcome], &args.output)
+}

@@ -1,0 +1,72 @@
+//! The `flashkit` command-line tool: the only crate that prints, and the only one that uses
+//! `anyhow`. Exit codes: 0 success, 1 runtime failure (a trace that cannot be read, an FTL
+//! that runs out of space), 2 usage error (bad flags, config or parameters).
+
+// A binary has no public API to document; its help text is the documentation.
+#![allow(missing_docs)]
+
+mod args;
+mod commands;
+mod output;
+mod progress;
+mod settings;
+
+use args::{Cli, Command, TraceCommand};
+use clap::Parser;
+use std::process::ExitCode;
+
+/// A failure, sorted by whose fault it is.
+pub enum Failure {
+    /// The command was asked for something impossible: exit 2.
+    Usage(anyhow::Error),
+    /// Something went wrong while doing it: exit 1.
+    Runtime(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Failure {
+    fn from(error: anyhow::Error) -> Self {
+        Failure::Runtime(error)
+    }
+}
+
+/// Sort a simulator error: configuration problems are usage errors.
+pub fn sim_failure(error: flashkit_sim::SimError) -> Failure {
+    match error {
+        flashkit_sim::SimError::Config(_) => Failure::Usage(error.into()),
+        other => Failure::Runtime(other.into()),
+    }
+}
+
+pub type Outcome = Result<(), Failure>;
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => error.exit(),
+    };
+    let config = match settings::ConfigFile::load(cli.config.as_deref()) {
+        Ok(config) => config,
+        Err(error) => return report(Failure::Usage(error)),
+    };
+    let result = match cli.command {
+        Command::Compare(args) => commands::compare::run(args, &config),
+        Command::Replay(args) => commands::replay::run(args, &config),
+        Command::Trace(TraceCommand::Gen(args)) => commands::trace::generate(args, &config),
+        Command::Trace(TraceCommand::Stats(args)) => commands::trace::stats(args),
+        Command::Bench(args) => commands::bench::run(args),
+        Command::Presets => commands::presets(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(failure) => report(failure),
+    }
+}
+
+fn report(failure: Failure) -> ExitCode {
+    let (error, code) = match failure {
+        Failure::Usage(error) => (error, 2),
+        Failure::Runtime(error) => (error, 1),
+    };
+    eprintln!("error: {error:#}");
+    ExitCode::from(code)
+}

@@ -1,0 +1,224 @@
+//! Resolve options: command-line flags, then the config file, then built-in defaults.
+
+use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, WorkloadArgs};
+use anyhow::{Context, Result, bail};
+use flashkit_ftl::{FtlOptions, GcPolicy, PageFtlConfig};
+use flashkit_sim::{DeviceSpec, Precondition};
+use flashkit_trace::workload::{Pattern, SizeDist, WorkloadSpec};
+use serde::Deserialize;
+use std::path::Path;
+
+/// The config file: one section per option group, with the flags' names.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConfigFile {
+    pub device: DeviceArgs,
+    pub ftl: FtlArgs,
+    pub run: RunArgs,
+    pub workload: WorkloadArgs,
+}
+
+impl ConfigFile {
+    pub fn load(path: Option<&Path>) -> Result<ConfigFile> {
+        let Some(path) = path else {
+            return Ok(ConfigFile::default());
+        };
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        toml::from_str(&text).with_context(|| format!("config file {}", path.display()))
+    }
+}
+
+pub fn device_spec(flags: &DeviceArgs, file: &DeviceArgs) -> Result<DeviceSpec> {
+    let base = DeviceSpec::default();
+    let page_size = flags.page_size.or(file.page_size);
+    Ok(DeviceSpec {
+        preset: flags
+            .preset
+            .clone()
+            .or_else(|| file.preset.clone())
+            .unwrap_or(base.preset),
+        capacity_bytes: flags
+            .capacity
+            .or(file.capacity)
+            .map_or(base.capacity_bytes, |s| s.0),
+        over_provisioning: flags.op.or(file.op).unwrap_or(base.over_provisioning),
+        page_size_bytes: page_size.map(|s| to_u32("page size", s.0)).transpose()?,
+        pages_per_block: flags.pages_per_block.or(file.pages_per_block),
+        endurance_cycles: flags.endurance.or(file.endurance),
+    })
+}
+
+/// The GC policies to run, and the options shared by every run.
+pub fn ftl_options(flags: &FtlArgs, file: &FtlArgs) -> (Vec<GcPolicy>, FtlOptions) {
+    let base = PageFtlConfig::default();
+    let policies = if !flags.gc.is_empty() {
+        flags.gc.clone()
+    } else {
+        file.gc.clone()
+    };
+    let page = PageFtlConfig {
+        gc_policy: policies.first().copied().unwrap_or(base.gc_policy),
+        gc_threshold_blocks: flags
+            .gc_threshold
+            .or(file.gc_threshold)
+            .unwrap_or(base.gc_threshold_blocks),
+        wear_leveling_spread: flags
+            .wear_leveling
+            .or(file.wear_leveling)
+            .map_or(base.wear_leveling_spread, |w| w.0),
+    };
+    (policies, FtlOptions { page })
+}
+
+pub fn seed(flags: &RunArgs, file: &RunArgs) -> u64 {
+    flags.seed.or(file.seed).unwrap_or(1)
+}
+
+pub fn precondition(flags: &RunArgs, file: &RunArgs) -> Option<Precondition> {
+    if flags.no_precondition || file.no_precondition {
+        return None;
+    }
+    let base = Precondition::default();
+    Some(Precondition {
+        random_overwrites: flags
+            .precondition_overwrites
+            .or(file.precondition_overwrites)
+            .unwrap_or(base.random_overwrites),
+        ..base
+    })
+}
+
+/// The workload: flags over file over the built-in workload (hot/cold 80/20, mixed 4-64 KiB
+/// requests, 30% reads, 1% trims, 300k requests over the whole device).
+pub fn workload_spec(
+    flags: &WorkloadArgs,
+    file: &WorkloadArgs,
+    capacity: u64,
+) -> Result<WorkloadSpec> {
+    macro_rules! pick {
+        ($field:ident) => {
+            flags.$field.clone().or_else(|| file.$field.clone())
+        };
+    }
+    let pattern_name = pick!(workload).unwrap_or_else(|| "hot-cold".into());
+    let pattern = match pattern_name.as_str() {
+        "uniform" => Pattern::Uniform,
+        "sequential" => Pattern::Sequential,
+        "zipf" => Pattern::Zipf {
+            theta: pick!(theta).unwrap_or(0.99),
+        },
+        "hot-cold" => {
+            let (access_percent, space_percent) =
+                parse_hot(&pick!(hot).unwrap_or_else(|| "80/20".into()))?;
+            Pattern::HotCold {
+                access_percent,
+                space_percent,
+            }
+        }
+        "gaussian" => Pattern::Gaussian {
+            center: pick!(center).unwrap_or(0.5),
+            stddev: pick!(stddev).unwrap_or(0.1),
+        },
+        "camera" => Pattern::Camera {
+            file_bytes: pick!(file_size).map_or(4 << 20, |s| s.0),
+            chunk_bytes: to_u32("chunk size", pick!(chunk_size).map_or(64 << 10, |s| s.0))?,
+            metadata_percent: pick!(metadata_percent).unwrap_or(10.0),
+            metadata_space_percent: 1.0,
+        },
+        other => bail!(
+            "unknown workload {other:?} (expected uniform, sequential, zipf, hot-cold, gaussian or camera)"
+        ),
+    };
+    let size = match (pick!(size), pick!(sizes)) {
+        (Some(size), _) => SizeDist::Fixed {
+            bytes: to_u32("request size", size.0)?,
+        },
+        (None, Some(list)) => parse_sizes(&list)?,
+        (None, None) => SizeDist::Choice {
+            sizes: vec![(4096, 70), (16384, 20), (65536, 10)],
+        },
+    };
+    Ok(WorkloadSpec {
+        pattern,
+        size,
+        requests: pick!(requests).map_or(300_000, |c| c.0),
+        span_bytes: pick!(span).map_or(capacity, |s| s.0),
+        read_fraction: pick!(read_fraction).unwrap_or(0.3),
+        trim_fraction: pick!(trim_fraction).unwrap_or(0.01),
+        align_bytes: to_u32("alignment", pick!(align).map_or(4096, |s| s.0))?,
+        interarrival_ns: pick!(interarrival_ns).unwrap_or(0),
+    })
+}
+
+fn to_u32(what: &str, value: u64) -> Result<u32> {
+    u32::try_from(value).with_context(|| format!("{what} {value} B does not fit in 4 GiB"))
+}
+
+fn parse_hot(text: &str) -> Result<(f64, f64)> {
+    let parse = || -> Option<(f64, f64)> {
+        let (access, space) = text.split_once('/')?;
+        Some((access.trim().parse().ok()?, space.trim().parse().ok()?))
+    };
+    parse().with_context(|| format!("--hot {text:?} is not ACCESS/SPACE percentages, like 80/20"))
+}
+
+fn parse_sizes(text: &str) -> Result<SizeDist> {
+    let mut sizes = Vec::new();
+    for item in text.split(',') {
+        let (size, weight) = item.split_once(':').unwrap_or((item, "1"));
+        let bytes: Size = size
+            .trim()
+            .parse()
+            .map_err(anyhow::Error::msg)
+            .with_context(|| format!("--sizes item {item:?}"))?;
+        let weight: u32 = weight.trim().parse().with_context(|| {
+            format!("--sizes item {item:?}: weight {weight:?} is not a whole number")
+        })?;
+        sizes.push((to_u32("request size", bytes.0)?, weight));
+    }
+    Ok(SizeDist::Choice { sizes })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn flags_win_over_the_file_and_the_file_over_defaults() {
+        let file: ConfigFile = toml::from_str(
+            "[device]\ncapacity = \"2G\"\npreset = \"fast-paper\"\n[workload]\nrequests = \"10k\"\nworkload = \"zipf\"\n",
+        )
+        .expect("valid config");
+        let flags = DeviceArgs {
+            capacity: Some(Size(4 << 30)),
+            ..DeviceArgs::default()
+        };
+        let device = device_spec(&flags, &file.device).expect("valid");
+        assert_eq!(device.capacity_bytes, 4 << 30);
+        assert_eq!(device.preset, "fast-paper");
+        assert!((device.over_provisioning - 0.07).abs() < 1e-12);
+        let w = workload_spec(&WorkloadArgs::default(), &file.workload, 1 << 30).expect("valid");
+        assert_eq!(w.requests, 10_000);
+        assert_eq!(w.pattern, Pattern::Zipf { theta: 0.99 });
+    }
+
+    #[test]
+    fn unknown_config_keys_are_refused() {
+        let error = toml::from_str::<ConfigFile>("[device]\ncapacty = \"2G\"\n").expect_err("typo");
+        assert!(error.to_string().contains("capacty"), "{error}");
+    }
+
+    #[test]
+    fn size_lists_and_hot_splits_parse() {
+        assert_eq!(
+            parse_sizes("4K:3, 64K:1").expect("valid"),
+            SizeDist::Choice {
+                sizes: vec![(4096, 3), (65536, 1)]
+            }
+        );
+        assert!(parse_sizes("4K:x").is_err());
+        assert_eq!(parse_hot("90/10").expect("valid"), (90.0, 10.0));
+        assert!(parse_hot("90").is_err());
+    }
+}

@@ -1,0 +1,279 @@
+//! The run report and its flat metric list.
+
+use crate::host::HostCounters;
+use crate::precondition::Precondition;
+use flashkit_core::{Geometry, OpCounters, Timing};
+use flashkit_ftl::{FtlKind, FtlOptions, FtlStats, MappingMemory};
+use serde::Serialize;
+
+/// Erase counts over every block of the device at the end of a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct EraseSpread {
+    /// Fewest erases of any block.
+    pub min: u32,
+    /// Mean erases per block.
+    pub mean: f64,
+    /// Most erases of any block.
+    pub max: u32,
+    /// Population standard deviation.
+    pub stddev: f64,
+}
+
+impl EraseSpread {
+    /// The spread of `counts`.
+    pub fn of(counts: &[u32]) -> EraseSpread {
+        if counts.is_empty() {
+            return EraseSpread::default();
+        }
+        let n = counts.len() as f64;
+        let mean = counts.iter().map(|&c| f64::from(c)).sum::<f64>() / n;
+        let variance = counts
+            .iter()
+            .map(|&c| (f64::from(c) - mean).powi(2))
+            .sum::<f64>()
+            / n;
+        EraseSpread {
+            min: counts.iter().copied().min().unwrap_or(0),
+            mean,
+            max: counts.iter().copied().max().unwrap_or(0),
+            stddev: variance.sqrt(),
+        }
+    }
+}
+
+/// The device a run used.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct DeviceRecord {
+    /// Preset name.
+    pub preset: String,
+    /// Geometry.
+    pub geometry: Geometry,
+    /// Timing.
+    pub timing: Timing,
+    /// Erase cycles per block.
+    pub endurance_cycles: u32,
+}
+
+/// The input a run replayed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceRecord {
+    /// What it was (generator spec or file name).
+    pub description: String,
+    /// xxh3-128 digest of the source, hex.
+    pub digest: String,
+    /// Requests replayed.
+    pub requests: u64,
+}
+
+/// Everything a run measured, deterministic: the same inputs give the same report byte for
+/// byte. Counters cover the measured replay only (preconditioning excluded); erase spread
+/// and mapping memory describe the device at the end.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RunReport {
+    /// flashkit version.
+    pub flashkit_version: String,
+    /// The run's name in tables ("page/greedy").
+    pub label: String,
+    /// FTL scheme.
+    pub ftl: FtlKind,
+    /// FTL options.
+    pub options: FtlOptions,
+    /// Device.
+    pub device: DeviceRecord,
+    /// Preconditioning, if any.
+    pub precondition: Option<Precondition>,
+    /// Seed of every random choice.
+    pub seed: u64,
+    /// Input.
+    pub trace: TraceRecord,
+    /// Host-side counts.
+    pub host: HostCounters,
+    /// Flash operations by cause.
+    pub flash: OpCounters,
+    /// Flash page programs (all causes) per host page written; `None` if nothing was written.
+    pub write_amplification: Option<f64>,
+    /// Erase counts at the end.
+    pub erase_spread: EraseSpread,
+    /// FTL statistics of the measured part.
+    pub ftl_stats: FtlStats,
+    /// Simulated elapsed time under the serial cost model, nanoseconds.
+    pub elapsed_ns: u64,
+    /// Mapping memory at the end.
+    pub mapping_memory: MappingMemory,
+    /// Fingerprint of the FTL state at the end, hex.
+    pub state_hash: String,
+}
+
+/// Wall-clock measurement of a replay: not part of the deterministic report.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+pub struct WallClock {
+    /// Seconds spent replaying (preconditioning excluded).
+    pub replay_seconds: f64,
+    /// Seconds spent preconditioning.
+    pub precondition_seconds: f64,
+    /// Requests replayed per second.
+    pub requests_per_second: f64,
+    /// Host pages written per second.
+    pub host_pages_written_per_second: f64,
+}
+
+/// One named figure of a report.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Metric {
+    /// Machine name (CSV column).
+    pub key: String,
+    /// Human label (table row).
+    pub label: String,
+    /// The value.
+    pub value: MetricValue,
+}
+
+/// A metric's value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum MetricValue {
+    /// A count.
+    Count(u64),
+    /// A measured quantity.
+    Real(f64),
+    /// Text.
+    Text(String),
+    /// Not applicable.
+    Missing,
+}
+
+impl MetricValue {
+    /// The value as text for a table or CSV cell.
+    pub fn render(&self) -> String {
+        match self {
+            MetricValue::Count(n) => n.to_string(),
+            MetricValue::Real(x) if x.abs() >= 1000.0 || *x == 0.0 => format!("{x:.1}"),
+            MetricValue::Real(x) => format!("{x:.4}"),
+            MetricValue::Text(t) => t.clone(),
+            MetricValue::Missing => "-".into(),
+        }
+    }
+}
+
+impl RunReport {
+    /// The report as a flat list of metrics, in table order.
+    pub fn metrics(&self) -> Vec<Metric> {
+        use MetricValue::{Count, Real};
+        let h = &self.host;
+        let f = &self.flash;
+        let s = &self.ftl_stats;
+        let mut list = Vec::new();
+        let mut push = |key: &str, label: &str, value: MetricValue| {
+            list.push(Metric {
+                key: key.into(),
+                label: label.into(),
+                value,
+            });
+        };
+        push("requests", "host requests", Count(self.trace.requests));
+        push(
+            "host_pages_written",
+            "host pages written",
+            Count(h.pages_written),
+        );
+        push("host_pages_read", "host pages read", Count(h.pages_read));
+        push(
+            "host_pages_trimmed",
+            "host pages trimmed",
+            Count(h.pages_trimmed),
+        );
+        push("rmw_reads", "read-modify-write reads", Count(h.rmw_reads));
+        push("flash_reads", "flash page reads", Count(f.reads.total()));
+        push("flash_reads_gc", "  by GC", Count(f.reads.gc));
+        push(
+            "flash_programs",
+            "flash page programs",
+            Count(f.programs.total()),
+        );
+        push("flash_programs_host", "  by host", Count(f.programs.host));
+        push("flash_programs_gc", "  by GC", Count(f.programs.gc));
+        push(
+            "flash_programs_wl",
+            "  by wear leveling",
+            Count(f.programs.wear_leveling),
+        );
+        push("flash_erases", "block erases", Count(f.erases.total()));
+        push("flash_erases_gc", "  by GC", Count(f.erases.gc));
+        push(
+            "flash_erases_wl",
+            "  by wear leveling",
+            Count(f.erases.wear_leveling),
+        );
+        push(
+            "write_amplification",
+            "write amplification",
+            self.write_amplification.map_or(MetricValue::Missing, Real),
+        );
+        push("gc_runs", "GC runs", Count(s.gc_runs));
+        push("gc_pages_moved", "GC pages moved", Count(s.gc_pages_moved));
+        push("wl_runs", "wear-leveling runs", Count(s.wear_level_runs));
+        push("retired_blocks", "retired blocks", Count(s.retired_blocks));
+        push(
+            "erase_min",
+            "erase count min",
+            Count(u64::from(self.erase_spread.min)),
+        );
+        push(
+            "erase_mean",
+            "erase count mean",
+            Real(self.erase_spread.mean),
+        );
+        push(
+            "erase_max",
+            "erase count max",
+            Count(u64::from(self.erase_spread.max)),
+        );
+        push(
+            "erase_stddev",
+            "erase count stddev",
+            Real(self.erase_spread.stddev),
+        );
+        push(
+            "elapsed_s",
+            "simulated time (s)",
+            Real(self.elapsed_ns as f64 / 1e9),
+        );
+        push(
+            "mapping_packed_bytes",
+            "mapping memory, packed (B)",
+            Count(self.mapping_memory.packed_bytes),
+        );
+        push(
+            "mapping_heap_bytes",
+            "mapping memory, heap (B)",
+            Count(self.mapping_memory.heap_bytes),
+        );
+        for (name, value) in &s.extra {
+            let value = if value.fract() == 0.0 && value.abs() < 9e15 {
+                Count(*value as u64)
+            } else {
+                Real(*value)
+            };
+            push(&format!("ftl_{name}"), &name.replace('_', " "), value);
+        }
+        push(
+            "state_hash",
+            "state hash",
+            MetricValue::Text(self.state_hash.clone()),
+        );
+        list
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn erase_spread_statistics() {
+        let s = EraseSpread::of(&[2, 4, 4, 4, 5, 5, 7, 9]);
+        assert_eq!((s.min, s.max), (2, 9));
+        assert!((s.mean - 5.0).abs() < 1e-12);
+        assert!((s.stddev - 2.0).abs() < 1e-12);
+        assert_eq!(EraseSpread::of(&[]), EraseSpread::default());
+    }
+}

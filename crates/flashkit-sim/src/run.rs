@@ -1,0 +1,409 @@
+//! One run: build the device and FTL, precondition, replay, report.
+
+use crate::metrics::{DeviceRecord, EraseSpread, RunReport, TraceRecord, WallClock};
+use crate::precondition::{Precondition, precondition};
+use crate::{Host, Progress, SimError};
+use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, sub_seed};
+use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
+use flashkit_ftl::{AnyFtl, Ftl, FtlKind, FtlOptions, FtlStats};
+use flashkit_trace::binary::TraceReader;
+use flashkit_trace::workload::{Workload, WorkloadSpec};
+use flashkit_trace::{Request, RequestResult};
+use serde::{Deserialize, Serialize};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// The simulated device: a named part, resized.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct DeviceSpec {
+    /// Preset name (see [`NandPreset::ALL`]).
+    pub preset: String,
+    /// Logical (host-visible) capacity in bytes.
+    pub capacity_bytes: u64,
+    /// Spare capacity as a fraction of the logical capacity.
+    pub over_provisioning: f64,
+    /// Override the preset's page size.
+    pub page_size_bytes: Option<u32>,
+    /// Override the preset's pages per block.
+    pub pages_per_block: Option<u32>,
+    /// Override the preset's endurance.
+    pub endurance_cycles: Option<u32>,
+}
+
+impl Default for DeviceSpec {
+    fn default() -> Self {
+        DeviceSpec {
+            preset: NandPreset::MLC_4K.name.into(),
+            capacity_bytes: 1 << 30,
+            over_provisioning: 0.07,
+            page_size_bytes: None,
+            pages_per_block: None,
+            endurance_cycles: None,
+        }
+    }
+}
+
+impl DeviceSpec {
+    /// The preset, the validated geometry and the endurance.
+    pub fn resolve(&self) -> Result<(NandPreset, Geometry, u32), SimError> {
+        let preset = NandPreset::by_name(&self.preset).ok_or_else(|| {
+            let names: Vec<_> = NandPreset::ALL.iter().map(|p| p.name).collect();
+            SimError::Config(format!(
+                "unknown device preset {:?} (expected one of: {})",
+                self.preset,
+                names.join(", ")
+            ))
+        })?;
+        let mut builder = preset.geometry();
+        if let Some(bytes) = self.page_size_bytes {
+            builder = builder.page_size_bytes(bytes);
+        }
+        if let Some(pages) = self.pages_per_block {
+            builder = builder.pages_per_block(pages);
+        }
+        let geometry = builder
+            .logical_bytes(self.capacity_bytes)
+            .over_provisioning(self.over_provisioning)
+            .build()
+            .map_err(|e| SimError::Config(format!("device: {e}")))?;
+        Ok((
+            preset,
+            geometry,
+            self.endurance_cycles.unwrap_or(preset.endurance_cycles),
+        ))
+    }
+}
+
+/// Everything that defines a run except its input.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSpec {
+    /// Name in tables.
+    pub label: String,
+    /// FTL scheme.
+    pub ftl: FtlKind,
+    /// FTL options.
+    pub options: FtlOptions,
+    /// Device.
+    pub device: DeviceSpec,
+    /// Preconditioning before the measured replay.
+    pub precondition: Option<Precondition>,
+    /// Seed of every random choice (workload generation and preconditioning).
+    pub seed: u64,
+}
+
+/// Where requests come from.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Source {
+    /// A generated workload (seeded by the run's seed).
+    Workload(WorkloadSpec),
+    /// A flashkit binary trace file.
+    Binary(PathBuf),
+}
+
+/// A report and its wall-clock measurement.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// The deterministic report.
+    pub report: RunReport,
+    /// Wall-clock figures.
+    pub wall: WallClock,
+}
+
+const PROGRESS_STEP: u64 = 1 << 16;
+
+/// Run `spec` on `source` with a counts-only device (the fast path).
+pub fn run(
+    spec: &RunSpec,
+    source: &Source,
+    progress: &mut dyn Progress,
+) -> Result<RunOutcome, SimError> {
+    match source {
+        Source::Workload(workload) => {
+            let canonical = format!("{} seed={}", workload.canonical(), spec.seed);
+            let trace = TraceRecord {
+                description: format!("generated {} workload", workload.pattern.name()),
+                digest: format!(
+                    "{:032x}",
+                    flashkit_trace::binary::digest(canonical.as_bytes())
+                ),
+                requests: 0,
+            };
+            let requests = Workload::new(workload.clone(), sub_seed(spec.seed, "workload"))?;
+            run_with::<CountsOnly, _>(spec, requests.map(Ok), trace, progress)
+        }
+        Source::Binary(path) => {
+            let reader = TraceReader::open(path)?;
+            let info = reader.info();
+            let trace = TraceRecord {
+                description: if info.description.is_empty() {
+                    path.display().to_string()
+                } else {
+                    info.description.clone()
+                },
+                digest: format!("{:032x}", info.source_digest),
+                requests: 0,
+            };
+            run_with::<CountsOnly, _>(spec, reader, trace, progress)
+        }
+    }
+}
+
+/// Run `spec` on `requests` with payload store `S`; `trace` describes the input (its request
+/// count is filled in here).
+pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
+    spec: &RunSpec,
+    requests: I,
+    mut trace: TraceRecord,
+    progress: &mut dyn Progress,
+) -> Result<RunOutcome, SimError> {
+    let (preset, geometry, endurance) = spec.device.resolve()?;
+    let device = NandDevice::<S>::new(geometry).with_endurance(endurance);
+    let ftl = AnyFtl::build(spec.ftl, device, &spec.options)
+        .map_err(|e| SimError::Config(format!("{}: {e}", spec.label)))?;
+    let mut host = Host::new(ftl);
+
+    let precondition_start = Instant::now();
+    if let Some(pre) = &spec.precondition {
+        precondition(&mut host, pre, spec.seed, progress)?;
+    }
+    let precondition_seconds = precondition_start.elapsed().as_secs_f64();
+    let host_before = *host.counters();
+    let flash_before = *host.ftl().device().counters();
+    let stats_before = host.ftl().stats();
+
+    let (_, upper) = requests.size_hint();
+    progress.start("replay", upper.map(|n| n as u64));
+    let start = Instant::now();
+    let index = replay(&mut host, requests, progress)?;
+    let replay_seconds = start.elapsed().as_secs_f64();
+    progress.advance(index % PROGRESS_STEP);
+    progress.finish();
+    trace.requests = index;
+
+    let host_counts = host.counters().since(&host_before);
+    let ftl = host.ftl();
+    let flash = ftl.device().counters().since(&flash_before);
+    let erase_counts: Vec<u32> = (0..geometry.blocks())
+        .map(|b| ftl.device().block_status(BlockId(b)).erase_count)
+        .collect();
+    let mut hasher = StateHasher::new();
+    ftl.hash_state(&mut hasher);
+    let written = host_counts.pages_written;
+    let report = RunReport {
+        flashkit_version: env!("CARGO_PKG_VERSION").into(),
+        label: spec.label.clone(),
+        ftl: spec.ftl,
+        options: spec.options,
+        device: DeviceRecord {
+            preset: preset.name.into(),
+            geometry,
+            timing: preset.timing,
+            endurance_cycles: endurance,
+        },
+        precondition: spec.precondition,
+        seed: spec.seed,
+        trace,
+        host: host_counts,
+        flash,
+        write_amplification: (written > 0).then(|| flash.programs.total() as f64 / written as f64),
+        erase_spread: EraseSpread::of(&erase_counts),
+        ftl_stats: stats_since(ftl.stats(), &stats_before),
+        elapsed_ns: preset.timing.serial_cost_ns(&flash),
+        mapping_memory: ftl.mapping_memory(),
+        state_hash: format!("{:016x}", hasher.finish()),
+    };
+    let per_second = |n: u64| {
+        if replay_seconds > 0.0 {
+            n as f64 / replay_seconds
+        } else {
+            0.0
+        }
+    };
+    let wall = WallClock {
+        replay_seconds,
+        precondition_seconds,
+        requests_per_second: per_second(index),
+        host_pages_written_per_second: per_second(written),
+    };
+    Ok(RunOutcome { report, wall })
+}
+
+/// Requests are read this far ahead of the one being submitted, so that the FTL can
+/// prefetch their mapping entries: the misses of 16 requests overlap instead of queueing.
+const LOOKAHEAD: usize = 16;
+
+/// Submit every request in order; returns how many were submitted. A trace error surfaces
+/// after every request before it has been submitted, as if there were no lookahead.
+fn replay<F: Ftl, I: Iterator<Item = RequestResult>>(
+    host: &mut Host<F>,
+    mut requests: I,
+    progress: &mut dyn Progress,
+) -> Result<u64, SimError> {
+    // A ring of the next LOOKAHEAD requests: each is prefetched when it enters.
+    let mut ring: [Option<Request>; LOOKAHEAD] = [None; LOOKAHEAD];
+    let mut pending_error = None;
+    let mut index = 0u64;
+    let mut ended = false;
+    for slot in &mut ring {
+        match requests.next() {
+            Some(Ok(request)) => {
+                host.prefetch(&request);
+                *slot = Some(request);
+            }
+            Some(Err(error)) => {
+                pending_error = Some(error);
+                ended = true;
+                break;
+            }
+            None => {
+                ended = true;
+                break;
+            }
+        }
+    }
+    loop {
+        let slot = (index % LOOKAHEAD as u64) as usize;
+        let Some(request) = ring[slot].take() else {
+            break;
+        };
+        if !ended {
+            match requests.next() {
+                Some(Ok(next)) => {
+                    host.prefetch(&next);
+                    ring[slot] = Some(next);
+                }
+                Some(Err(error)) => {
+                    pending_error = Some(error);
+                    ended = true;
+                }
+                None => ended = true,
+            }
+        }
+        host.submit(index, &request)?;
+        index += 1;
+        if index.is_multiple_of(PROGRESS_STEP) {
+            progress.advance(PROGRESS_STEP);
+        }
+    }
+    match pending_error {
+        Some(error) => Err(error.into()),
+        None => Ok(index),
+    }
+}
+
+/// Counters of the measured part; gauges (the `extra` map) keep their final values.
+fn stats_since(now: FtlStats, before: &FtlStats) -> FtlStats {
+    FtlStats {
+        gc_runs: now.gc_runs - before.gc_runs,
+        gc_pages_moved: now.gc_pages_moved - before.gc_pages_moved,
+        wear_level_runs: now.wear_level_runs - before.wear_level_runs,
+        wear_level_pages_moved: now.wear_level_pages_moved - before.wear_level_pages_moved,
+        retired_blocks: now.retired_blocks - before.retired_blocks,
+        extra: now.extra,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::NoProgress;
+    use flashkit_trace::workload::{Pattern, SizeDist};
+
+    fn spec() -> RunSpec {
+        RunSpec {
+            label: "page/greedy".into(),
+            ftl: FtlKind::Page,
+            options: FtlOptions::default(),
+            device: DeviceSpec {
+                capacity_bytes: 64 << 20,
+                ..DeviceSpec::default()
+            },
+            precondition: Some(Precondition::default()),
+            seed: 11,
+        }
+    }
+
+    fn workload() -> Source {
+        let mut w = WorkloadSpec::new(
+            Pattern::Uniform,
+            SizeDist::Fixed { bytes: 4096 },
+            50_000,
+            64 << 20,
+        );
+        w.read_fraction = 0.2;
+        Source::Workload(w)
+    }
+
+    #[test]
+    fn a_preconditioned_run_reports_steady_state_figures() {
+        let outcome = run(&spec(), &workload(), &mut NoProgress).expect("runs");
+        let r = &outcome.report;
+        assert_eq!(r.trace.requests, 50_000);
+        assert_eq!(r.host.write_requests + r.host.read_requests, 50_000);
+        assert_eq!(
+            r.flash.programs.host, r.host.pages_written,
+            "every host page is one program"
+        );
+        let wa = r.write_amplification.expect("writes happened");
+        assert!(wa > 1.5, "GC runs in steady state at 7% OP: WA {wa}");
+        assert!(r.ftl_stats.gc_runs > 0);
+        assert_eq!(
+            r.elapsed_ns,
+            r.flash.reads.total() * 60_000
+                + r.flash.programs.total() * 800_000
+                + r.flash.erases.total() * 2_500_000
+        );
+        assert_eq!(r.mapping_memory.packed_bytes, (64 << 20) / 4096 * 4);
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_report_byte_for_byte() {
+        let a = run(&spec(), &workload(), &mut NoProgress)
+            .expect("runs")
+            .report;
+        let b = run(&spec(), &workload(), &mut NoProgress)
+            .expect("runs")
+            .report;
+        let json_a = serde_json::to_string_pretty(&a).expect("json");
+        let json_b = serde_json::to_string_pretty(&b).expect("json");
+        assert_eq!(json_a, json_b);
+        let mut other = spec();
+        other.seed = 12;
+        let c = run(&other, &workload(), &mut NoProgress)
+            .expect("runs")
+            .report;
+        assert_ne!(
+            a.state_hash, c.state_hash,
+            "a different seed changes the state"
+        );
+    }
+
+    #[test]
+    fn a_bad_device_spec_is_a_clear_error() {
+        let mut bad = spec();
+        bad.device.preset = "floppy".into();
+        let message = run(&bad, &workload(), &mut NoProgress)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            message.contains("unknown device preset \"floppy\""),
+            "{message}"
+        );
+        let mut bad = spec();
+        bad.device.capacity_bytes = 1000;
+        let message = run(&bad, &workload(), &mut NoProgress)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            message.contains("device: logical capacity 1000"),
+            "{message}"
+        );
+        let mut bad = spec();
+        bad.device.over_provisioning = 0.0;
+        let message = run(&bad, &workload(), &mut NoProgress)
+            .expect_err("refused")
+            .to_string();
+        assert!(message.contains("raise over-provisioning"), "{message}");
+    }
+}

@@ -1,0 +1,597 @@
+//! flashkit's compact binary trace format (`.fkt`).
+//!
+//! A 64-byte header, an optional UTF-8 description, then fixed-width 24-byte records, all
+//! little-endian (the byte diagram is in docs/DESIGN.md):
+//!
+//! ```text
+//! header   0  magic       89 46 4B 54 0D 0A 1A 0A   ("\x89FKT\r\n\x1a\n")
+//!          8  version     u16   1
+//!         10  record size u16   24
+//!         12  addr unit   u32   bytes per offset/size unit (1)
+//!         16  time unit   u32   nanoseconds per time unit (1)
+//!         20  flags       u32   bit 0: records are in time order
+//!         24  records     u64   record count, written when the writer finishes
+//!         32  source      16 B  xxh3-128 digest of the source (file bytes or generator spec)
+//!         48  desc len    u32   bytes of description after the header
+//!         52  reserved    u32   0
+//!         56  checksum    u64   xxh3-64 of bytes 0..56 and the description
+//! record   0  time        u64
+//!          8  offset      u64
+//!         16  size        u32
+//!         20  op          u8    0 read, 1 write, 2 trim, 3 flush
+//!         21  reserved    u8    0
+//!         22  volume      u16
+//! ```
+//!
+//! A writer that did not finish leaves a record count of zero; the reader compares the count
+//! with the file length and refuses a truncated or unfinished file rather than replaying
+//! part of it silently.
+
+use crate::{Op, Request, TraceError};
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use xxhash_rust::xxh3::{Xxh3, xxh3_128};
+
+/// The file signature.
+pub const MAGIC: [u8; 8] = [0x89, b'F', b'K', b'T', b'\r', b'\n', 0x1a, b'\n'];
+/// The format version this code writes and reads.
+pub const VERSION: u16 = 1;
+/// Header size in bytes.
+pub const HEADER_BYTES: usize = 64;
+/// Record size in bytes.
+pub const RECORD_BYTES: usize = 24;
+const FLAG_TIME_ORDERED: u32 = 1;
+const MAX_DESCRIPTION: u32 = 1 << 20;
+
+/// What the header says about a trace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceInfo {
+    /// Number of records.
+    pub records: u64,
+    /// Digest of the source the trace was made from.
+    pub source_digest: u128,
+    /// Free-text description (the generator spec or the source file name).
+    pub description: String,
+    /// Whether the records are in time order.
+    pub time_ordered: bool,
+    /// Bytes per address unit in the records.
+    pub address_unit_bytes: u32,
+    /// Nanoseconds per time unit in the records.
+    pub time_unit_ns: u32,
+}
+
+/// The digest flashkit records for a source given as bytes.
+pub fn digest(bytes: &[u8]) -> u128 {
+    xxh3_128(bytes)
+}
+
+/// Writes a binary trace to a file.
+pub struct TraceWriter {
+    path: PathBuf,
+    out: BufWriter<File>,
+    records: u64,
+    last_time: u64,
+    time_ordered: bool,
+    source_digest: u128,
+    description: String,
+}
+
+impl TraceWriter {
+    /// Create (or truncate) `path` for a trace made from a source with `source_digest`.
+    pub fn create(path: &Path, source_digest: u128, description: &str) -> Result<Self, TraceError> {
+        let io = |source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        if description.len() > MAX_DESCRIPTION as usize {
+            return Err(TraceError::Format {
+                path: path.to_path_buf(),
+                message: format!("description of {} bytes is too long", description.len()),
+            });
+        }
+        let file = File::create(path).map_err(io)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        // Placeholder header: a zero count marks the file unfinished until `finish`.
+        let placeholder = encode_header(&TraceInfo {
+            records: 0,
+            source_digest,
+            description: description.to_string(),
+            time_ordered: true,
+            address_unit_bytes: 1,
+            time_unit_ns: 1,
+        });
+        out.write_all(&placeholder).map_err(io)?;
+        out.write_all(description.as_bytes()).map_err(io)?;
+        Ok(TraceWriter {
+            path: path.to_path_buf(),
+            out,
+            records: 0,
+            last_time: 0,
+            time_ordered: true,
+            source_digest,
+            description: description.to_string(),
+        })
+    }
+
+    /// Append one request.
+    pub fn push(&mut self, request: &Request) -> Result<(), TraceError> {
+        let mut record = [0u8; RECORD_BYTES];
+        record[0..8].copy_from_slice(&request.time_ns.to_le_bytes());
+        record[8..16].copy_from_slice(&request.offset.to_le_bytes());
+        record[16..20].copy_from_slice(&request.size.to_le_bytes());
+        record[20] = request.op.code();
+        record[22..24].copy_from_slice(&request.volume.to_le_bytes());
+        if request.time_ns < self.last_time {
+            self.time_ordered = false;
+        }
+        self.last_time = request.time_ns;
+        self.records += 1;
+        self.out
+            .write_all(&record)
+            .map_err(|source| TraceError::Io {
+                path: self.path.clone(),
+                source,
+            })
+    }
+
+    /// Write the final header and flush. Returns the number of records.
+    pub fn finish(mut self) -> Result<u64, TraceError> {
+        let header = encode_header(&TraceInfo {
+            records: self.records,
+            source_digest: self.source_digest,
+            description: std::mem::take(&mut self.description),
+            time_ordered: self.time_ordered,
+            address_unit_bytes: 1,
+            time_unit_ns: 1,
+        });
+        let io = |source| TraceError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        self.out.flush().map_err(io)?;
+        let file = self.out.get_mut();
+        file.seek(SeekFrom::Start(0)).map_err(io)?;
+        file.write_all(&header).map_err(io)?;
+        file.sync_all().map_err(io)?;
+        Ok(self.records)
+    }
+}
+
+fn encode_header(info: &TraceInfo) -> [u8; HEADER_BYTES] {
+    let mut h = [0u8; HEADER_BYTES];
+    h[0..8].copy_from_slice(&MAGIC);
+    h[8..10].copy_from_slice(&VERSION.to_le_bytes());
+    h[10..12].copy_from_slice(&(RECORD_BYTES as u16).to_le_bytes());
+    h[12..16].copy_from_slice(&info.address_unit_bytes.to_le_bytes());
+    h[16..20].copy_from_slice(&info.time_unit_ns.to_le_bytes());
+    let flags = if info.time_ordered {
+        FLAG_TIME_ORDERED
+    } else {
+        0
+    };
+    h[20..24].copy_from_slice(&flags.to_le_bytes());
+    h[24..32].copy_from_slice(&info.records.to_le_bytes());
+    h[32..48].copy_from_slice(&info.source_digest.to_le_bytes());
+    h[48..52].copy_from_slice(&(info.description.len() as u32).to_le_bytes());
+    let checksum = header_checksum(&h, info.description.as_bytes());
+    h[56..64].copy_from_slice(&checksum.to_le_bytes());
+    h
+}
+
+fn header_checksum(header: &[u8; HEADER_BYTES], description: &[u8]) -> u64 {
+    let mut hasher = Xxh3::new();
+    hasher.update(&header[..56]);
+    hasher.update(description);
+    hasher.digest()
+}
+
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    let mut bytes = [0u8; 8];
+    bytes.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(bytes)
+}
+
+/// Whether `prefix` (the first bytes of a file) starts with the binary-trace signature.
+pub fn is_binary_trace(prefix: &[u8]) -> bool {
+    prefix.starts_with(&MAGIC)
+}
+
+/// Streams the requests of a binary trace file.
+pub struct TraceReader {
+    path: PathBuf,
+    input: BufReader<File>,
+    info: TraceInfo,
+    /// Records decoded so far (the index of the next record to decode).
+    decoded: u64,
+    /// Decoded requests not yet handed out: whole records are decoded straight out of the
+    /// read buffer, a buffer at a time.
+    batch: Vec<Request>,
+    batch_position: usize,
+    /// An error found while decoding a batch, handed out after the requests before it.
+    pending: Option<TraceError>,
+    failed: bool,
+}
+
+const BATCH_RECORDS: usize = 4096;
+
+impl TraceReader {
+    /// Open `path` and check its header and length.
+    pub fn open(path: &Path) -> Result<Self, TraceError> {
+        let format = |message: String| TraceError::Format {
+            path: path.to_path_buf(),
+            message,
+        };
+        let io = |source| TraceError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let file_len = file.metadata().map_err(io)?.len();
+        let mut input = BufReader::with_capacity(1 << 18, file);
+        let mut h = [0u8; HEADER_BYTES];
+        if file_len < HEADER_BYTES as u64 {
+            return Err(format(format!(
+                "{file_len} bytes is too short for a flashkit binary trace (the header alone is {HEADER_BYTES})"
+            )));
+        }
+        input.read_exact(&mut h).map_err(io)?;
+        if h[0..8] != MAGIC {
+            return Err(format("not a flashkit binary trace (bad signature)".into()));
+        }
+        let version = u16_at(&h, 8);
+        if version != VERSION {
+            return Err(format(format!(
+                "binary trace version {version}; this flashkit reads version {VERSION}"
+            )));
+        }
+        let record_bytes = u16_at(&h, 10);
+        if usize::from(record_bytes) != RECORD_BYTES {
+            return Err(format(format!(
+                "record size {record_bytes} B; version {VERSION} uses {RECORD_BYTES} B"
+            )));
+        }
+        let (address_unit_bytes, time_unit_ns) = (u32_at(&h, 12), u32_at(&h, 16));
+        if address_unit_bytes == 0 || time_unit_ns == 0 {
+            return Err(format("header declares a zero address or time unit".into()));
+        }
+        let description_len = u32_at(&h, 48);
+        if description_len > MAX_DESCRIPTION
+            || u64::from(description_len) > file_len - HEADER_BYTES as u64
+        {
+            return Err(format(format!(
+                "header declares a {description_len}-byte description the file does not hold"
+            )));
+        }
+        let mut description = vec![0u8; description_len as usize];
+        input.read_exact(&mut description).map_err(io)?;
+        if u64_at(&h, 56) != header_checksum(&h, &description) {
+            return Err(format(
+                "header checksum mismatch: the header or description is corrupt".into(),
+            ));
+        }
+        let description = String::from_utf8(description)
+            .map_err(|_| format("the description is not UTF-8".into()))?;
+        let records = u64_at(&h, 24);
+        let body = file_len - HEADER_BYTES as u64 - u64::from(description_len);
+        let expected = records.checked_mul(RECORD_BYTES as u64);
+        if expected != Some(body) {
+            let held = body / RECORD_BYTES as u64;
+            let why = if records == 0 && body > 0 {
+                "the writer did not finish"
+            } else {
+                "truncated or extended"
+            };
+            return Err(format(format!(
+                "header promises {records} records but the file holds {held} ({body} bytes): {why}"
+            )));
+        }
+        let info = TraceInfo {
+            records,
+            source_digest: u128::from_le_bytes(h[32..48].try_into().expect("16 bytes")),
+            description,
+            time_ordered: u32_at(&h, 20) & FLAG_TIME_ORDERED != 0,
+            address_unit_bytes,
+            time_unit_ns,
+        };
+        Ok(TraceReader {
+            path: path.to_path_buf(),
+            input,
+            info,
+            decoded: 0,
+            batch: Vec::with_capacity(BATCH_RECORDS),
+            batch_position: 0,
+            pending: None,
+            failed: false,
+        })
+    }
+
+    /// What the header says.
+    pub fn info(&self) -> &TraceInfo {
+        &self.info
+    }
+
+    #[inline]
+    fn decode(info: &TraceInfo, path: &Path, index: u64, r: &[u8]) -> Result<Request, TraceError> {
+        // Fast path: byte and nanosecond units (what flashkit writes) need no scaling.
+        if info.address_unit_bytes == 1
+            && info.time_unit_ns == 1
+            && let Some(op) = Op::from_code(r[20])
+        {
+            let (offset, size) = (u64_at(r, 8), u32_at(r, 16));
+            if offset.checked_add(u64::from(size)).is_some() {
+                let time_ns = u64_at(r, 0);
+                return Ok(Request {
+                    time_ns,
+                    op,
+                    offset,
+                    size,
+                    volume: u16_at(r, 22),
+                });
+            }
+        }
+        Self::decode_scaled(info, path, index, r)
+    }
+
+    #[cold]
+    fn decode_scaled(
+        info: &TraceInfo,
+        path: &Path,
+        index: u64,
+        r: &[u8],
+    ) -> Result<Request, TraceError> {
+        let offset_in_file =
+            HEADER_BYTES as u64 + info.description.len() as u64 + index * RECORD_BYTES as u64;
+        let bad = |field: &'static str, message: String| TraceError::Record {
+            path: path.to_path_buf(),
+            location: format!("record {index} (byte {offset_in_file})"),
+            field,
+            message,
+        };
+        let op = Op::from_code(r[20])
+            .ok_or_else(|| bad("op", format!("unknown operation code {}", r[20])))?;
+        let unit = u64::from(info.address_unit_bytes);
+        let offset = u64_at(r, 8).checked_mul(unit).ok_or_else(|| {
+            bad(
+                "offset",
+                format!("{} units of {unit} B overflow", u64_at(r, 8)),
+            )
+        })?;
+        let size = u64::from(u32_at(r, 16)) * unit;
+        let size =
+            u32::try_from(size).map_err(|_| bad("size", format!("{size} B exceeds 4 GiB")))?;
+        if offset.checked_add(u64::from(size)).is_none() {
+            return Err(bad("offset", format!("{offset} + {size} overflows")));
+        }
+        Ok(Request {
+            time_ns: u64_at(r, 0).saturating_mul(u64::from(info.time_unit_ns)),
+            op,
+            offset,
+            size,
+            volume: u16_at(r, 22),
+        })
+    }
+
+    /// Decode the next batch: every whole record in the read buffer (or one record read
+    /// across the buffer's end). Stops at the first bad record, keeping its error.
+    fn refill(&mut self) {
+        self.batch.clear();
+        self.batch_position = 0;
+        let left = self.info.records - self.decoded;
+        if left == 0 {
+            return;
+        }
+        let whole = match self.input.fill_buf() {
+            Ok(buffer) => (buffer.len() / RECORD_BYTES)
+                .min(left as usize)
+                .min(BATCH_RECORDS),
+            Err(source) => {
+                self.pending = Some(TraceError::Io {
+                    path: self.path.clone(),
+                    source,
+                });
+                return;
+            }
+        };
+        if whole == 0 {
+            let mut record = [0u8; RECORD_BYTES];
+            match self.input.read_exact(&mut record) {
+                Ok(()) => self.push_decoded(&record),
+                Err(source) => {
+                    self.pending = Some(TraceError::Io {
+                        path: self.path.clone(),
+                        source,
+                    })
+                }
+            }
+            return;
+        }
+        let mut consumed = 0;
+        if let Ok(bytes) = self.input.fill_buf() {
+            for record in bytes[..whole * RECORD_BYTES].chunks_exact(RECORD_BYTES) {
+                consumed += RECORD_BYTES;
+                match Self::decode(&self.info, &self.path, self.decoded, record) {
+                    Ok(request) => {
+                        self.batch.push(request);
+                        self.decoded += 1;
+                    }
+                    Err(error) => {
+                        self.pending = Some(error);
+                        break;
+                    }
+                }
+            }
+        }
+        self.input.consume(consumed);
+    }
+
+    fn push_decoded(&mut self, record: &[u8]) {
+        match Self::decode(&self.info, &self.path, self.decoded, record) {
+            Ok(request) => {
+                self.batch.push(request);
+                self.decoded += 1;
+            }
+            Err(error) => self.pending = Some(error),
+        }
+    }
+}
+
+impl Iterator for TraceReader {
+    type Item = Result<Request, TraceError>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Self::Item> {
+        if let Some(&request) = self.batch.get(self.batch_position) {
+            self.batch_position += 1;
+            return Some(Ok(request));
+        }
+        if self.failed {
+            return None;
+        }
+        if let Some(error) = self.pending.take() {
+            self.failed = true;
+            return Some(Err(error));
+        }
+        self.refill();
+        if self.batch.is_empty() {
+            return self.pending.take().map(|error| {
+                self.failed = true;
+                Err(error)
+            });
+        }
+        self.batch_position = 1;
+        Some(Ok(self.batch[0]))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let unread = self.batch.len() - self.batch_position;
+        let left = (self.info.records - self.decoded) as usize + unread;
+        (0, Some(left))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workload::{Pattern, SizeDist, Workload, WorkloadSpec};
+    use std::fs::OpenOptions;
+
+    fn sample() -> Vec<Request> {
+        let mut spec = WorkloadSpec::new(
+            Pattern::Uniform,
+            SizeDist::Fixed { bytes: 8192 },
+            1000,
+            1 << 30,
+        );
+        spec.read_fraction = 0.3;
+        spec.trim_fraction = 0.1;
+        spec.interarrival_ns = 1500;
+        Workload::new(spec, 9).expect("valid").collect()
+    }
+
+    fn write(path: &Path, requests: &[Request]) {
+        let mut writer = TraceWriter::create(path, 0xABCD, "uniform test").expect("create");
+        for r in requests {
+            writer.push(r).expect("push");
+        }
+        assert_eq!(writer.finish().expect("finish"), requests.len() as u64);
+    }
+
+    #[test]
+    fn round_trip_preserves_every_field() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        let mut requests = sample();
+        requests[5].volume = 7;
+        requests[6].op = Op::Flush;
+        write(&path, &requests);
+        let reader = TraceReader::open(&path).expect("open");
+        assert_eq!(reader.info().records, 1000);
+        assert_eq!(reader.info().source_digest, 0xABCD);
+        assert_eq!(reader.info().description, "uniform test");
+        assert!(reader.info().time_ordered);
+        let back: Vec<_> = reader.map(|r| r.expect("record")).collect();
+        assert_eq!(back, requests);
+    }
+
+    #[test]
+    fn an_empty_trace_is_valid() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("empty.fkt");
+        write(&path, &[]);
+        assert_eq!(TraceReader::open(&path).expect("open").count(), 0);
+    }
+
+    #[test]
+    fn truncated_unfinished_and_corrupt_files_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        write(&path, &sample());
+        let len = std::fs::metadata(&path).expect("meta").len();
+        OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_len(len - 10)
+            .expect("truncate");
+        let message = TraceReader::open(&path).err().expect("refused").to_string();
+        assert!(
+            message.contains("promises 1000 records") && message.contains("t.fkt"),
+            "{message}"
+        );
+
+        let unfinished = dir.path().join("unfinished.fkt");
+        let mut writer = TraceWriter::create(&unfinished, 1, "x").expect("create");
+        writer.push(&sample()[0]).expect("push");
+        drop(writer);
+        let message = TraceReader::open(&unfinished)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(message.contains("did not finish"), "{message}");
+
+        let corrupt = dir.path().join("corrupt.fkt");
+        write(&corrupt, &sample()[..3]);
+        let mut bytes = std::fs::read(&corrupt).expect("read");
+        bytes[33] ^= 1;
+        std::fs::write(&corrupt, &bytes).expect("write");
+        let message = TraceReader::open(&corrupt)
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(message.contains("checksum"), "{message}");
+
+        let text = dir.path().join("text.csv");
+        std::fs::write(&text, "0,hm,0,Read,0,4096,10\n".repeat(10)).expect("write");
+        let message = TraceReader::open(&text).err().expect("refused").to_string();
+        assert!(message.contains("not a flashkit binary trace"), "{message}");
+    }
+
+    #[test]
+    fn a_bad_record_names_its_index_and_field() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        write(&path, &sample()[..10]);
+        let mut bytes = std::fs::read(&path).expect("read");
+        let at = HEADER_BYTES + "uniform test".len() + 4 * RECORD_BYTES + 20;
+        bytes[at] = 9;
+        std::fs::write(&path, &bytes).expect("write");
+        let results: Vec<_> = TraceReader::open(&path).expect("open").collect();
+        assert_eq!(results.len(), 5, "reading stops at the bad record");
+        let message = results[4].as_ref().expect_err("bad record").to_string();
+        assert!(
+            message.contains("record 4")
+                && message.contains("field op")
+                && message.contains("code 9"),
+            "{message}"
+        );
+    }
+}

@@ -1,0 +1,133 @@
+//! flashkit-trace: block I/O requests in, from generators or files.
+//!
+//! A [`Request`] is what a host sends a block device: an operation, a byte offset, a byte
+//! length, a timestamp and a volume. This crate produces requests from seeded workload
+//! generators ([`workload`]) and from flashkit's compact binary trace format ([`binary`]), and
+//! summarises any stream of them ([`stats`]).
+//!
+//! What this layer is not: it knows nothing of pages, FTLs or devices. Byte requests become
+//! page operations in the simulator's host adapter.
+//!
+//! Key decision: everything streams. A trace is an iterator of `Result<Request, TraceError>`;
+//! no reader holds more than its buffer, so a 100 GB trace replays in the memory of a small
+//! one. Errors name the file, the record (or line) and the field.
+
+pub mod binary;
+pub mod stats;
+pub mod workload;
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use std::path::PathBuf;
+use thiserror::Error;
+
+/// A block operation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Op {
+    /// Read data.
+    Read,
+    /// Write data.
+    Write,
+    /// Discard (TRIM / UNMAP).
+    Trim,
+    /// Flush the device's volatile cache.
+    Flush,
+}
+
+impl Op {
+    /// Every operation, in report order.
+    pub const ALL: [Op; 4] = [Op::Read, Op::Write, Op::Trim, Op::Flush];
+
+    /// The code used in the binary format.
+    pub fn code(self) -> u8 {
+        match self {
+            Op::Read => 0,
+            Op::Write => 1,
+            Op::Trim => 2,
+            Op::Flush => 3,
+        }
+    }
+
+    /// The operation of a binary-format code.
+    pub fn from_code(code: u8) -> Option<Op> {
+        Op::ALL.get(usize::from(code)).copied()
+    }
+
+    /// Lower-case name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::Read => "read",
+            Op::Write => "write",
+            Op::Trim => "trim",
+            Op::Flush => "flush",
+        }
+    }
+}
+
+impl fmt::Display for Op {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One host request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    /// Issue time, nanoseconds from the start of the trace.
+    pub time_ns: u64,
+    /// The operation.
+    pub op: Op,
+    /// First byte addressed.
+    pub offset: u64,
+    /// Bytes addressed (zero for a flush).
+    pub size: u32,
+    /// Volume, disk or ASU the request addresses (0 when the source has one).
+    pub volume: u16,
+}
+
+impl Request {
+    /// One past the last byte addressed.
+    pub fn end(&self) -> u64 {
+        self.offset + u64::from(self.size)
+    }
+}
+
+/// Why a trace could not be read, written or generated. Every variant names where.
+#[derive(Debug, Error)]
+pub enum TraceError {
+    /// The file could not be opened, read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// The file is not a valid trace as a whole (bad header, truncated).
+    #[error("{path}: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// One record or line is malformed.
+    #[error("{path}: {location}: field {field}: {message}")]
+    Record {
+        /// The file.
+        path: PathBuf,
+        /// "record 17" or "line 17".
+        location: String,
+        /// The field at fault.
+        field: &'static str,
+        /// What is wrong, quoting the offending text.
+        message: String,
+    },
+    /// A workload specification is invalid.
+    #[error("invalid workload: {0}")]
+    Spec(String),
+}
+
+/// A stream of requests, from any source.
+pub type RequestResult = Result<Request, TraceError>;

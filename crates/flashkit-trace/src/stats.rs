@@ -1,0 +1,243 @@
+//! Summaries of a request stream: counts and bytes by operation, a request-size histogram,
+//! address span and footprint (distinct pages touched), time span and per-volume counts.
+
+use crate::{Op, Request};
+use serde::Serialize;
+use std::collections::{BTreeMap, HashMap};
+
+/// Requests and bytes of one operation.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct OpTotals {
+    /// Requests.
+    pub requests: u64,
+    /// Bytes addressed.
+    pub bytes: u64,
+}
+
+/// One bar of the size histogram: requests with `size <= upto_bytes` (and above the
+/// previous bar); the last bar has no upper bound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct SizeBucket {
+    /// Upper bound in bytes, or `None` for the open last bucket.
+    pub upto_bytes: Option<u64>,
+    /// Requests in the bucket.
+    pub requests: u64,
+}
+
+/// The summary of a trace.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct TraceSummary {
+    /// All requests.
+    pub requests: u64,
+    /// By operation.
+    pub reads: OpTotals,
+    /// Writes.
+    pub writes: OpTotals,
+    /// Trims.
+    pub trims: OpTotals,
+    /// Flushes.
+    pub flushes: OpTotals,
+    /// Requests of zero bytes (other than flushes).
+    pub zero_length: u64,
+    /// Reads among reads and writes, by request count (0 when there are neither).
+    pub read_fraction: f64,
+    /// Request sizes, in power-of-two buckets from 512 B to 1 MiB.
+    pub size_histogram: Vec<SizeBucket>,
+    /// Lowest byte addressed.
+    pub min_offset: u64,
+    /// One past the highest byte addressed.
+    pub max_end: u64,
+    /// Distinct pages touched by reads, writes and trims.
+    pub footprint_pages: u64,
+    /// Page size used for the footprint.
+    pub footprint_page_bytes: u32,
+    /// Earliest timestamp.
+    pub first_time_ns: u64,
+    /// Latest timestamp.
+    pub last_time_ns: u64,
+    /// Requests whose timestamp is earlier than the one before.
+    pub out_of_order: u64,
+    /// Requests per volume.
+    pub volumes: BTreeMap<u16, u64>,
+}
+
+const FIRST_BUCKET: u64 = 512;
+const BUCKETS: usize = 13; // 512 B .. 1 MiB, then "larger"
+const CHUNK_PAGES: u64 = 4096;
+
+/// Accumulates a [`TraceSummary`] one request at a time, in memory proportional to the
+/// footprint (one bit per page touched, in 512-byte chunks of 4096 pages).
+pub struct TraceStats {
+    page_bytes: u32,
+    totals: [OpTotals; 4],
+    zero_length: u64,
+    histogram: [u64; BUCKETS],
+    min_offset: u64,
+    max_end: u64,
+    first_time: u64,
+    last_time: u64,
+    previous_time: u64,
+    out_of_order: u64,
+    volumes: BTreeMap<u16, u64>,
+    touched: HashMap<u64, Box<[u64; 64]>>,
+}
+
+impl TraceStats {
+    /// Start a summary that counts the footprint in pages of `page_bytes`.
+    pub fn new(page_bytes: u32) -> Self {
+        assert!(page_bytes > 0, "page size must be positive");
+        TraceStats {
+            page_bytes,
+            totals: [OpTotals::default(); 4],
+            zero_length: 0,
+            histogram: [0; BUCKETS],
+            min_offset: u64::MAX,
+            max_end: 0,
+            first_time: u64::MAX,
+            last_time: 0,
+            previous_time: 0,
+            out_of_order: 0,
+            volumes: BTreeMap::new(),
+            touched: HashMap::new(),
+        }
+    }
+
+    /// Count one request.
+    pub fn add(&mut self, r: &Request) {
+        let totals = &mut self.totals[usize::from(r.op.code())];
+        totals.requests += 1;
+        totals.bytes += u64::from(r.size);
+        *self.volumes.entry(r.volume).or_insert(0) += 1;
+        self.first_time = self.first_time.min(r.time_ns);
+        self.last_time = self.last_time.max(r.time_ns);
+        if r.time_ns < self.previous_time {
+            self.out_of_order += 1;
+        }
+        self.previous_time = r.time_ns;
+        if r.op == Op::Flush {
+            return;
+        }
+        if r.size == 0 {
+            self.zero_length += 1;
+            return;
+        }
+        let bucket = (0..BUCKETS - 1)
+            .find(|&b| u64::from(r.size) <= FIRST_BUCKET << b)
+            .unwrap_or(BUCKETS - 1);
+        self.histogram[bucket] += 1;
+        self.min_offset = self.min_offset.min(r.offset);
+        self.max_end = self.max_end.max(r.end());
+        let page = u64::from(self.page_bytes);
+        let volume_base = u64::from(r.volume) << 48;
+        for p in r.offset / page..r.end().div_ceil(page) {
+            let key = volume_base | p;
+            let chunk = self
+                .touched
+                .entry(key / CHUNK_PAGES)
+                .or_insert_with(|| Box::new([0; 64]));
+            let bit = key % CHUNK_PAGES;
+            chunk[(bit / 64) as usize] |= 1 << (bit % 64);
+        }
+    }
+
+    /// The summary so far.
+    pub fn summary(&self) -> TraceSummary {
+        let [reads, writes, trims, flushes] = self.totals;
+        let rw = reads.requests + writes.requests;
+        let size_histogram = self
+            .histogram
+            .iter()
+            .enumerate()
+            .map(|(b, &requests)| SizeBucket {
+                upto_bytes: (b < BUCKETS - 1).then(|| FIRST_BUCKET << b),
+                requests,
+            })
+            .collect();
+        let footprint_pages = self
+            .touched
+            .values()
+            .map(|c| c.iter().map(|w| u64::from(w.count_ones())).sum::<u64>())
+            .sum();
+        let requests = self.totals.iter().map(|t| t.requests).sum();
+        TraceSummary {
+            requests,
+            reads,
+            writes,
+            trims,
+            flushes,
+            zero_length: self.zero_length,
+            read_fraction: if rw == 0 {
+                0.0
+            } else {
+                reads.requests as f64 / rw as f64
+            },
+            size_histogram,
+            min_offset: if self.max_end == 0 {
+                0
+            } else {
+                self.min_offset
+            },
+            max_end: self.max_end,
+            footprint_pages,
+            footprint_page_bytes: self.page_bytes,
+            first_time_ns: if requests == 0 { 0 } else { self.first_time },
+            last_time_ns: self.last_time,
+            out_of_order: self.out_of_order,
+            volumes: self.volumes.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn req(op: Op, offset: u64, size: u32, time_ns: u64) -> Request {
+        Request {
+            time_ns,
+            op,
+            offset,
+            size,
+            volume: 0,
+        }
+    }
+
+    #[test]
+    fn counts_bytes_span_footprint_and_order() {
+        let mut stats = TraceStats::new(4096);
+        stats.add(&req(Op::Write, 0, 8192, 10));
+        stats.add(&req(Op::Write, 4096, 4096, 20));
+        stats.add(&req(Op::Read, 1 << 20, 512, 15));
+        stats.add(&req(Op::Trim, 1 << 30, 4096, 30));
+        stats.add(&req(Op::Write, 0, 0, 40));
+        stats.add(&req(Op::Flush, 0, 0, 50));
+        let s = stats.summary();
+        assert_eq!(s.requests, 6);
+        assert_eq!(
+            s.writes,
+            OpTotals {
+                requests: 3,
+                bytes: 12288
+            }
+        );
+        assert_eq!(s.reads.requests, 1);
+        assert_eq!(s.zero_length, 1);
+        assert_eq!((s.min_offset, s.max_end), (0, (1 << 30) + 4096));
+        assert_eq!(s.footprint_pages, 4, "pages 0, 1, 256 and 262144");
+        assert_eq!(s.out_of_order, 1);
+        assert_eq!((s.first_time_ns, s.last_time_ns), (10, 50));
+        assert_eq!(
+            s.size_histogram[0],
+            SizeBucket {
+                upto_bytes: Some(512),
+                requests: 1
+            }
+        );
+        assert_eq!(
+            s.size_histogram[3].requests, 2,
+            "4 KiB bucket: a write and a trim"
+        );
+        assert_eq!(s.size_histogram[4].requests, 1, "8 KiB bucket");
+        assert!((s.read_fraction - 0.25).abs() < 1e-9);
+    }
+}
