@@ -31,8 +31,10 @@ impl From<anyhow::Error> for Failure {
 
 /// Sort a simulator error: configuration problems are usage errors.
 pub fn sim_failure(error: flashkit_sim::SimError) -> Failure {
+    use flashkit_sim::SimError;
+    use flashkit_trace::TraceError;
     match error {
-        flashkit_sim::SimError::Config(_) => Failure::Usage(error.into()),
+        SimError::Config(_) | SimError::Trace(TraceError::Spec(_)) => Failure::Usage(error.into()),
         other => Failure::Runtime(other.into()),
     }
 }

@@ -10,6 +10,8 @@ use flashkit_sim::{RunSpec, Source};
 
 pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    // Refuse an impossible device before anything else is built or read.
+    device.resolve().map_err(sim_failure)?;
     let (mut policies, options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     if policies.is_empty() {
         policies = GcPolicy::ALL.to_vec();

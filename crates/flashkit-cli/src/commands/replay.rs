@@ -8,6 +8,7 @@ use flashkit_sim::{RunSpec, Source};
 
 pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    device.resolve().map_err(sim_failure)?;
     let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     if policies.len() > 1 {
         return Err(Failure::Usage(anyhow::anyhow!(
