@@ -144,9 +144,6 @@ impl<S: PayloadStore> FlashDevice for NandDevice<S> {
                 page = offset;
             }
             assert!(page < current.1, "copy of {from}, which is erased");
-            if !S::KEEPS_STAMPS {
-                continue;
-            }
             let stamp = match self.store.load(from) {
                 Some(stamp) => {
                     assert_eq!(
