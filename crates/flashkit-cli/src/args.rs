@@ -36,6 +36,10 @@ pub enum Command {
     Trace(TraceCommand),
     /// Measure replay throughput of the page FTL (the issue-2 benchmark).
     Bench(BenchArgs),
+    /// Run a grid of experiments declared in TOML on every core, saving each result.
+    Sweep(SweepArgs),
+    /// Turn results (a sweep directory, or --json output) into an HTML report and figures.
+    Report(ReportArgs),
     /// List the NAND presets and where their figures come from.
     Presets,
 }
@@ -145,6 +149,44 @@ pub struct BenchArgs {
     pub json: Option<PathBuf>,
 }
 
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The experiment file (see examples/sweep-gc.toml).
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+    /// Directory for results.jsonl and results.csv.
+    #[arg(long, value_name = "DIR")]
+    pub out: std::path::PathBuf,
+    /// Continue an interrupted sweep: run only the cells without a recorded result.
+    #[arg(long, conflicts_with = "force")]
+    pub resume: bool,
+    /// Start over, discarding results already in the directory.
+    #[arg(long)]
+    pub force: bool,
+    /// Worker threads [default: the file's `jobs`, else one per core].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A sweep directory (or its results.jsonl), or a JSON file written by --json.
+    #[arg(value_name = "RESULTS")]
+    pub results: std::path::PathBuf,
+    /// Write the self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
+    /// Write every figure as SVG into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<std::path::PathBuf>,
+    /// Write every figure as PNG (twice the size, for print) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<std::path::PathBuf>,
+    /// Report title [default: the sweep's name].
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
 /// Device options (`[device]` in the config file).
 #[derive(Args, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -175,6 +217,7 @@ pub struct DeviceArgs {
 pub struct FtlArgs {
     /// GC victim policies (greedy, cost-benefit, fifo), comma separated; compare runs each.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(deserialize_with = "one_or_many")]
     pub gc: Vec<GcPolicy>,
     /// Collect garbage while fewer blocks than this are free [default: 4].
     #[arg(long, value_name = "BLOCKS")]
@@ -300,6 +343,20 @@ impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         number_or_text(d, parse_count).map(Count)
     }
+}
+
+/// A list in a config file may also be written as a single value: `gc = "fifo"`.
+fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw<T> {
+        One(T),
+        Many(Vec<T>),
+    }
+    Ok(match Raw::deserialize(d)? {
+        Raw::One(value) => vec![value],
+        Raw::Many(values) => values,
+    })
 }
 
 fn number_or_text<'de, D: Deserializer<'de>>(

@@ -35,6 +35,7 @@ pub fn sim_failure(error: flashkit_sim::SimError) -> Failure {
     use flashkit_trace::TraceError;
     match error {
         SimError::Config(_) | SimError::Trace(TraceError::Spec(_)) => Failure::Usage(error.into()),
+        SimError::Io(_) => Failure::Runtime(error.into()),
         other => Failure::Runtime(other.into()),
     }
 }
@@ -56,6 +57,8 @@ fn main() -> ExitCode {
         Command::Trace(TraceCommand::Gen(args)) => commands::trace::generate(args, &config),
         Command::Trace(TraceCommand::Stats(args)) => commands::trace::stats(args),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
+        Command::Report(args) => commands::report::run(args),
         Command::Presets => commands::presets(),
     };
     match result {

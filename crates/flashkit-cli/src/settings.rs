@@ -2,7 +2,7 @@
 
 use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, WorkloadArgs};
 use anyhow::{Context, Result, bail};
-use flashkit_ftl::{FtlOptions, GcPolicy, PageFtlConfig};
+use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, PageFtlConfig};
 use flashkit_sim::{DeviceSpec, Precondition};
 use flashkit_trace::workload::{Pattern, SizeDist, WorkloadSpec};
 use serde::Deserialize;
@@ -69,6 +69,15 @@ pub fn ftl_options(flags: &FtlArgs, file: &FtlArgs) -> (Vec<GcPolicy>, FtlOption
             .map_or(base.wear_leveling_spread, |w| w.0),
     };
     (policies, FtlOptions { page })
+}
+
+/// A run's name in tables and plots: the scheme, and its GC policy where one applies.
+pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
+    if kind.uses_gc_policy() {
+        format!("{kind}/{}", options.page.gc_policy)
+    } else {
+        kind.to_string()
+    }
 }
 
 pub fn seed(flags: &RunArgs, file: &RunArgs) -> u64 {

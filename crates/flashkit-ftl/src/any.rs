@@ -28,6 +28,13 @@ impl FtlKind {
         }
     }
 
+    /// Whether this scheme can run on `geometry` with `options`, checked without building it.
+    pub fn check(self, geometry: &Geometry, options: &FtlOptions) -> Result<(), FtlError> {
+        match self {
+            FtlKind::Page => crate::page::check_config(geometry, &options.page),
+        }
+    }
+
     /// Whether the scheme garbage-collects with a victim policy (so `--gc` applies).
     pub fn uses_gc_policy(self) -> bool {
         matches!(self, FtlKind::Page)

@@ -1,14 +1,17 @@
 //! One run: build the device and FTL, precondition, replay, report.
 
-use crate::metrics::{DeviceRecord, EraseSpread, RunReport, TraceRecord, WallClock};
+use crate::latency::LatencyHistogram;
+use crate::metrics::{
+    DeviceRecord, EraseSpread, ReadWriteLatency, RunReport, TraceRecord, WallClock,
+};
 use crate::precondition::{Precondition, precondition};
 use crate::{Host, Progress, SimError};
-use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, sub_seed};
+use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, Timing, sub_seed};
 use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
 use flashkit_ftl::{AnyFtl, Ftl, FtlKind, FtlOptions, FtlStats};
 use flashkit_trace::binary::TraceReader;
 use flashkit_trace::workload::{Workload, WorkloadSpec};
-use flashkit_trace::{Request, RequestResult};
+use flashkit_trace::{Op, Request, RequestResult};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -41,6 +44,17 @@ impl Default for DeviceSpec {
             pages_per_block: None,
             endurance_cycles: None,
         }
+    }
+}
+
+impl RunSpec {
+    /// Refuse a run that cannot start (impossible geometry, an FTL that does not fit it)
+    /// before anything is allocated or read.
+    pub fn check(&self) -> Result<(), SimError> {
+        let (_, geometry, _) = self.device.resolve()?;
+        self.ftl
+            .check(&geometry, &self.options)
+            .map_err(|e| SimError::Config(format!("{}: {e}", self.label)))
     }
 }
 
@@ -175,7 +189,8 @@ pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
     let (_, upper) = requests.size_hint();
     progress.start("replay", upper.map(|n| n as u64));
     let start = Instant::now();
-    let index = replay(&mut host, requests, progress)?;
+    let mut latency = RequestLatency::default();
+    let index = replay(&mut host, requests, preset.timing, &mut latency, progress)?;
     let replay_seconds = start.elapsed().as_secs_f64();
     progress.advance(index % PROGRESS_STEP);
     progress.finish();
@@ -208,6 +223,11 @@ pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
         flash,
         write_amplification: (written > 0).then(|| flash.programs.total() as f64 / written as f64),
         erase_spread: EraseSpread::of(&erase_counts),
+        erase_histogram: erase_histogram(&erase_counts),
+        latency: ReadWriteLatency {
+            read: latency.read.summary(),
+            write: latency.write.summary(),
+        },
         ftl_stats: stats_since(ftl.stats(), &stats_before),
         elapsed_ns: preset.timing.serial_cost_ns(&flash),
         mapping_memory: ftl.mapping_memory(),
@@ -238,8 +258,11 @@ const LOOKAHEAD: usize = 16;
 fn replay<F: Ftl, I: Iterator<Item = RequestResult>>(
     host: &mut Host<F>,
     mut requests: I,
+    timing: Timing,
+    latency: &mut RequestLatency,
     progress: &mut dyn Progress,
 ) -> Result<u64, SimError> {
+    let mut cost_so_far = timing.serial_cost_ns(host.ftl().device().counters());
     // A ring of the next LOOKAHEAD requests: each is prefetched when it enters.
     let mut ring: [Option<Request>; LOOKAHEAD] = [None; LOOKAHEAD];
     let mut pending_error = None;
@@ -281,6 +304,13 @@ fn replay<F: Ftl, I: Iterator<Item = RequestResult>>(
             }
         }
         host.submit(index, &request)?;
+        let cost = timing.serial_cost_ns(host.ftl().device().counters());
+        match request.op {
+            Op::Read => latency.read.record(cost - cost_so_far),
+            Op::Write => latency.write.record(cost - cost_so_far),
+            Op::Trim | Op::Flush => {}
+        }
+        cost_so_far = cost;
         index += 1;
         if index.is_multiple_of(PROGRESS_STEP) {
             progress.advance(PROGRESS_STEP);
@@ -290,6 +320,27 @@ fn replay<F: Ftl, I: Iterator<Item = RequestResult>>(
         Some(error) => Err(error.into()),
         None => Ok(index),
     }
+}
+
+/// Latency histograms of the measured requests.
+#[derive(Default)]
+struct RequestLatency {
+    read: LatencyHistogram,
+    write: LatencyHistogram,
+}
+
+/// (erase count, blocks with it), ascending.
+fn erase_histogram(counts: &[u32]) -> Vec<(u32, u32)> {
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable();
+    let mut histogram: Vec<(u32, u32)> = Vec::new();
+    for count in sorted {
+        match histogram.last_mut() {
+            Some((value, blocks)) if *value == count => *blocks += 1,
+            _ => histogram.push((count, 1)),
+        }
+    }
+    histogram
 }
 
 /// Counters of the measured part; gauges (the `extra` map) keep their final values.

@@ -38,15 +38,11 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         };
         for policy in variants {
             let mut options = options;
-            let label = match policy {
-                Some(policy) => {
-                    options.page.gc_policy = policy;
-                    format!("{kind}/{policy}")
-                }
-                None => kind.to_string(),
-            };
+            if let Some(policy) = policy {
+                options.page.gc_policy = policy;
+            }
             specs.push(RunSpec {
-                label,
+                label: settings::label(kind, &options),
                 ftl: kind,
                 options,
                 device: device.clone(),
@@ -54,6 +50,9 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
                 seed,
             });
         }
+    }
+    for spec in &specs {
+        spec.check().map_err(sim_failure)?;
     }
     let mut outcomes = Vec::new();
     for spec in &specs {

@@ -3,6 +3,8 @@
 pub mod bench;
 pub mod compare;
 pub mod replay;
+pub mod report;
+pub mod sweep;
 pub mod trace;
 
 use crate::Outcome;

@@ -15,12 +15,8 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
             "replay runs one FTL: give one --gc policy (compare runs several)"
         )));
     }
-    let label = if args.ftl.uses_gc_policy() {
-        format!("{}/{}", args.ftl, options.page.gc_policy)
-    } else {
-        args.ftl.to_string()
-    };
     options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
+    let label = settings::label(args.ftl, &options);
     let source = match &args.trace {
         Some(path) => Source::Binary(path.clone()),
         None => Source::Workload(
@@ -36,6 +32,7 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
         precondition: settings::precondition(&args.run, &config.run),
         seed: settings::seed(&args.run, &config.run),
     };
+    spec.check().map_err(sim_failure)?;
     let outcome =
         flashkit_sim::run(&spec, &source, &mut Bar::new(&spec.label)).map_err(sim_failure)?;
     super::compare::print_and_save(&[outcome], &args.output)

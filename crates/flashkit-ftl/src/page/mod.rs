@@ -45,6 +45,31 @@ impl Default for PageFtlConfig {
     }
 }
 
+/// Whether a page FTL with `config` can run on `geometry`: without allocating anything, so
+/// that a command can refuse an impossible configuration before it starts.
+pub fn check_config(geometry: &Geometry, config: &PageFtlConfig) -> Result<(), FtlError> {
+    if config.gc_threshold_blocks < 2 {
+        return Err(FtlError::Config(format!(
+            "gc threshold of {} blocks is below the minimum of 2",
+            config.gc_threshold_blocks
+        )));
+    }
+    let needed = config.gc_threshold_blocks + 2;
+    if geometry.spare_blocks() < needed {
+        return Err(FtlError::Config(format!(
+            "the page FTL needs at least {needed} spare blocks (GC threshold {} plus the host \
+             and GC frontiers), but the geometry has {} ({} blocks for {} logical pages of \
+             {} per block): raise over-provisioning",
+            config.gc_threshold_blocks,
+            geometry.spare_blocks(),
+            geometry.blocks(),
+            geometry.logical_pages(),
+            geometry.pages_per_block()
+        )));
+    }
+    Ok(())
+}
+
 /// The block being filled by one stream of writes.
 #[derive(Clone, Copy, Debug, Default)]
 struct Frontier {
@@ -108,25 +133,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     /// An FTL over a freshly erased device.
     pub fn new(device: D, mapping: M, config: PageFtlConfig) -> Result<Self, FtlError> {
         let geometry = *device.geometry();
-        if config.gc_threshold_blocks < 2 {
-            return Err(FtlError::Config(format!(
-                "gc threshold of {} blocks is below the minimum of 2",
-                config.gc_threshold_blocks
-            )));
-        }
-        let needed = config.gc_threshold_blocks + 2;
-        if geometry.spare_blocks() < needed {
-            return Err(FtlError::Config(format!(
-                "the page FTL needs at least {needed} spare blocks (GC threshold {} plus the host \
-                 and GC frontiers), but the geometry has {} ({} blocks for {} logical pages of \
-                 {} per block): raise over-provisioning",
-                config.gc_threshold_blocks,
-                geometry.spare_blocks(),
-                geometry.blocks(),
-                geometry.logical_pages(),
-                geometry.pages_per_block()
-            )));
-        }
+        check_config(&geometry, &config)?;
         for b in 0..geometry.blocks() {
             let status = device.block_status(BlockId(b));
             if status.programmed_pages != 0 || status.bad {
