@@ -13,6 +13,7 @@
 //! one. Errors name the file, the record (or line) and the field.
 
 pub mod binary;
+pub mod formats;
 pub mod stats;
 pub mod workload;
 
