@@ -24,7 +24,7 @@ pub use metrics::{
     DeviceRecord, EraseSpread, Metric, MetricValue, RunReport, TraceRecord, WallClock,
 };
 pub use precondition::{Precondition, precondition};
-pub use run::{DeviceSpec, RunOutcome, RunSpec, Source, run, run_with};
+pub use run::{DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, run, run_with};
 
 use flashkit_ftl::FtlError;
 use flashkit_trace::{Op, TraceError};

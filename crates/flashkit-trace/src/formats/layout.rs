@@ -134,7 +134,7 @@ impl TraceScan {
 }
 
 /// Sends each request of a scanned trace to its device address.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AddressMap {
     mapping: AddressMapping,
     chunk_bytes: u64,
@@ -211,7 +211,7 @@ fn unseen(r: &Request) -> String {
 
 /// A trace file read once to build its address map, ready to be replayed any number of
 /// times.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PreparedTrace {
     /// The file.
     pub path: PathBuf,
