@@ -4,6 +4,7 @@ pub mod bench;
 pub mod compare;
 pub mod replay;
 pub mod trace;
+pub mod trace_tools;
 
 use crate::Outcome;
 use flashkit_core::NandPreset;

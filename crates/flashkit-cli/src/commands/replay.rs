@@ -7,7 +7,8 @@ use crate::{Failure, Outcome, sim_failure};
 use flashkit_sim::{RunSpec, Source};
 
 pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
-    let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
     let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     if policies.len() > 1 {
         return Err(Failure::Usage(anyhow::anyhow!(
@@ -21,7 +22,13 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     };
     options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
     let source = match &args.trace {
-        Some(path) => Source::Binary(path.clone()),
+        Some(path) => super::trace_tools::trace_source(
+            path,
+            &args.trace_options,
+            config,
+            &mut device,
+            capacity_given,
+        )?,
         None => Source::Workload(
             settings::workload_spec(&args.workload, &config.workload, device.capacity_bytes)
                 .map_err(Failure::Usage)?,

@@ -32,6 +32,19 @@ pub enum BlkparseEvent {
     Queue,
 }
 
+impl std::str::FromStr for BlkparseEvent {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "D" | "d" => Ok(BlkparseEvent::Dispatch),
+            "Q" | "q" => Ok(BlkparseEvent::Queue),
+            _ => Err(format!(
+                "blkparse event {text:?} is neither D (dispatch) nor Q (queue)"
+            )),
+        }
+    }
+}
+
 impl BlkparseEvent {
     /// The action letter.
     pub fn action(self) -> &'static [u8] {

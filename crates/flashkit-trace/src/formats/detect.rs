@@ -7,7 +7,9 @@
 //! layouts differ enough that at most one matches the published files (a fio header, a
 //! `maj,min` first word, 7 vs 6 vs 5 comma-separated fields, a letter vs a digit for the
 //! operation); should several match, the first in [`Format::ALL`] order wins and the
-//! explanation says so. The verdict of every format is kept, so `--explain-format` can
+//! explanation says so. When none accepts every line (a malformed line near the start), the
+//! one format accepting at least 80% of the sample is chosen, so that reading reports the bad
+//! line by number instead of failing with "unknown format". The verdict of every format is kept, so `--explain-format` can
 //! say why each was taken or refused.
 
 use super::fields::trim;
@@ -33,10 +35,12 @@ pub enum Verdict {
     },
     /// A sampled line was refused.
     Refused {
-        /// Its line number.
+        /// The first refused line's number.
         line: u64,
         /// Why.
         reason: String,
+        /// Sampled lines accepted all the same.
+        accepted: usize,
     },
 }
 
@@ -79,12 +83,23 @@ impl Detection {
                 Verdict::Matched { requests } => {
                     format!("matches ({requests} requests in the sample)")
                 }
-                Verdict::Refused { line, reason } => format!("refused at line {line}: {reason}"),
+                Verdict::Refused {
+                    line,
+                    reason,
+                    accepted,
+                } => format!(
+                    "refused at line {line} ({accepted} of {} lines accepted): {reason}",
+                    self.sampled_lines
+                ),
             };
             text.push_str(&format!("  {:<13} {line}\n", format.name()));
         }
         let matched = self.matched();
         match self.format {
+            Some(format) if matched.is_empty() => text.push_str(&format!(
+                "chosen: {format}, the only format accepting most of the sample (at least \
+                 {MOSTLY_PERCENT}%); its refused lines will be reported as errors\n"
+            )),
             Some(format) if matched.len() > 1 => text.push_str(&format!(
                 "chosen: {format} (first of the {} formats that match, in detection order)\n",
                 matched.len()
@@ -113,7 +128,7 @@ pub fn detect(path: &Path) -> Result<Detection, TraceError> {
             .verdicts
             .iter()
             .filter_map(|(format, verdict)| match verdict {
-                Verdict::Refused { line, reason } => {
+                Verdict::Refused { line, reason, .. } => {
                     Some(format!("{format} (line {line}: {reason})"))
                 }
                 Verdict::Matched { .. } => None,
@@ -165,26 +180,60 @@ pub fn examine(path: &Path) -> Result<Detection, TraceError> {
         }
         detection.verdicts.push((format, verdict));
     }
+    if detection.format.is_none() {
+        detection.format = mostly(&detection.verdicts, sample.len());
+    }
     Ok(detection)
+}
+
+/// Share of the sample a format must accept to be chosen when none accepts all of it.
+const MOSTLY_PERCENT: usize = 80;
+
+/// When no format accepts every sampled line (a malformed line early in the file), the one
+/// format accepting at least [`MOSTLY_PERCENT`] of them, if exactly one does: reading then
+/// reports the malformed lines with their line numbers, which is more useful than "unknown
+/// format".
+fn mostly(verdicts: &[(Format, Verdict)], sampled: usize) -> Option<Format> {
+    let mut candidates = verdicts
+        .iter()
+        .filter_map(|(format, verdict)| match verdict {
+            Verdict::Refused { accepted, .. } if accepted * 100 >= sampled * MOSTLY_PERCENT => {
+                Some(*format)
+            }
+            _ => None,
+        });
+    let first = candidates.next()?;
+    candidates.next().is_none().then_some(first)
 }
 
 fn try_format(format: Format, sample: &[(u64, Vec<u8>)]) -> Verdict {
     let mut parser = Parser::new(format, &TraceOptions::default())
         .expect("invariant: every format but binary has a text parser");
     let mut requests = 0;
+    let mut accepted = 0;
+    let mut first_refusal = None;
     for (number, line) in sample {
         match parser.parse(line) {
-            Ok(Parsed::Request(_)) => requests += 1,
-            Ok(Parsed::Skip(_)) => {}
+            Ok(Parsed::Request(_)) => {
+                requests += 1;
+                accepted += 1;
+            }
+            Ok(Parsed::Skip(_)) => accepted += 1,
             Err(error) => {
-                return Verdict::Refused {
-                    line: *number,
-                    reason: format!("field {}: {}", error.field, error.message),
-                };
+                first_refusal.get_or_insert_with(|| {
+                    (*number, format!("field {}: {}", error.field, error.message))
+                });
             }
         }
     }
-    Verdict::Matched { requests }
+    match first_refusal {
+        None => Verdict::Matched { requests },
+        Some((line, reason)) => Verdict::Refused {
+            line,
+            reason,
+            accepted,
+        },
+    }
 }
 
 /// The first [`SAMPLE_LINES`] non-blank whole lines of the file's first 64 KiB of text,

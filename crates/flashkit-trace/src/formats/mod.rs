@@ -73,8 +73,10 @@ pub enum Format {
     /// Tencent Cloud Block Storage CSV.
     Tencent,
     /// CloudPhysics CSV (libCacheSim layout).
+    #[serde(rename = "cloudphysics")]
     CloudPhysics,
     /// DiskSim ASCII.
+    #[serde(rename = "disksim")]
     DiskSim,
     /// flashkit's generic CSV with named columns.
     Csv,

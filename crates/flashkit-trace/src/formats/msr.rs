@@ -87,8 +87,7 @@ mod tests {
 
     #[test]
     fn names_the_field_at_fault() {
-        let mut p = Msr::default();
-        p.started = true;
+        let mut p = Msr { started: true };
         let e = p.parse(b"1,hm,0,Wrote,0,512,1").expect_err("bad type");
         assert_eq!(e.field, "Type");
         assert!(e.message.contains("\"Wrote\""), "{}", e.message);
