@@ -318,3 +318,41 @@ fn detection_explains_itself_and_refuses_unknown_text() {
             .contains("--time-unit")
     );
 }
+
+#[test]
+fn binary_traces_open_through_the_same_door_with_volume_selection() {
+    let dir = Dir::new();
+    let path = dir.0.path().join("t.fkt");
+    let mut writer = flashkit_trace::binary::TraceWriter::create(&path, 1, "test").expect("create");
+    for i in 0..10u64 {
+        let volume = (i % 3) as u16;
+        let r = Request {
+            time_ns: i,
+            op: Op::Write,
+            offset: i * 4096,
+            size: 4096,
+            volume,
+        };
+        writer.push(&r).expect("push");
+    }
+    writer.finish().expect("finish");
+    let mut stream = open(&path, &TraceOptions::default()).expect("opens");
+    assert_eq!(stream.format(), Some(Format::Binary));
+    assert_eq!(stream.by_ref().count(), 10);
+    assert_eq!((stream.report().lines, stream.report().requests), (10, 10));
+    let options = TraceOptions {
+        volume: Some(1),
+        ..TraceOptions::default()
+    };
+    let mut stream = open(&path, &options).expect("opens");
+    let kept: Vec<Request> = stream.by_ref().map(|r| r.expect("valid")).collect();
+    assert_eq!(
+        kept.iter().map(|r| r.time_ns).collect::<Vec<_>>(),
+        vec![1, 4, 7]
+    );
+    let report = stream.report();
+    assert_eq!(
+        (report.lines, report.requests, report.other_volumes),
+        (10, 3, 7)
+    );
+}

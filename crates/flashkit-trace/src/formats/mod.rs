@@ -606,19 +606,39 @@ impl Iterator for TextReader {
     }
 }
 
+/// Every variant is one pointer, so that telling them apart per request is one compare.
 enum Inner {
     Empty,
-    Binary {
-        reader: Box<TraceReader>,
-        volume: Option<u16>,
-        report: ParseReport,
-    },
+    Binary(Box<BinaryInner>),
     Text(Box<TextReader>),
-    Sorted {
-        requests: std::vec::IntoIter<Request>,
-        report: ParseReport,
-        volume_names: Option<Vec<String>>,
-    },
+    Sorted(Box<SortedInner>),
+}
+
+struct BinaryInner {
+    reader: TraceReader,
+    volume: Option<u16>,
+    report: ParseReport,
+}
+
+impl BinaryInner {
+    #[inline]
+    fn next(&mut self) -> Option<RequestResult> {
+        let Some(volume) = self.volume else {
+            return self.reader.next();
+        };
+        loop {
+            match self.reader.next()? {
+                Ok(request) if request.volume != volume => self.report.other_volumes += 1,
+                item => return Some(item),
+            }
+        }
+    }
+}
+
+struct SortedInner {
+    requests: std::vec::IntoIter<Request>,
+    report: ParseReport,
+    volume_names: Option<Vec<String>>,
 }
 
 /// The requests of a trace file in any format, streamed (or sorted by time, if asked).
@@ -651,11 +671,11 @@ pub fn open(path: &Path, options: &TraceOptions) -> Result<TraceStream, TraceErr
         )));
     }
     let inner = match Parser::new(format, options) {
-        None => Inner::Binary {
-            reader: Box::new(TraceReader::open(path)?),
+        None => Inner::Binary(Box::new(BinaryInner {
+            reader: TraceReader::open(path)?,
             volume: options.volume,
             report: ParseReport::default(),
-        },
+        })),
         Some(parser) => Inner::Text(Box::new(TextReader::new(path, parser, options)?)),
     };
     let mut stream = TraceStream {
@@ -678,7 +698,17 @@ impl TraceStream {
     pub fn report(&self) -> ParseReport {
         match &self.inner {
             Inner::Empty => ParseReport::default(),
-            Inner::Binary { report, .. } | Inner::Sorted { report, .. } => report.clone(),
+            Inner::Binary(binary) => {
+                // Counted from the reader's position, so the unfiltered path counts nothing.
+                let left = binary.reader.size_hint().1.unwrap_or(0) as u64;
+                let lines = binary.reader.info().records - left;
+                ParseReport {
+                    lines,
+                    requests: lines - binary.report.other_volumes,
+                    ..binary.report.clone()
+                }
+            }
+            Inner::Sorted(sorted) => sorted.report.clone(),
             Inner::Text(reader) => reader.report.clone(),
         }
     }
@@ -688,7 +718,7 @@ impl TraceStream {
     pub fn volume_names(&self) -> Option<Vec<String>> {
         match &self.inner {
             Inner::Text(reader) => reader.parser.volume_names(),
-            Inner::Sorted { volume_names, .. } => volume_names.clone(),
+            Inner::Sorted(sorted) => sorted.volume_names.clone(),
             _ => None,
         }
     }
@@ -703,11 +733,11 @@ impl TraceStream {
         let volume_names = self.volume_names();
         Ok(TraceStream {
             format: self.format,
-            inner: Inner::Sorted {
+            inner: Inner::Sorted(Box::new(SortedInner {
                 requests: requests.into_iter(),
                 report: self.report(),
                 volume_names,
-            },
+            })),
         })
     }
 }
@@ -720,24 +750,8 @@ impl Iterator for TraceStream {
         match &mut self.inner {
             Inner::Empty => None,
             Inner::Text(reader) => reader.next(),
-            Inner::Sorted { requests, .. } => requests.next().map(Ok),
-            Inner::Binary {
-                reader,
-                volume,
-                report,
-            } => loop {
-                let item = reader.next()?;
-                let Ok(request) = item else {
-                    return Some(item);
-                };
-                report.lines += 1;
-                if volume.is_some_and(|v| v != request.volume) {
-                    report.other_volumes += 1;
-                    continue;
-                }
-                report.requests += 1;
-                return Some(Ok(request));
-            },
+            Inner::Sorted(sorted) => sorted.requests.next().map(Ok),
+            Inner::Binary(binary) => binary.next(),
         }
     }
 }
