@@ -356,3 +356,21 @@ fn binary_traces_open_through_the_same_door_with_volume_selection() {
         (10, 3, 7)
     );
 }
+
+#[test]
+fn an_early_bad_line_is_reported_by_number_not_as_an_unknown_format() {
+    // Found while testing the CLI: a malformed fourth line made detection refuse every
+    // format ("cannot tell the trace format"), hiding the line at fault.
+    let dir = Dir::new();
+    let path = dir.file(
+        "early.csv",
+        format!("{MSR}1,hm,0,Read,12x4,4096,1\n{MSR}").as_bytes(),
+    );
+    let detection = detect(&path).expect("mostly msr");
+    assert_eq!(detection.format, Some(Format::Msr));
+    assert!(detection.explain().contains("accepting most of the sample"));
+    let message = all(&path, &TraceOptions::default())
+        .expect_err("bad line")
+        .to_string();
+    assert!(message.contains("line 3: field Offset"), "{message}");
+}
