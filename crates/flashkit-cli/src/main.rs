@@ -55,7 +55,12 @@ fn main() -> ExitCode {
         Command::Compare(args) => commands::compare::run(args, &config),
         Command::Replay(args) => commands::replay::run(args, &config),
         Command::Trace(TraceCommand::Gen(args)) => commands::trace::generate(args, &config),
-        Command::Trace(TraceCommand::Stats(args)) => commands::trace::stats(args),
+        Command::Trace(TraceCommand::Stats(args)) => commands::trace::stats(args, &config),
+        Command::Trace(TraceCommand::Convert(args)) => {
+            commands::trace_tools::convert(args, &config)
+        }
+        Command::Trace(TraceCommand::Detect(args)) => commands::trace_tools::detect(args),
+        Command::Trace(TraceCommand::Bench(args)) => commands::trace_tools::bench(args, &config),
         Command::Bench(args) => commands::bench::run(args),
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Report(args) => commands::report::run(args),

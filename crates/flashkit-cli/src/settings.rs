@@ -1,9 +1,11 @@
 //! Resolve options: command-line flags, then the config file, then built-in defaults.
 
-use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, WorkloadArgs};
+use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, TraceArgs, WorkloadArgs};
 use anyhow::{Context, Result, bail};
 use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, PageFtlConfig};
 use flashkit_sim::{DeviceSpec, Precondition};
+use flashkit_trace::formats::TraceOptions;
+use flashkit_trace::formats::layout::AddressMapping;
 use flashkit_trace::workload::{Pattern, SizeDist, WorkloadSpec};
 use serde::Deserialize;
 use std::path::Path;
@@ -16,6 +18,7 @@ pub struct ConfigFile {
     pub ftl: FtlArgs,
     pub run: RunArgs,
     pub workload: WorkloadArgs,
+    pub trace: TraceArgs,
 }
 
 impl ConfigFile {
@@ -78,6 +81,23 @@ pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
     } else {
         kind.to_string()
     }
+}
+
+/// How to read traces, and how to map them onto the device.
+pub fn trace_options(flags: &TraceArgs, file: &TraceArgs) -> (TraceOptions, AddressMapping) {
+    let options = TraceOptions {
+        format: flags.format.or(file.format),
+        blkparse_event: flags
+            .blkparse_event
+            .or(file.blkparse_event)
+            .unwrap_or_default(),
+        time_unit: flags.time_unit.or(file.time_unit),
+        skip_bad_lines: flags.skip_bad_lines || file.skip_bad_lines,
+        sort_by_time: flags.sort_by_time || file.sort_by_time,
+        volume: flags.asu.or(file.asu),
+    };
+    let mapping = flags.address_map.or(file.address_map).unwrap_or_default();
+    (options, mapping)
 }
 
 pub fn seed(flags: &RunArgs, file: &RunArgs) -> u64 {
@@ -210,6 +230,34 @@ mod tests {
         let w = workload_spec(&WorkloadArgs::default(), &file.workload, 1 << 30).expect("valid");
         assert_eq!(w.requests, 10_000);
         assert_eq!(w.pattern, Pattern::Zipf { theta: 0.99 });
+    }
+
+    #[test]
+    fn trace_options_come_from_flags_and_the_trace_section() {
+        let file: ConfigFile = toml::from_str(
+            "[trace]\nformat = \"disksim\"\ntime_unit = \"ns\"\nsort_by_time = true\naddress_map = \"identity\"\n",
+        )
+        .expect("valid config");
+        let flags = TraceArgs {
+            asu: Some(2),
+            ..TraceArgs::default()
+        };
+        let (options, mapping) = trace_options(&flags, &file.trace);
+        assert_eq!(
+            options.format,
+            Some(flashkit_trace::formats::Format::DiskSim)
+        );
+        assert_eq!(
+            options.time_unit,
+            Some(flashkit_trace::formats::TimeUnit::Ns)
+        );
+        assert!(options.sort_by_time && !options.skip_bad_lines);
+        assert_eq!(
+            (options.volume, mapping),
+            (Some(2), AddressMapping::Identity)
+        );
+        let bad = toml::from_str::<ConfigFile>("[trace]\nformat = \"nope\"\n").expect_err("bad");
+        assert!(bad.to_string().contains("unknown trace format"), "{bad}");
     }
 
     #[test]

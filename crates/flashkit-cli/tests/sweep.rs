@@ -152,7 +152,8 @@ fn a_killed_sweep_resumes_to_completion() {
 fn a_failed_run_is_recorded_and_the_others_finish() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("sweep.toml");
-    let sweep = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"2k\"\n[grid]\ntrace = [\"builtin\", \"missing.fkt\"]\n\"ftl.gc\" = [\"greedy\", \"fifo\"]\n";
+    // Blocks that survive two erases wear out during preconditioning: a runtime failure.
+    let sweep = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"2k\"\n[grid]\n\"device.endurance\" = [100000, 2]\n\"ftl.gc\" = [\"greedy\", \"fifo\"]\n";
     std::fs::write(&file, sweep).expect("write");
     let out = dir.path().join("out");
     let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
@@ -173,7 +174,23 @@ fn a_failed_run_is_recorded_and_the_others_finish() {
         failed[0]["error"]
             .as_str()
             .expect("error")
-            .contains("missing.fkt")
+            .contains("out of space"),
+        "{failed:?}"
+    );
+    assert!(
+        failed
+            .iter()
+            .all(|f| f["params"]["device.endurance"] == "2")
+    );
+
+    // A trace file that does not exist is refused before anything runs.
+    std::fs::write(&file, "[grid]\ntrace = [\"missing.fkt\"]\n").expect("write");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&dir.path().join("other"))]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("missing.fkt"),
+        "{}",
+        text(&output.stderr)
     );
 }
 

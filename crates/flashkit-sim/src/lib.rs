@@ -27,7 +27,7 @@ pub use metrics::{
     WallClock,
 };
 pub use precondition::{Precondition, precondition};
-pub use run::{DeviceSpec, RunOutcome, RunSpec, Source, run, run_with};
+pub use run::{DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, run, run_with};
 
 use flashkit_ftl::FtlError;
 use flashkit_trace::{Op, TraceError};

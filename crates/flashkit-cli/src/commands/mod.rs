@@ -6,6 +6,7 @@ pub mod replay;
 pub mod report;
 pub mod sweep;
 pub mod trace;
+pub mod trace_tools;
 
 use crate::Outcome;
 use flashkit_core::NandPreset;

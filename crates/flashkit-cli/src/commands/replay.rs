@@ -7,8 +7,9 @@ use crate::{Failure, Outcome, sim_failure};
 use flashkit_sim::{RunSpec, Source};
 
 pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
-    let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
     device.resolve().map_err(sim_failure)?;
+    let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
     let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     if policies.len() > 1 {
         return Err(Failure::Usage(anyhow::anyhow!(
@@ -18,7 +19,13 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
     let label = settings::label(args.ftl, &options);
     let source = match &args.trace {
-        Some(path) => Source::Binary(path.clone()),
+        Some(path) => super::trace_tools::trace_source(
+            path,
+            &args.trace_options,
+            config,
+            &mut device,
+            capacity_given,
+        )?,
         None => Source::Workload(
             settings::workload_spec(&args.workload, &config.workload, device.capacity_bytes)
                 .map_err(Failure::Usage)?,

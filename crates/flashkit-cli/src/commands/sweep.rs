@@ -30,11 +30,13 @@ use flashkit_ftl::FtlKind;
 use flashkit_report::Table;
 use flashkit_sim::sweep::{self, Cell, CellResult, ResultStore};
 use flashkit_sim::{Progress, RunSpec, Source};
+use flashkit_trace::formats::layout::PreparedTrace;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 #[derive(Debug, Deserialize)]
@@ -91,11 +93,15 @@ fn combinations(grid: &Grid) -> Vec<BTreeMap<String, toml::Value>> {
     cells
 }
 
+/// Traces read once per sweep: (path, reading options, block size) to the prepared trace.
+type TraceCache = BTreeMap<(PathBuf, String, u64), Arc<PreparedTrace>>;
+
 /// The cell of one combination: the base config with the combination's options set.
 fn cell(
     file: &SweepFile,
     dir: &Path,
     combo: &BTreeMap<String, toml::Value>,
+    traces: &mut TraceCache,
 ) -> anyhow::Result<Cell> {
     let mut table = file.base.clone();
     let mut kind = FtlKind::Page;
@@ -135,7 +141,7 @@ fn cell(
     let config: ConfigFile = toml::Value::Table(table)
         .try_into()
         .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
-    let device = settings::device_spec(&Default::default(), &config.device)?;
+    let mut device = settings::device_spec(&Default::default(), &config.device)?;
     let (policies, mut options) = settings::ftl_options(&Default::default(), &config.ftl);
     if let Some(&policy) = policies.first() {
         options.page.gc_policy = policy;
@@ -147,7 +153,24 @@ fn cell(
             device.capacity_bytes,
         )?)
     } else {
-        Source::Binary(dir.join(&trace))
+        // Any trace format, read once per sweep; the device is sized to it unless the cell
+        // gives a capacity, as `replay --trace` does.
+        let path = dir.join(&trace);
+        let (options, mapping) = settings::trace_options(&Default::default(), &config.trace);
+        let block = device.block_bytes()?;
+        let key = (path.clone(), format!("{options:?} {mapping:?}"), block);
+        let prepared = match traces.get(&key) {
+            Some(prepared) => prepared.clone(),
+            None => {
+                let prepared = Arc::new(PreparedTrace::prepare(&path, &options, mapping, block)?);
+                traces.insert(key, prepared.clone());
+                prepared
+            }
+        };
+        if config.device.capacity.is_none() {
+            device = device.sized_for(&prepared)?;
+        }
+        Source::Trace(prepared)
     };
     let spec = RunSpec {
         label: settings::label(kind, &options),
@@ -187,9 +210,10 @@ fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
     let dir = path
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
+    let mut traces = TraceCache::new();
     let cells = combinations(&grid)
         .iter()
-        .map(|combo| cell(&file, &dir, combo))
+        .map(|combo| cell(&file, &dir, combo, &mut traces))
         .collect::<anyhow::Result<Vec<_>>>()
         .with_context(|| format!("sweep file {}", path.display()))?;
     for c in &cells {
