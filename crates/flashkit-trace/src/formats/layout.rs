@@ -25,8 +25,9 @@
 
 use super::{ParseReport, TraceOptions, TraceStream, open};
 use crate::{Op, Request, RequestResult, TraceError};
+use rustc_hash::FxHashSet;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -68,7 +69,10 @@ impl FromStr for AddressMapping {
 /// The first pass: which chunks of which volumes requests touch.
 pub struct TraceScan {
     chunk_bytes: u64,
-    touched: HashSet<(u16, u64)>,
+    /// Chunks seen, hashed with FxHash: the set is sorted before anyone sees its order.
+    touched: FxHashSet<(u16, u64)>,
+    /// The last chunk inserted: consecutive requests mostly touch the same chunk.
+    last: Option<(u16, u64)>,
     volume_ends: BTreeMap<u16, u64>,
     requests: u64,
 }
@@ -79,7 +83,8 @@ impl TraceScan {
         assert!(chunk_bytes > 0, "chunk size must be positive");
         TraceScan {
             chunk_bytes,
-            touched: HashSet::new(),
+            touched: FxHashSet::default(),
+            last: None,
             volume_ends: BTreeMap::new(),
             requests: 0,
         }
@@ -94,7 +99,11 @@ impl TraceScan {
         let end = self.volume_ends.entry(r.volume).or_insert(0);
         *end = (*end).max(r.end());
         for chunk in r.offset / self.chunk_bytes..r.end().div_ceil(self.chunk_bytes) {
-            self.touched.insert((r.volume, chunk));
+            let key = (r.volume, chunk);
+            if self.last != Some(key) {
+                self.touched.insert(key);
+                self.last = Some(key);
+            }
         }
     }
 
@@ -122,10 +131,12 @@ impl TraceScan {
             }
             AddressMapping::Identity => next,
         };
+        let dense = DenseRanks::build(&chunks);
         AddressMap {
             mapping,
             chunk_bytes: self.chunk_bytes,
             chunks,
+            dense,
             bases,
             required_bytes,
             requests: self.requests,
@@ -139,9 +150,48 @@ pub struct AddressMap {
     mapping: AddressMapping,
     chunk_bytes: u64,
     chunks: Vec<(u16, u64)>,
+    /// A direct chunk-to-rank table when the trace has one volume and a moderate span.
+    dense: Option<DenseRanks>,
     bases: Vec<(u16, u64)>,
     required_bytes: u64,
     requests: u64,
+}
+
+/// Rank of every chunk of a single-volume trace, indexed by chunk number: one load per
+/// request instead of a binary search. Built only when the table stays small.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct DenseRanks {
+    volume: u16,
+    /// rank + 1 by chunk number; 0 for a chunk the scan never saw.
+    ranks: Vec<u32>,
+}
+
+impl DenseRanks {
+    /// Chunk numbers up to this many get a table (16 MiB of it at most).
+    const MAX_SPAN: u64 = 1 << 22;
+
+    fn build(chunks: &[(u16, u64)]) -> Option<DenseRanks> {
+        let (&(volume, _), &(last_volume, max)) = (chunks.first()?, chunks.last()?);
+        if volume != last_volume || max >= Self::MAX_SPAN || chunks.len() >= u32::MAX as usize {
+            return None;
+        }
+        let mut ranks = vec![0u32; max as usize + 1];
+        for (rank, &(_, chunk)) in chunks.iter().enumerate() {
+            ranks[chunk as usize] = rank as u32 + 1;
+        }
+        Some(DenseRanks { volume, ranks })
+    }
+
+    #[inline]
+    fn rank(&self, volume: u16, chunk: u64) -> Option<usize> {
+        if volume != self.volume {
+            return None;
+        }
+        match self.ranks.get(chunk as usize).copied() {
+            Some(0) | None => None,
+            Some(rank) => Some(rank as usize - 1),
+        }
+    }
 }
 
 impl AddressMap {
@@ -184,8 +234,14 @@ impl AddressMap {
         }
         let offset = match self.mapping {
             AddressMapping::Compact => {
-                let key = (r.volume, r.offset / self.chunk_bytes);
-                let rank = self.chunks.binary_search(&key).map_err(|_| unseen(&r))?;
+                let chunk = r.offset / self.chunk_bytes;
+                let rank = match &self.dense {
+                    Some(dense) => dense.rank(r.volume, chunk).ok_or_else(|| unseen(&r))?,
+                    None => self
+                        .chunks
+                        .binary_search(&(r.volume, chunk))
+                        .map_err(|_| unseen(&r))?,
+                };
                 rank as u64 * self.chunk_bytes + r.offset % self.chunk_bytes
             }
             AddressMapping::Identity => {
