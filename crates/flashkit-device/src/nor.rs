@@ -107,7 +107,7 @@ impl NorGeometry {
         words_per_block: u32,
     ) -> Result<NorGeometry, NorGeometryError> {
         let block_bytes = u64::from(words_per_block) * u64::from(WORD_BYTES);
-        if block_bytes == 0 || capacity_bytes % block_bytes != 0 {
+        if block_bytes == 0 || !capacity_bytes.is_multiple_of(block_bytes) {
             return Err(NorGeometryError::NotWholeBlocks {
                 capacity_bytes,
                 block_bytes,
