@@ -193,7 +193,33 @@ fn fat_list_small_flash_with_gc_and_power_cycles() {
                 power_cycle_every: 3_000,
             },
         );
-        eprintln!("seed {seed}: {:?}", list.stats().counters);
+        assert!(
+            list.stats().counter("gc_runs") > 0,
+            "seed {seed}: no garbage collection happened"
+        );
+    }
+}
+
+#[test]
+fn soft_list_small_flash_with_gc_and_power_cycles() {
+    for seed in 0..6u64 {
+        let cfg = SoftListConfig {
+            turnstile_blocks: 4,
+            max_levels: 1 + (seed % 5) as u32,
+            ..SoftListConfig::default()
+        };
+        let mut list = SoftList::create(small_nor(512, 8), cfg, seed).expect("create");
+        run(
+            &mut list,
+            &Run {
+                seed,
+                ops: 20_000,
+                key_space: 300,
+                max_live: 100,
+                check_every: 500,
+                power_cycle_every: 3_000,
+            },
+        );
         assert!(
             list.stats().counter("gc_runs") > 0,
             "seed {seed}: no garbage collection happened"

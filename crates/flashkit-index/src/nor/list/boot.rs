@@ -13,7 +13,7 @@ use flashkit_device::nor::{ERASED_WORD, NorDevice};
 use rand::Rng;
 
 impl Engine {
-    fn blank(
+    pub(super) fn blank(
         nor: NorDevice,
         cfg: ListConfig,
         structure: &'static str,

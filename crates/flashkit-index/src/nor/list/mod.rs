@@ -21,6 +21,8 @@
 
 mod boot;
 mod check;
+#[cfg(test)]
+mod fig4;
 mod layout;
 mod modify;
 mod search;
