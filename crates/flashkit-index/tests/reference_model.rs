@@ -5,7 +5,9 @@
 
 use flashkit_core::{SimRng, SimRngExt};
 use flashkit_device::{NorDevice, NorGeometry};
-use flashkit_index::nor::{FatList, FatListConfig, Key, NorIndex, SoftList, SoftListConfig};
+use flashkit_index::nor::{
+    FatList, FatListConfig, Key, MuTree, MuTreeConfig, NorIndex, SoftList, SoftListConfig,
+};
 use rand::Rng;
 use std::collections::BTreeMap;
 
@@ -222,6 +224,30 @@ fn soft_list_small_flash_with_gc_and_power_cycles() {
         );
         assert!(
             list.stats().counter("gc_runs") > 0,
+            "seed {seed}: no garbage collection happened"
+        );
+    }
+}
+
+#[test]
+fn mu_tree_small_flash_with_gc_and_power_cycles() {
+    for seed in 0..4u64 {
+        // 128-byte pages (64 words) in 512-word blocks: a small tree of height up to 5.
+        let cfg = MuTreeConfig { page_bytes: 128 };
+        let mut tree = MuTree::create(small_nor(512, 12), cfg).expect("create");
+        run(
+            &mut tree,
+            &Run {
+                seed,
+                ops: 20_000,
+                key_space: 600,
+                max_live: 150,
+                check_every: 1,
+                power_cycle_every: 0,
+            },
+        );
+        assert!(
+            tree.stats().counter("gc_runs") > 0,
             "seed {seed}: no garbage collection happened"
         );
     }

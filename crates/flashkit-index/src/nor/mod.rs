@@ -14,14 +14,14 @@
 // pub mod bench;
 mod fat_list;
 mod list;
-// pub mod mu_tree;
+pub mod mu_tree;
 mod soft_list;
 mod stats;
 
 pub use fat_list::{FatList, FatListConfig};
 pub use list::{ListConfig, PointerArea, Probe};
+pub use mu_tree::{MuTree, MuTreeConfig};
 pub use soft_list::{SoftList, SoftListConfig};
-// pub use mu_tree::{MuTree, MuTreeConfig};
 pub use stats::{BootReport, IndexStats, ProbeStats};
 
 use flashkit_device::{DeviceError, NorDevice};
