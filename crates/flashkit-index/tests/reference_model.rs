@@ -232,9 +232,9 @@ fn soft_list_small_flash_with_gc_and_power_cycles() {
 #[test]
 fn mu_tree_small_flash_with_gc_and_power_cycles() {
     for seed in 0..4u64 {
-        // 128-byte pages (64 words) in 512-word blocks: a small tree of height up to 5.
-        let cfg = MuTreeConfig { page_bytes: 128 };
-        let mut tree = MuTree::create(small_nor(512, 12), cfg).expect("create");
+        // 256-byte pages (128 words) in 1024-word blocks: 15 entries a leaf, up to 6 levels.
+        let cfg = MuTreeConfig { page_bytes: 256 };
+        let mut tree = MuTree::create(small_nor(1024, 10), cfg).expect("create");
         run(
             &mut tree,
             &Run {
@@ -242,8 +242,8 @@ fn mu_tree_small_flash_with_gc_and_power_cycles() {
                 ops: 20_000,
                 key_space: 600,
                 max_live: 150,
-                check_every: 1,
-                power_cycle_every: 0,
+                check_every: 500,
+                power_cycle_every: 3_000,
             },
         );
         assert!(

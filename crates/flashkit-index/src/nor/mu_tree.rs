@@ -407,6 +407,17 @@ impl MuTree {
                     };
                 }
             }
+            if let Node::Inner { children, .. } = &node {
+                let level = spec.top - i as u32;
+                assert!(
+                    children.len() <= self.inner_capacity(level, spec.height),
+                    "invariant: a level-{level} node of {} children fits its region (height {}, top {}, root {})",
+                    children.len(),
+                    spec.height,
+                    spec.top,
+                    spec.root
+                );
+            }
             self.encode_node(&node, spec.top - i as u32, spec.height, &mut buf);
         }
         let base = self.page_addr(page);
@@ -487,7 +498,32 @@ impl MuTree {
         out
     }
 
+    /// Collect garbage until `pages` pages can be written without another collection, so
+    /// that no collection rewrites the tree under an operation's path read into RAM.
+    fn ensure_room(&mut self, pages: u32) -> Result<(), IndexError> {
+        for _ in 0..=2 * self.valid.len() {
+            let spare_blocks = self.free_blocks.len().saturating_sub(1) as u32;
+            if self.pages_per_block - self.next_page.min(self.pages_per_block)
+                + spare_blocks * self.pages_per_block
+                >= pages
+            {
+                return Ok(());
+            }
+            self.collect()?;
+        }
+        Err(IndexError::OutOfSpace {
+            structure: NAME,
+            detail: format!("garbage collection cannot free {pages} pages"),
+        })
+    }
+
+    /// Pages one update may write at most: the path, the right chain, loose pieces.
+    fn pages_per_update(&self) -> u32 {
+        2 * self.height + 4
+    }
+
     fn insert(&mut self, key: Key, value: Value) -> Result<bool, IndexError> {
+        self.ensure_room(self.pages_per_update())?;
         let path = self.read_path(key);
         let height = self.height;
         let leaf_page = path[path.len() - 1].0;
@@ -678,6 +714,16 @@ impl MuTree {
             };
             children.push(marker);
         }
+        if children.len() > self.inner_capacity(height, new_height) {
+            return Err(IndexError::OutOfSpace {
+                structure: NAME,
+                detail: format!(
+                    "the root split into {} nodes, more than a {new_height}-level root holds in a {}-byte page",
+                    children.len(),
+                    self.cfg.page_bytes
+                ),
+            });
+        }
         Ok(Node::Inner { children, keys })
     }
 
@@ -739,6 +785,7 @@ impl MuTree {
 
 impl MuTree {
     fn delete(&mut self, key: Key) -> Result<Option<Value>, IndexError> {
+        self.ensure_room(self.pages_per_update())?;
         let path = self.read_path(key);
         let leaf_page = path[path.len() - 1].0;
         let mut nodes = Self::mark_path(&path);
