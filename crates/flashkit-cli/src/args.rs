@@ -38,6 +38,12 @@ pub enum Command {
     Bench(BenchArgs),
     /// List the NAND presets and where their figures come from.
     Presets,
+    /// NOR-flash indexes: fat lists, soft lists and the mu-tree.
+    #[command(subcommand)]
+    Index(crate::commands::index::IndexCommand),
+    /// Rerun a paper's evaluation and print its published figures beside ours.
+    #[command(subcommand)]
+    Reproduce(crate::commands::reproduce::Reproduce),
 }
 
 #[derive(Args, Debug)]

@@ -55,6 +55,8 @@ fn main() -> ExitCode {
         Command::Trace(TraceCommand::Stats(args)) => commands::trace::stats(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Presets => commands::presets(),
+        Command::Index(command) => commands::index::run(command),
+        Command::Reproduce(command) => commands::reproduce::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

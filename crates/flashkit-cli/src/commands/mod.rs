@@ -2,7 +2,9 @@
 
 pub mod bench;
 pub mod compare;
+pub mod index;
 pub mod replay;
+pub mod reproduce;
 pub mod trace;
 
 use crate::Outcome;

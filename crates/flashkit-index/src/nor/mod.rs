@@ -11,7 +11,7 @@
 //! of 353 bytes implies (40 slots of key and value, a 40-bit bitmap and seven two-word
 //! pointers). `u32::MAX` is reserved: it is what an erased key reads as.
 
-// pub mod bench;
+pub mod bench;
 mod fat_list;
 mod list;
 pub mod mu_tree;
