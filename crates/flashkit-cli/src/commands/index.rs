@@ -10,9 +10,7 @@ use anyhow::anyhow;
 use clap::{Args, Subcommand};
 use flashkit_core::units::format_size;
 use flashkit_device::{NorGeometry, NorPreset};
-use flashkit_index::nor::bench::{
-    self, IndexSpec, MicroSpec, PhaseReport, SensorSpec, Structure,
-};
+use flashkit_index::nor::bench::{self, IndexSpec, MicroSpec, PhaseReport, SensorSpec, Structure};
 use flashkit_index::nor::{FatListConfig, IndexError, MuTreeConfig, SoftListConfig};
 use flashkit_report::Table;
 use serde::Serialize;
@@ -107,8 +105,9 @@ pub struct IndexBenchArgs {
 impl IndexBenchArgs {
     /// The index to build.
     pub fn index_spec(&self) -> Result<IndexSpec, Failure> {
-        let page_bytes = u32::try_from(self.page_size.0)
-            .map_err(|_| Failure::Usage(anyhow!("--page-size {} B is too large", self.page_size.0)))?;
+        let page_bytes = u32::try_from(self.page_size.0).map_err(|_| {
+            Failure::Usage(anyhow!("--page-size {} B is too large", self.page_size.0))
+        })?;
         Ok(IndexSpec {
             structure: self.structure,
             fat: FatListConfig {
@@ -141,7 +140,12 @@ impl IndexBenchArgs {
         u32::try_from(self.keys.0)
             .ok()
             .filter(|&k| k > 0)
-            .ok_or_else(|| Failure::Usage(anyhow!("--keys {} must be between 1 and 2^32 - 2", self.keys.0)))
+            .ok_or_else(|| {
+                Failure::Usage(anyhow!(
+                    "--keys {} must be between 1 and 2^32 - 2",
+                    self.keys.0
+                ))
+            })
     }
 }
 

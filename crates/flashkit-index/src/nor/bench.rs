@@ -10,8 +10,8 @@
 //! lab trace the paper used is not available here) and says so in its description.
 
 use crate::nor::{
-    FatList, FatListConfig, IndexError, Key, MuTree, MuTreeConfig, NorIndex, ProbeStats,
-    SoftList, SoftListConfig, Value,
+    FatList, FatListConfig, IndexError, Key, MuTree, MuTreeConfig, NorIndex, ProbeStats, SoftList,
+    SoftListConfig, Value,
 };
 use flashkit_core::{OpCounters, SimRng, SimRngExt, Timing};
 use flashkit_device::{NorDevice, NorGeometry};
@@ -394,7 +394,8 @@ pub fn sensor_keys(spec: &SensorSpec) -> Vec<Key> {
         let mote = (i % u64::from(spec.sensors)) as usize;
         let t = (i / u64::from(spec.sensors)) as f64 * f64::from(spec.period_s);
         walk[mote] = (walk[mote] + rng.random_range(-0.05..0.05)) * 0.999;
-        let celsius = 21.0 + 3.5 * (2.0 * std::f64::consts::PI * t / day).sin() + offsets[mote] + walk[mote];
+        let celsius =
+            21.0 + 3.5 * (2.0 * std::f64::consts::PI * t / day).sin() + offsets[mote] + walk[mote];
         keys.push(((celsius + 39.6) * 100.0).round().max(0.0) as Key);
     }
     keys
@@ -434,24 +435,27 @@ pub fn sensor(
     let mut out = Vec::new();
     let mut returned = 0u64;
     for &count in rounds {
-    let name = format!("range x{count}");
-    runner.phase(&name, count, |ix| {
-        for _ in 0..count {
-            let lo = keys[rng.random_range(0..keys.len())];
-            let hi = lo.saturating_add(rng.random_range(0..=spec.max_range));
-            out.clear();
-            ix.range(lo, hi, &mut out)?;
-            let want = model.range(lo..=hi).count();
-            if out.len() != want {
-                return Err(IndexError::Corrupt {
-                    structure: "benchmark",
-                    detail: format!("range {lo}..={hi} returned {} pairs, {want} expected", out.len()),
-                });
+        let name = format!("range x{count}");
+        runner.phase(&name, count, |ix| {
+            for _ in 0..count {
+                let lo = keys[rng.random_range(0..keys.len())];
+                let hi = lo.saturating_add(rng.random_range(0..=spec.max_range));
+                out.clear();
+                ix.range(lo, hi, &mut out)?;
+                let want = model.range(lo..=hi).count();
+                if out.len() != want {
+                    return Err(IndexError::Corrupt {
+                        structure: "benchmark",
+                        detail: format!(
+                            "range {lo}..={hi} returned {} pairs, {want} expected",
+                            out.len()
+                        ),
+                    });
+                }
+                returned += out.len() as u64;
             }
-            returned += out.len() as u64;
-        }
-        Ok(())
-    })?;
+            Ok(())
+        })?;
     }
     Ok(MacroReport {
         phases: runner.phases,
@@ -498,7 +502,9 @@ mod tests {
         let distinct: std::collections::BTreeSet<_> = keys.iter().collect();
         assert!(distinct.len() < keys.len() / 2, "temperatures repeat");
         let geometry = NorGeometry::new(4096, 16).expect("valid");
-        let mut index = IndexSpec::new(Structure::FatList, 1).build(geometry).expect("build");
+        let mut index = IndexSpec::new(Structure::FatList, 1)
+            .build(geometry)
+            .expect("build");
         let report = sensor(index.as_mut(), NorPreset::K8C1215.timing, &spec, &[50]).expect("runs");
         assert_eq!(report.distinct_keys, distinct.len() as u64);
         assert!(report.pairs_returned > 0);

@@ -95,7 +95,7 @@ impl MuTree {
                 cfg.page_bytes
             )));
         }
-        if g.words_per_block() % page_words != 0 || g.blocks() < 3 {
+        if !g.words_per_block().is_multiple_of(page_words) || g.blocks() < 3 {
             return Err(err(format!(
                 "{} B pages must tile {}-word blocks, and the flash needs 3 blocks or more",
                 cfg.page_bytes,
@@ -190,7 +190,8 @@ impl MuTree {
 
     fn inner_capacity(&self, level: u32, height: u32) -> usize {
         let size = self.region(level, height).1;
-        ((size + 2) / 3) as usize
+        // c children and c - 1 keys take 3c - 2 words.
+        (size + 2) as usize / 3
     }
 
     fn read_w(&mut self, addr: WordAddr) -> u16 {

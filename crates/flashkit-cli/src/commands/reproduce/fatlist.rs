@@ -14,10 +14,10 @@ use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Args;
 use flashkit_device::{NorGeometry, NorPreset};
+use flashkit_index::nor::FatListConfig;
 use flashkit_index::nor::bench::{
     self, IndexSpec, MicroReport, MicroSpec, PhaseReport, SensorSpec, Structure,
 };
-use flashkit_index::nor::FatListConfig;
 use flashkit_report::Table;
 use serde::Serialize;
 use std::path::PathBuf;
@@ -36,6 +36,9 @@ pub struct FatlistArgs {
     /// Sensor readings for the macro-benchmark [default: 200k; 20k with --quick].
     #[arg(long, value_name = "N")]
     pub readings: Option<Count>,
+    /// Widest range query of the macro-benchmark, in hundredths of a degree.
+    #[arg(long, default_value_t = 100, value_name = "N")]
+    pub max_range: u32,
     /// Power cycles averaged per initialization figure.
     #[arg(long, default_value_t = 20, value_name = "N")]
     pub boot_trials: u32,
@@ -77,8 +80,14 @@ struct InitRow {
 
 /// The probe table of section 0.6.3 (query phase), columns max levels 5, 4, 3, 1.
 const PAPER_PROBES: [(&str, [f64; 4]); 7] = [
-    ("pointers visited", [13_082_578.0, 13_130_214.0, 22_495_212.0, 88_385_632.0]),
-    ("total probes", [34_529_843.0, 28_286_792.0, 35_443_585.0, 106_887_758.0]),
+    (
+        "pointers visited",
+        [13_082_578.0, 13_130_214.0, 22_495_212.0, 88_385_632.0],
+    ),
+    (
+        "total probes",
+        [34_529_843.0, 28_286_792.0, 35_443_585.0, 106_887_758.0],
+    ),
     ("successful", [0.775, 0.837, 0.940, 1.0]),
     ("low", [0.020, 0.017, 0.001, 0.0]),
     ("over", [0.676, 0.487, 0.192, 0.057]),
@@ -116,7 +125,11 @@ pub fn run(args: &FatlistArgs) -> Outcome {
         micro.updates,
         micro.queries,
         args.seed,
-        if args.quick { " (--quick: a tenth of the paper's workload)" } else { "" }
+        if args.quick {
+            " (--quick: a tenth of the paper's workload)"
+        } else {
+            ""
+        }
     );
     if wants("sizes") {
         sizes(&micro, args.seed, &mut doc)?;
@@ -188,7 +201,12 @@ fn rw_table(runs: &[(String, &[PhaseReport])]) -> Table {
         let mut total = 0.0;
         for p in *phases {
             let t = &p.time;
-            row.push(format!("{:.1}/{:.1}/{:.1}", t.reads(), t.writes(), t.erases()));
+            row.push(format!(
+                "{:.1}/{:.1}/{:.1}",
+                t.reads(),
+                t.writes(),
+                t.erases()
+            ));
             total += t.total();
         }
         row.push(format!("{total:.1}"));
@@ -202,7 +220,9 @@ fn total(phases: &[PhaseReport]) -> f64 {
 }
 
 fn sizes(micro: &MicroSpec, seed: u64, doc: &mut Document) -> Outcome {
-    println!("== Figs. 14-15: fat lists vs the mu-tree on 1, 2, 4 and 8 MB (simulated seconds: reads/writes/erases per phase)");
+    println!(
+        "== Figs. 14-15: fat lists vs the mu-tree on 1, 2, 4 and 8 MB (simulated seconds: reads/writes/erases per phase)"
+    );
     let mut runs = Vec::new();
     for mb in [1u64, 2, 4, 8] {
         for structure in [Structure::FatList, Structure::MuTree] {
@@ -218,12 +238,20 @@ fn sizes(micro: &MicroSpec, seed: u64, doc: &mut Document) -> Outcome {
             }
         }
     }
-    let rows: Vec<(String, &[PhaseReport])> = runs.iter().map(|r| (r.label.clone(), r.phases.as_slice())).collect();
+    let rows: Vec<(String, &[PhaseReport])> = runs
+        .iter()
+        .map(|r| (r.label.clone(), r.phases.as_slice()))
+        .collect();
     print!("{}", rw_table(&rows).render());
     for mb in [1u64, 2, 4, 8] {
         let find = |s: Structure| runs.iter().find(|r| r.label == format!("{s} {mb} MB"));
         if let (Some(f), Some(m)) = (find(Structure::FatList), find(Structure::MuTree)) {
-            let q = |r: &Labelled| r.phases.iter().find(|p| p.name == "query").map_or(0.0, |p| p.time.total());
+            let q = |r: &Labelled| {
+                r.phases
+                    .iter()
+                    .find(|p| p.name == "query")
+                    .map_or(0.0, |p| p.time.total())
+            };
             println!(
                 "{mb} MB: mu-tree total / fat-list total = {:.2} (paper: about 2); query phase mu-tree {:.1} s vs fat list {:.1} s (paper: the mu-tree is faster on queries)",
                 total(&m.phases) / total(&f.phases),
@@ -237,20 +265,29 @@ fn sizes(micro: &MicroSpec, seed: u64, doc: &mut Document) -> Outcome {
     Ok(())
 }
 
-fn levels(micro: &MicroSpec, seed: u64, doc: &mut Document, print: bool) -> Result<Vec<(u32, MicroReport)>, Failure> {
+fn levels(
+    micro: &MicroSpec,
+    seed: u64,
+    doc: &mut Document,
+    print: bool,
+) -> Result<Vec<(u32, MicroReport)>, Failure> {
     let mut reports = Vec::new();
     for levels in [1u32, 3, 4, 5] {
         let report = run_micro(fat(seed, FatListConfig::with_levels(levels)), 2, micro)?;
         reports.push((levels, report));
     }
     if print {
-        println!("== Figs. 16-17: fat lists with maximum levels 1, 3, 4, 5 (2 MB, turnstile 8, pool = levels + 2)");
+        println!(
+            "== Figs. 16-17: fat lists with maximum levels 1, 3, 4, 5 (2 MB, turnstile 8, pool = levels + 2)"
+        );
         let rows: Vec<(String, &[PhaseReport])> = reports
             .iter()
             .map(|(l, r)| (format!("max level {l}"), r.phases.as_slice()))
             .collect();
         print!("{}", rw_table(&rows).render());
-        println!("paper: read time in the insertion phase falls as the maximum level grows; best totals at 4 and 5\n");
+        println!(
+            "paper: read time in the insertion phase falls as the maximum level grows; best totals at 4 and 5\n"
+        );
     }
     doc.levels = reports
         .iter()
@@ -264,7 +301,9 @@ fn levels(micro: &MicroSpec, seed: u64, doc: &mut Document, print: bool) -> Resu
 }
 
 fn probes(reports: &[(u32, MicroReport)]) {
-    println!("== Table (section 0.6.3): probes in the query phase, per pointer visited; paper's figure in brackets");
+    println!(
+        "== Table (section 0.6.3): probes in the query phase, per pointer visited; paper's figure in brackets"
+    );
     let order = [5u32, 4, 3, 1];
     let mut header = vec!["".to_string()];
     header.extend(order.iter().map(|l| format!("max level {l}")));
@@ -321,9 +360,14 @@ fn turnstiles(micro: &MicroSpec, seed: u64, doc: &mut Document) -> Outcome {
             counters: report.counters,
         });
     }
-    let rows: Vec<(String, &[PhaseReport])> = runs.iter().map(|r| (r.label.clone(), r.phases.as_slice())).collect();
+    let rows: Vec<(String, &[PhaseReport])> = runs
+        .iter()
+        .map(|r| (r.label.clone(), r.phases.as_slice()))
+        .collect();
     print!("{}", rw_table(&rows).render());
-    println!("paper: read time grows with the turnstile size, write and erase time falls; best totals at 8 and 16\n");
+    println!(
+        "paper: read time grows with the turnstile size, write and erase time falls; best totals at 8 and 16\n"
+    );
     doc.turnstiles = runs;
     Ok(())
 }
@@ -351,7 +395,11 @@ fn init(args: &FatlistArgs, micro: &MicroSpec, doc: &mut Document) -> Outcome {
             };
             let report = run_micro(fat(args.seed, cfg), 2, &spec)?;
             let reads = report.boot_word_reads.unwrap_or(0.0);
-            row.push(format!("{reads:.1} = {:.1} us [{:.2}]", reads * 0.110, paper[i]));
+            row.push(format!(
+                "{reads:.1} = {:.1} us [{:.2}]",
+                reads * 0.110,
+                paper[i]
+            ));
             doc.init.push(InitRow {
                 turnstile: t,
                 levels: l,
@@ -362,7 +410,9 @@ fn init(args: &FatlistArgs, micro: &MicroSpec, doc: &mut Document) -> Outcome {
         table.push(row);
     }
     print!("{}", table.render());
-    println!("(each count includes the one header word read per block that finds the turnstiles' spare blocks)\n");
+    println!(
+        "(each count includes the one header word read per block that finds the turnstiles' spare blocks)\n"
+    );
     Ok(())
 }
 
@@ -372,19 +422,26 @@ fn sensor(args: &FatlistArgs, doc: &mut Document) -> Outcome {
         .map_or(if args.quick { 20_000 } else { 200_000 }, |c| c.0);
     let spec = SensorSpec {
         readings,
+        max_range: args.max_range,
         seed: args.seed,
         ..SensorSpec::default()
     };
     println!(
-        "== Fig. 21: sensor macro-benchmark, {readings} synthetic temperature readings from 54 motes every 31 s (a repeated value is an update), then 1,000 and 10,000 range queries (8 MB; fat list: turnstile 8, max level 5, 40 slots, 30 keys, pool 7; mu-tree: 512 B pages)"
+        "== Fig. 21: sensor macro-benchmark, {readings} synthetic temperature readings from 54 motes every 31 s (a repeated value is an update), then 1,000 and 10,000 range queries of up to {} hundredths of a degree (8 MB; fat list: turnstile 8, max level 5, 40 slots, 30 keys, pool 7; mu-tree: 512 B pages)",
+        args.max_range
     );
     let mut runs = Vec::new();
     for structure in [Structure::FatList, Structure::MuTree] {
         let mut index_spec = IndexSpec::new(structure, args.seed);
         index_spec.fat.key_limit = 30;
         let mut index = index_spec.build(geometry(8)?).map_err(index_failure)?;
-        let report = bench::sensor(index.as_mut(), NorPreset::K8C1215.timing, &spec, &[1_000, 10_000])
-            .map_err(index_failure)?;
+        let report = bench::sensor(
+            index.as_mut(),
+            NorPreset::K8C1215.timing,
+            &spec,
+            &[1_000, 10_000],
+        )
+        .map_err(index_failure)?;
         println!("{structure}: {} distinct keys", report.distinct_keys);
         print!("{}", phase_table(&report.phases).render());
         runs.push(Labelled {
@@ -393,7 +450,9 @@ fn sensor(args: &FatlistArgs, doc: &mut Document) -> Outcome {
             counters: index.stats().counters,
         });
     }
-    println!("paper: insertion reads lower for the mu-tree, its writes and erases much higher; range queries faster on fat lists\n");
+    println!(
+        "paper: insertion reads lower for the mu-tree, its writes and erases much higher; range queries faster on fat lists\n"
+    );
     doc.sensor = runs;
     Ok(())
 }

@@ -3,7 +3,7 @@
 //! picking a random object, climbing levels rightward to the dummy tail, and stepping once
 //! more.
 
-use super::layout::{self, BLOCK_IN_USE, Contents, Kind, Layout, MAX_LEVELS, State};
+use super::layout::{self, BLOCK_IN_USE, Contents, Kind, Layout, MAX_LEVELS, MAX_SLOTS, State};
 use super::search::Bound;
 use super::{Counts, Cur, Engine, Frame, ListConfig};
 use crate::nor::IndexError;
@@ -31,7 +31,7 @@ impl Engine {
                 format!("{} must be at least 2 (one spare)", cfg.turnstile_blocks),
             ));
         }
-        if g.blocks() % cfg.turnstile_blocks != 0 {
+        if !g.blocks().is_multiple_of(cfg.turnstile_blocks) {
             return Err(err(
                 "turnstile size",
                 format!(
@@ -53,7 +53,11 @@ impl Engine {
                 format!("{} is not strictly between 0 and 1", cfg.p),
             ));
         }
-        if cfg.slots == 0 || cfg.key_limit == 0 || cfg.key_limit > cfg.slots {
+        if cfg.slots == 0
+            || cfg.slots > MAX_SLOTS
+            || cfg.key_limit == 0
+            || cfg.key_limit > cfg.slots
+        {
             return Err(err(
                 "slots / key limit",
                 format!(

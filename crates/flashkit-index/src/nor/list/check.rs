@@ -7,7 +7,7 @@
 //! each object's current pointer names the next object of that level (in key order) and the
 //! tail's single (level-0) pointer names the head.
 
-use super::layout::{Kind, PointerArea, Ptr, State, decode_ptr, decode_state, join};
+use super::layout::{Kind, Ptr, State, decode_ptr, decode_state, join};
 use super::{Engine, Frame};
 use crate::nor::{Key, Value};
 use flashkit_device::nor::ERASED_WORD;
@@ -62,10 +62,7 @@ impl Engine {
             return Err(format!("{frame:?}: a key has two live slots"));
         }
         let mut next = vec![None; level as usize + 1];
-        let runs: Vec<std::ops::Range<u32>> = match lay.ptr_run {
-            PointerArea::Pool { entries } => vec![0..entries],
-            PointerArea::PerLevel { .. } => (0..=level).map(|l| lay.ptr_entries_of(l)).collect(),
-        };
+        let runs = lay.ptr_runs(level);
         for run in runs {
             let mut ended = false;
             for e in run {

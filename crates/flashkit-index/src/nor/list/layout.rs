@@ -36,6 +36,9 @@ pub const BLOCK_IN_USE: u16 = 0x0000;
 /// Words before the first frame of a block.
 pub const BLOCK_HEADER_WORDS: u32 = 1;
 
+/// Most slots an object may have (the bitmap is read into a fixed buffer of 8 words).
+pub const MAX_SLOTS: u32 = 128;
+
 /// Largest number of levels (the pointer encoding keeps 3 bits of level).
 pub const MAX_LEVELS: u32 = 7;
 
@@ -215,6 +218,15 @@ impl Layout {
 }
 
 impl Layout {
+    /// The runs of entries an object of top level `level` owns: the whole pool, or one run
+    /// per level.
+    pub fn ptr_runs(&self, level: u8) -> Vec<std::ops::Range<u32>> {
+        match self.ptr_run {
+            PointerArea::Pool { entries } => std::iter::once(0..entries).collect(),
+            PointerArea::PerLevel { .. } => (0..=level).map(|l| self.ptr_entries_of(l)).collect(),
+        }
+    }
+
     /// The entry holding a level's first pointer in a freshly written object.
     pub fn first_entry(&self, level: u8) -> u32 {
         match self.ptr_run {

@@ -1,7 +1,7 @@
 //! Reading objects, de-referencing soft pointers (Fig. 8, Fig. 12) and searching
 //! (Algorithm 1 over levels, section 0.4.1).
 
-use super::layout::{Kind, PointerArea, Ptr, State, decode_ptr, decode_state, join};
+use super::layout::{Kind, Ptr, State, decode_ptr, decode_state, join};
 use super::{Cur, Engine, Frame, Full};
 use crate::nor::{Key, Value};
 
@@ -268,10 +268,9 @@ impl Engine {
     /// value of the live match.
     pub(super) fn lookup_in(&mut self, frame: Frame, key: Key) -> Option<Value> {
         let bw = self.lay.bitmap_words;
-        let bitmap: Vec<u16> = self
-            .nor
-            .read_words(self.addr(frame).offset(self.lay.bitmap()), bw, self.cause)
-            .to_vec();
+        let at = self.addr(frame).offset(self.lay.bitmap());
+        let mut bitmap = [0u16; 8];
+        bitmap[..bw as usize].copy_from_slice(self.nor.read_words(at, bw, self.cause));
         let live = |slot: u32| bitmap[(slot / 16) as usize] & (1 << (slot % 16)) != 0;
         let m = self.lay.slots;
         let mut front = 0;
@@ -371,12 +370,7 @@ impl Engine {
             };
             full.level as usize + 1
         ];
-        let runs: Vec<std::ops::Range<u32>> = match lay.ptr_run {
-            PointerArea::Pool { entries } => vec![0..entries],
-            PointerArea::PerLevel { .. } => {
-                (0..=full.level).map(|l| lay.ptr_entries_of(l)).collect()
-            }
-        };
+        let runs = lay.ptr_runs(full.level);
         for run in runs {
             let mut used = 0;
             for entry in run {
@@ -452,19 +446,40 @@ impl Engine {
         hi: Key,
         out: &mut Vec<(Key, Value)>,
     ) -> i64 {
-        let full = self.read_full(frame);
+        // Keys of both areas, then the value of each live key in range: the pointer pool
+        // and the other values are not needed.
+        let bw = self.lay.bitmap_words;
+        let at = self.addr(frame).offset(self.lay.bitmap());
+        let mut bitmap = [0u16; 8];
+        bitmap[..bw as usize].copy_from_slice(self.nor.read_words(at, bw, self.cause));
+        let m = self.lay.slots;
         let start = out.len();
-        out.extend(
-            full.live_pairs()
-                .into_iter()
-                .filter(|&(k, _)| lo <= k && k <= hi),
-        );
+        let mut max = -1i64;
+        let mut visit = |e: &mut Engine, slot: u32| -> bool {
+            let key = e.read2(frame, e.lay.slot(slot));
+            if key == u32::MAX {
+                return false;
+            }
+            max = max.max(i64::from(key));
+            let live = bitmap[(slot / 16) as usize] & (1 << (slot % 16)) != 0;
+            if live && lo <= key && key <= hi {
+                out.push((key, e.read2(frame, e.lay.slot(slot) + 2)));
+            }
+            true
+        };
+        let mut front = 0;
+        while front < m && visit(self, front) {
+            front += 1;
+        }
+        let mut slot = m;
+        while slot > front {
+            slot -= 1;
+            if !visit(self, slot) {
+                break;
+            }
+        }
         out[start..].sort_unstable();
-        full.slots
-            .iter()
-            .map(|s| i64::from(s.1))
-            .max()
-            .unwrap_or(-1)
+        max
     }
 
     /// A range query (section 0.5.4): find the first object, then walk level 0.
