@@ -134,6 +134,8 @@ impl Engine {
             counts: Counts::default(),
             merge_queue: Vec::new(),
             deferred_tails: Vec::new(),
+            tasks: Vec::new(),
+            draining: false,
             buf: Vec::new(),
         })
     }
@@ -209,6 +211,7 @@ impl Engine {
         self.boots = boots;
         self.moves.clear();
         self.deferred_tails.clear();
+        self.tasks.clear();
         self.merge_queue.clear();
         self.spare.fill(0);
         self.cause = Cause::Metadata;

@@ -157,7 +157,7 @@ impl Engine {
 
     /// Check every invariant.
     pub fn check(&self) -> Result<(), String> {
-        if !self.moves.is_empty() || !self.deferred_tails.is_empty() {
+        if !self.moves.is_empty() || !self.deferred_tails.is_empty() || !self.tasks.is_empty() {
             return Err("an operation is still open".into());
         }
         self.check_blocks()?;

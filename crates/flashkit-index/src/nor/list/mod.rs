@@ -116,6 +116,9 @@ pub(crate) struct Engine {
     merge_queue: Vec<Key>,
     /// Old tails whose predecessors still point at them (see `modify`).
     deferred_tails: Vec<Handle>,
+    /// Queued structural work and whether a loop is running it (see `modify::Task`).
+    tasks: Vec<modify::Task>,
+    draining: bool,
     buf: Vec<u16>,
 }
 

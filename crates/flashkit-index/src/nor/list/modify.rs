@@ -6,6 +6,24 @@ use super::search::Bound;
 use super::{Cur, Engine, Frame, Full, Handle, Move};
 use crate::nor::{IndexError, Key, Value};
 
+/// Work left by a structural change. Re-pointing a predecessor can relocate it, which
+/// re-points its own predecessors, and so on (pointer-update propagation, section 0.3.3),
+/// possibly the length of a list: the work is a stack of tasks run last-in first-out, the
+/// order of the recursion it replaces, without the recursion's depth.
+pub(super) enum Task {
+    /// Log pointer changes into an object (relocating it if they do not fit).
+    Update {
+        handle: Handle,
+        changes: Vec<(u8, Ptr)>,
+    },
+    /// Mark an object obsolete.
+    Invalidate(Handle),
+    /// Log that an object was rewritten elsewhere, for handles still held.
+    Moved { from: Handle, to: Handle },
+    /// Searches start from this head now.
+    NewHead(Handle),
+}
+
 /// A slot's four words.
 fn slot_words(key: Key, value: Value) -> [u16; 4] {
     let [a, b] = split(key);
@@ -86,7 +104,7 @@ impl Engine {
                 level: full.level,
                 next: Vec::new(),
             };
-            self.replace(&run, &preds, vec![contents], &[])?;
+            self.replace(&run, &preds, vec![contents], &[], None)?;
             self.counts.compactions += 1;
             return Ok(false);
         }
@@ -97,7 +115,7 @@ impl Engine {
             level,
             next: Vec::new(),
         };
-        self.replace(&[], &handles, vec![contents], &[])?;
+        self.replace(&[], &handles, vec![contents], &[], None)?;
         Ok(true)
     }
 
@@ -112,7 +130,7 @@ impl Engine {
                     level: self.random_level(),
                     next: Vec::new(),
                 };
-                self.replace(&[], &handles, vec![contents], &[])?;
+                self.replace(&[], &handles, vec![contents], &[], None)?;
                 return Ok(true);
             }
             cur = first;
@@ -183,7 +201,7 @@ impl Engine {
                 next: Vec::new(),
             };
             let preds = self.preds_of(cur);
-            self.replace(&run, &preds, vec![lower, upper], &[])?;
+            self.replace(&run, &preds, vec![lower, upper], &[], None)?;
             self.counts.splits += 1;
             return Ok(());
         }
@@ -196,7 +214,7 @@ impl Engine {
             level: full.level,
             next: Vec::new(),
         };
-        self.replace(&run, &preds, vec![contents], &[])?;
+        self.replace(&run, &preds, vec![contents], &[], None)?;
         self.counts.compactions += 1;
         Ok(())
     }
@@ -224,7 +242,7 @@ impl Engine {
                     .offset(self.lay.slot(nfull.front + i as u32));
                 self.nor.program_words(at, &slot_words(k, v), self.cause)?;
             }
-            self.replace(&[run], &preds, Vec::new(), &[])?;
+            self.replace(&[run], &preds, Vec::new(), &[], None)?;
             self.counts.shift_merges += 1;
             return Ok(true);
         }
@@ -236,7 +254,7 @@ impl Engine {
             next: Vec::new(),
         };
         let next_handle = self.handle_of(&next);
-        self.replace(&[run, next_handle], &preds, vec![contents], &[])?;
+        self.replace(&[run, next_handle], &preds, vec![contents], &[], None)?;
         self.counts.merges += 1;
         Ok(true)
     }
@@ -273,7 +291,7 @@ impl Engine {
         if full.live_count() == 1 {
             let preds = self.preds_of(&cur);
             let run = [self.handle_of(&cur)];
-            self.replace(&run, &preds, Vec::new(), &[])?;
+            self.replace(&run, &preds, Vec::new(), &[], None)?;
         } else {
             self.clear_slot(cur.frame, &full, slot)?;
         }
@@ -290,6 +308,7 @@ impl Engine {
         preds: &[Handle],
         mut new: Vec<Contents>,
         pending: &[(u8, Ptr)],
+        relocated: Option<Handle>,
     ) -> Result<Vec<Handle>, IndexError> {
         let mut top = 0u8;
         let mut run_levels = Vec::with_capacity(run.len());
@@ -333,16 +352,58 @@ impl Engine {
             handles.push(h);
         }
         handles.reverse();
-        self.repoint(preds, &pred_ptr, &succ)?;
-        for &h in run {
-            self.invalidate(h)?;
+        // Run last-in first-out: predecessors are re-pointed, then the run is invalidated,
+        // then a relocated object's move is logged.
+        if let Some(from) = relocated {
+            self.tasks.push(Task::Moved {
+                from,
+                to: handles[0],
+            });
         }
+        for &h in run.iter().rev() {
+            self.tasks.push(Task::Invalidate(h));
+        }
+        self.repoint(preds, &pred_ptr, &succ);
+        self.drain()?;
         Ok(handles)
+    }
+
+    /// Run queued work until none is left, unless an outer call is already doing so (then
+    /// the new tasks, on top of the stack, are the next it runs: the order of a recursion
+    /// without its depth).
+    fn drain(&mut self) -> Result<(), IndexError> {
+        if self.draining {
+            return Ok(());
+        }
+        self.draining = true;
+        let mut result = Ok(());
+        while let Some(task) = self.tasks.pop() {
+            result = match task {
+                Task::Update { handle, changes } => self.update_pointers(handle, &changes),
+                Task::Invalidate(handle) => self.invalidate(handle),
+                Task::Moved { from, to } => {
+                    let from = self.resolve(from);
+                    let to = self.resolve(to);
+                    self.moves.push(Move::Object { from, to });
+                    Ok(())
+                }
+                Task::NewHead(handle) => {
+                    self.head = handle;
+                    Ok(())
+                }
+            };
+            if result.is_err() {
+                self.tasks.clear();
+                break;
+            }
+        }
+        self.draining = false;
+        result
     }
 
     /// Point each level's predecessor at its new successor, one update per distinct
     /// predecessor.
-    fn repoint(&mut self, preds: &[Handle], old: &[Ptr], new: &[Ptr]) -> Result<(), IndexError> {
+    fn repoint(&mut self, preds: &[Handle], old: &[Ptr], new: &[Ptr]) {
         let mut groups: Vec<(Handle, Vec<(u8, Ptr)>)> = Vec::new();
         for l in 0..old.len() {
             if old[l] == new[l] {
@@ -354,10 +415,9 @@ impl Engine {
                 None => groups.push((preds[l], vec![(l as u8, new[l])])),
             }
         }
-        for (pred, changes) in groups {
-            self.update_pointers(pred, &changes)?;
+        for (handle, changes) in groups.into_iter().rev() {
+            self.tasks.push(Task::Update { handle, changes });
         }
-        Ok(())
     }
 
     /// Log pointer changes into an object's spare pointer entries; relocate the object
@@ -407,12 +467,7 @@ impl Engine {
                     level: data.level,
                     next: Vec::new(),
                 };
-                let h = self.replace(&[handle], &preds, vec![contents], &changes)?;
-                let to = self.resolve(h[0]);
-                self.moves.push(Move::Object {
-                    from: self.resolve(handle),
-                    to,
-                });
+                self.replace(&[handle], &preds, vec![contents], &changes, Some(handle))?;
                 Ok(())
             }
         }
@@ -467,14 +522,16 @@ impl Engine {
         let new = self.write_new(Kind::Head, &contents)?;
         let ptr = self.ptr_of(self.resolve(new));
         let tail = self.tail;
-        self.update_pointers(tail, &[(0, ptr)])?;
-        self.invalidate(old)?;
-        self.moves.push(Move::Object {
-            from: self.resolve(old),
-            to: self.resolve(new),
+        // Last in, first out: re-point the tail, invalidate the old head, log the move, and
+        // only then make the new head the one searches start from.
+        self.tasks.push(Task::NewHead(new));
+        self.tasks.push(Task::Moved { from: old, to: new });
+        self.tasks.push(Task::Invalidate(old));
+        self.tasks.push(Task::Update {
+            handle: tail,
+            changes: vec![(0, ptr)],
         });
-        self.head = new;
-        Ok(())
+        self.drain()
     }
 
     /// The tail's pointers are used up: rewrite it now, and re-point its predecessors when
@@ -509,8 +566,9 @@ impl Engine {
         let ptr = self.ptr_of(self.resolve(self.tail));
         let old_ptr = self.ptr_of(self.resolve(old));
         let levels = self.levels() as usize;
-        self.repoint(&preds, &vec![old_ptr; levels], &vec![ptr; levels])?;
-        self.invalidate(old)
+        self.tasks.push(Task::Invalidate(old));
+        self.repoint(&preds, &vec![old_ptr; levels], &vec![ptr; levels]);
+        self.drain()
     }
 
     /// Whether `frame` still holds a live object (used by tests of handles).
