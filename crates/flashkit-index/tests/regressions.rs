@@ -55,3 +55,25 @@ fn head_and_tail_rewrites_do_not_chase_each_other() {
     let relocations = list.stats().counter("relocations");
     assert!(relocations < 5_000, "{relocations} relocations");
 }
+
+/// Found by `flashkit index bench --structure softlist` (the micro-benchmark's first
+/// update overflowed the stack): after sequential inserts every soft-list object has used
+/// both pointer slots of level 0, so rewriting one object relocates its predecessor, whose
+/// predecessor is relocated in turn, back to the head. The propagation ran as a recursion
+/// thousands of calls deep; it now runs as a stack of tasks.
+#[test]
+fn pointer_update_propagation_along_a_whole_list_does_not_overflow_the_stack() {
+    use flashkit_device::NorGeometry;
+    use flashkit_index::nor::{SoftList, SoftListConfig};
+    let nor = flashkit_device::NorDevice::new(NorGeometry::new(32 * 1024, 128).expect("valid"));
+    let mut list = SoftList::create(nor, SoftListConfig::default(), 1).expect("create");
+    let keys = 12_000;
+    for key in 0..keys {
+        list.put(key, key).expect("room");
+    }
+    list.put(keys - 1, 0).expect("room");
+    assert!(list.stats().counter("relocations") >= 100);
+    list.check_invariants().expect("valid");
+    assert_eq!(list.get(keys - 1).expect("get"), Some(0));
+    assert_eq!(list.get(0).expect("get"), Some(0));
+}
