@@ -23,6 +23,7 @@ fn mu_tree_collection_during_an_update_does_not_write_a_stale_path() {
             max_live: 150,
             check_every: 1,
             power_cycle_every: 0,
+            prefill: 0,
         },
     );
 }
@@ -50,6 +51,7 @@ fn head_and_tail_rewrites_do_not_chase_each_other() {
             max_live: 120,
             check_every: 500,
             power_cycle_every: 3_000,
+            prefill: 0,
         },
     );
     let relocations = list.stats().counter("relocations");

@@ -21,6 +21,9 @@ pub struct Run {
     pub max_live: usize,
     pub check_every: u64,
     pub power_cycle_every: u64,
+    /// Distinct random keys inserted before the random operations (0: none), so that a
+    /// delete-heavy mix still starts from a big structure.
+    pub prefill: usize,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -68,6 +71,14 @@ pub fn run(index: &mut dyn NorIndex, run: &Run) {
             i + 1
         )
     };
+    while model.len() < run.prefill.min(run.max_live) {
+        let key = rng.random_range(0..run.key_space);
+        let value: u32 = rng.random();
+        index
+            .put(key, value)
+            .unwrap_or_else(|e| fail(0, format!("prefill put {key}: {e}")));
+        model.insert(key, value);
+    }
     for i in 0..run.ops {
         let key = rng.random_range(0..run.key_space);
         let mut op = pick(&mut rng, &weights);

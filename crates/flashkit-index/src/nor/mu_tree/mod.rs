@@ -72,7 +72,7 @@ pub struct MuTree {
     free_blocks: Vec<u32>,
     valid: Vec<u32>,
     cause: Cause,
-    counts: [u64; 6],
+    counts: [u64; 7],
     buf: Vec<u16>,
 }
 
@@ -82,6 +82,7 @@ const C_BORROWS: usize = 2;
 const C_GC_RUNS: usize = 3;
 const C_GC_PAGES: usize = 4;
 const C_HEIGHT: usize = 5;
+const C_MAX_HEIGHT: usize = 6;
 
 impl MuTree {
     fn blank(nor: NorDevice, cfg: MuTreeConfig) -> Result<MuTree, IndexError> {
@@ -124,7 +125,7 @@ impl MuTree {
             free_blocks: (1..g.blocks()).rev().collect(),
             valid: vec![0; g.blocks() as usize],
             cause: Cause::Host,
-            counts: [0; 6],
+            counts: [0; 7],
             buf: Vec::new(),
         })
     }
@@ -449,6 +450,7 @@ impl MuTree {
         if spec.root {
             self.root = page;
             self.height = spec.height;
+            self.counts[C_MAX_HEIGHT] = self.counts[C_MAX_HEIGHT].max(u64::from(spec.height));
         }
         self.counts[C_PAGES] += 1;
         Ok(page)
@@ -612,6 +614,7 @@ impl NorIndex for MuTree {
                 ("gc_runs", counts[C_GC_RUNS]),
                 ("gc_pages_moved", counts[C_GC_PAGES]),
                 ("height", counts[C_HEIGHT]),
+                ("max_height", counts[C_MAX_HEIGHT]),
             ],
         }
     }
