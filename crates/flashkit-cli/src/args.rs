@@ -36,7 +36,7 @@ pub enum Command {
     Trace(TraceCommand),
     /// Measure replay throughput of the page FTL (the issue-2 benchmark).
     Bench(BenchArgs),
-    /// List the NAND presets and where their figures come from.
+    /// List the NAND and NOR presets and where their figures come from.
     Presets,
     /// NOR-flash indexes: fat lists, soft lists and the mu-tree.
     #[command(subcommand)]

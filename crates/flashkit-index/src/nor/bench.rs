@@ -469,6 +469,10 @@ mod tests {
     use super::*;
     use flashkit_device::NorPreset;
 
+    const PINNED_FAT: u64 = 0x296b_e0c2_f30b_88fa;
+    const PINNED_SOFT: u64 = 0xc936_7d0f_9281_cd22;
+    const PINNED_MU: u64 = 0xc7ad_4d59_4e05_71f4;
+
     #[test]
     fn a_tiny_micro_benchmark_runs_on_every_structure_and_is_deterministic() {
         let spec = MicroSpec {
@@ -490,6 +494,60 @@ mod tests {
             assert!(a.phases[1].time.writes() > 0.0);
             assert!(a.boot_word_reads.expect("measured") > 0.0);
         }
+    }
+
+    /// A fingerprint of every counter of every phase.
+    fn fingerprint(report: &MicroReport) -> u64 {
+        let mut h = flashkit_core::StateHasher::new();
+        for p in &report.phases {
+            let c = &p.counters;
+            for by in [&c.reads, &c.programs, &c.erases] {
+                for n in [by.host, by.gc, by.wear_leveling, by.metadata] {
+                    h.u64(n);
+                }
+            }
+            let s = &p.probes;
+            for n in [
+                s.pointers_visited,
+                s.probes,
+                s.successful,
+                s.low,
+                s.over,
+                s.back,
+                s.null,
+            ] {
+                h.u64(n);
+            }
+        }
+        h.finish()
+    }
+
+    /// The smoke run's figures are pinned: a change that makes the simulator faster must not
+    /// change what it simulates. A deliberate change of behaviour updates the constants (the
+    /// failure message prints the new ones).
+    #[test]
+    fn smoke_figures_are_pinned() {
+        let spec = MicroSpec {
+            keys: 500,
+            updates: 4_000,
+            queries: 1_000,
+            boot_trials: 1,
+            ..MicroSpec::default()
+        };
+        let geometry = NorGeometry::new(4096, 16).expect("valid");
+        let pinned = [
+            (Structure::FatList, PINNED_FAT),
+            (Structure::SoftList, PINNED_SOFT),
+            (Structure::MuTree, PINNED_MU),
+        ];
+        let mut got = Vec::new();
+        for (structure, _) in pinned {
+            let mut index = IndexSpec::new(structure, 3).build(geometry).expect("build");
+            let report = micro(index.as_mut(), NorPreset::K8C1215.timing, &spec).expect("runs");
+            got.push(fingerprint(&report));
+        }
+        let want: Vec<u64> = pinned.iter().map(|p| p.1).collect();
+        assert_eq!(got, want, "new fingerprints (fat, soft, mu): {got:#x?}");
     }
 
     #[test]
