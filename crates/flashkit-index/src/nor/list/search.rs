@@ -397,9 +397,8 @@ impl Engine {
         let ptr = self.read_ptr(cur.frame, 0);
         self.probes.pointers_visited += 1;
         let mut best: Option<(i64, Frame, Kind, u8)> = None;
-        let blocks: Vec<u32> = self.probe_blocks(ptr.turnstile).collect();
         let mut candidates = 0u64;
-        for block in blocks {
+        for block in self.probe_blocks(ptr.turnstile) {
             let frame = Frame {
                 block,
                 offset: ptr.offset,
