@@ -40,8 +40,14 @@ pub enum Command {
     Sweep(SweepArgs),
     /// Turn results (a sweep directory, or --json output) into an HTML report and figures.
     Report(ReportArgs),
-    /// List the NAND presets and where their figures come from.
+    /// List the NAND and NOR presets and where their figures come from.
     Presets,
+    /// NOR-flash indexes: fat lists, soft lists and the mu-tree.
+    #[command(subcommand)]
+    Index(crate::commands::index::IndexCommand),
+    /// Rerun a paper's evaluation and print its published figures beside ours.
+    #[command(subcommand)]
+    Reproduce(crate::commands::reproduce::Reproduce),
 }
 
 #[derive(Args, Debug)]

@@ -65,6 +65,8 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Presets => commands::presets(),
+        Command::Index(command) => commands::index::run(command),
+        Command::Reproduce(command) => commands::reproduce::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -15,11 +15,17 @@
 //! the per-block write pointer and erase count, so a 16 GiB device costs a few hundred KiB
 //! and the benchmark runs at memory speed; [`Stamps`] keeps each page's stamp so that the
 //! reference model can check every read.
+//!
+//! Beside it, [`NorDevice`] models NOR flash (word reads, bit-clearing word programs, block
+//! erase), the part NOR-flash indexes are built on; it is a type of its own, not a
+//! [`FlashDevice`], because NOR has no pages and no out-of-band area.
 
 mod nand;
+pub mod nor;
 mod store;
 
 pub use nand::NandDevice;
+pub use nor::{NorDevice, NorGeometry, NorGeometryError, NorPreset, WordAddr};
 pub use store::{CountsOnly, PayloadStore, Stamps};
 
 use flashkit_core::{BlockId, Cause, Geometry, Lpn, OpCounters, Ppn, Stamp};

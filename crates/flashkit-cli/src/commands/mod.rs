@@ -2,8 +2,10 @@
 
 pub mod bench;
 pub mod compare;
+pub mod index;
 pub mod replay;
 pub mod report;
+pub mod reproduce;
 pub mod sweep;
 pub mod trace;
 pub mod trace_tools;
@@ -38,6 +40,33 @@ pub fn presets() -> Outcome {
     print!("{}", table.render());
     println!();
     for p in NandPreset::ALL {
+        println!("{}: {}\n", p.name, p.source);
+    }
+    let mut nor = Table::new([
+        "NOR preset",
+        "word",
+        "block",
+        "capacity",
+        "word read",
+        "word write",
+        "erase",
+        "endurance",
+    ]);
+    for p in flashkit_device::NorPreset::ALL {
+        nor.push([
+            p.name.to_string(),
+            "2B".to_string(),
+            format_size(u64::from(p.words_per_block) * 2),
+            format_size(u64::from(p.capacity_words) * 2),
+            format!("{} ns", p.timing.read_ns),
+            format!("{} us", p.timing.program_ns / 1000),
+            format!("{} ms", p.timing.erase_ns / 1_000_000),
+            p.endurance_cycles.to_string(),
+        ]);
+    }
+    print!("{}", nor.render());
+    println!();
+    for p in flashkit_device::NorPreset::ALL {
         println!("{}: {}\n", p.name, p.source);
     }
     Ok(())
