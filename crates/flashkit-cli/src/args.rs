@@ -34,7 +34,7 @@ pub enum Command {
     /// Generate, inspect and convert traces.
     #[command(subcommand)]
     Trace(TraceCommand),
-    /// Measure replay throughput of the page FTL (the issue-2 benchmark).
+    /// Measure replay throughput of an FTL (the issue-2 benchmark; the page FTL by default).
     Bench(BenchArgs),
     /// List the NAND presets and where their figures come from.
     Presets,
@@ -137,6 +137,12 @@ pub struct BenchArgs {
     /// Seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The FTL to measure (page, block, bast, fast, ofast).
+    #[arg(long, default_value = "page", value_name = "NAME")]
+    pub ftl: FtlKind,
+    /// Log blocks of BAST, FAST and O-FAST [default: 8].
+    #[arg(long, value_name = "N")]
+    pub log_blocks: Option<u32>,
     /// A tiny run (256 MiB, 200k writes) that prints the state hash: for tests.
     #[arg(long)]
     pub smoke: bool,

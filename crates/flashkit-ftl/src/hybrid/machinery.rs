@@ -107,17 +107,78 @@ impl Role {
     }
 }
 
-/// Where a page of a block being built comes from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Src {
-    /// Nowhere: the page holds no data.
-    Empty,
-    /// The current data block, at the same offset.
-    Data,
-    /// A log page.
-    Log(u32),
-    /// The host write being served, with its sequence number.
-    New(u64),
+/// Marks a page of a block being built as the host write being served (log pages are
+/// named by their index, which stays far below).
+const NEW: u32 = u32::MAX;
+
+/// The plan of a block being built by a merge, as bit masks over the block's offsets: which
+/// pages come from the current data block, and which from a log page or the host write
+/// (those are few; `src` names the log page). A merge then copies the data block's pages a
+/// run at a time, and the masks give the runs with a few word operations, never a pass
+/// over every page.
+#[derive(Clone, Debug)]
+struct Plan {
+    data: Vec<u64>,
+    over: Vec<u64>,
+    /// For offsets in `over`: the log page, or [`NEW`].
+    src: Vec<u32>,
+    new: Option<NewRun>,
+}
+
+impl Plan {
+    fn new(ppb: u32) -> Self {
+        let words = ppb.div_ceil(64) as usize;
+        Plan {
+            data: vec![0; words],
+            over: vec![0; words],
+            src: vec![NEW; ppb as usize],
+            new: None,
+        }
+    }
+
+    #[inline(always)]
+    fn has(mask: &[u64], offset: u32) -> bool {
+        mask[(offset >> 6) as usize] >> (offset & 63) & 1 == 1
+    }
+
+    #[inline(always)]
+    fn set(mask: &mut [u64], offset: u32) {
+        mask[(offset >> 6) as usize] |= 1 << (offset & 63);
+    }
+
+    fn is_empty(&self) -> bool {
+        self.data.iter().chain(&self.over).all(|&w| w == 0)
+    }
+
+    /// One past the last page with content, or 0.
+    fn content_end(&self) -> u32 {
+        (0..self.data.len())
+            .rev()
+            .find_map(|k| {
+                let word = self.data[k] | self.over[k];
+                (word != 0).then(|| k as u32 * 64 + 64 - word.leading_zeros())
+            })
+            .unwrap_or(0)
+    }
+
+    /// The end of the run of pages from `offset` (below `end`) served by the data block.
+    fn data_run(&self, mut offset: u32, end: u32) -> u32 {
+        while offset < end {
+            let k = (offset >> 6) as usize;
+            let bit = offset & 63;
+            let word = (self.data[k] & !self.over[k]) >> bit;
+            let ones = word.trailing_ones().min(64 - bit);
+            offset += ones;
+            if ones < 64 - bit {
+                break;
+            }
+        }
+        offset.min(end)
+    }
+
+    fn heap_bytes(&self) -> usize {
+        (self.data.capacity() + self.over.capacity()) * 8 + self.src.capacity() * 4
+    }
 }
 
 /// Pages of one host write that land in one logical block: offsets `first..first + count`.
@@ -178,7 +239,7 @@ pub struct Core<D> {
     pub logs: LogArea,
     /// Event counts.
     pub counters: Counters,
-    src: Vec<Src>,
+    plan: Plan,
     moves: Vec<(Lpn, Ppn)>,
 }
 
@@ -212,7 +273,7 @@ impl<D: FlashDevice> Core<D> {
             },
             logs: LogArea::new(log_slots, ppb, lbns),
             counters: Counters::default(),
-            src: vec![Src::Empty; ppb as usize],
+            plan: Plan::new(ppb),
             moves: Vec::with_capacity(ppb as usize),
             device,
             geometry,
@@ -402,87 +463,96 @@ impl<D: FlashDevice> Core<D> {
         }
     }
 
-    /// Find the source of every page of `lbn`: the newest linked log copy outside slot
-    /// `exclude`, else the data block's page if it holds data; `new` overrides both.
+    /// Plan the block of `lbn`: each page from the newest linked log copy outside slot
+    /// `exclude`, else from the data block if its page holds data; `new` overrides both.
     fn gather(&mut self, lbn: u32, exclude: Option<u32>, new: Option<NewRun>) {
         let ppb = self.ppb;
-        self.src.clear();
-        self.src.resize(ppb as usize, Src::Empty);
+        let plan = &mut self.plan;
+        plan.over.fill(0);
+        plan.new = new;
+        extract_bits(&self.bits, lbn * ppb, ppb, &mut plan.data);
         let mut page = self.logs.head(lbn);
         while page != NONE {
             if exclude != Some(self.logs.slot_of(page)) {
-                let offset = (self.logs.lpn(page) % ppb) as usize;
-                if self.src[offset] == Src::Empty {
-                    self.src[offset] = Src::Log(page);
+                let offset = self.logs.lpn(page) % ppb;
+                // Newest first: the first copy seen of a page is its latest.
+                if !Plan::has(&plan.over, offset) {
+                    Plan::set(&mut plan.over, offset);
+                    plan.src[offset as usize] = page;
                 }
             }
             page = self.logs.older(page);
         }
-        if self.block_map[lbn as usize] != NONE {
-            let first = lbn * ppb;
-            for offset in 0..self.data_next[lbn as usize] {
-                if self.src[offset as usize] == Src::Empty && self.has_data(first + offset) {
-                    self.src[offset as usize] = Src::Data;
-                }
-            }
-        }
         if let Some(run) = new {
             for offset in run.first..run.first + run.count {
-                self.src[offset as usize] = Src::New(run.seq);
+                Plan::set(&mut plan.over, offset);
+                plan.src[offset as usize] = NEW;
             }
         }
     }
 
-    /// Program pages `start..` of `dest` from the gathered sources, up to the last page with
-    /// content and at least up to `min_end`; holes are padded. Returns the end offset.
+    /// Program pages `start..` of `dest` as planned, up to the last page with content and
+    /// at least up to `min_end`; holes are padded. Returns the end offset.
     fn emit(&mut self, lbn: u32, dest: BlockId, start: u32, min_end: u32) -> Result<u32, FtlError> {
-        let src = std::mem::take(&mut self.src);
+        let plan = std::mem::replace(&mut self.plan, Plan::new(0));
         let mut moves = std::mem::take(&mut self.moves);
-        let result = self.emit_from(&src, &mut moves, lbn, dest, (start, min_end));
-        self.src = src;
+        let result = self.emit_from(&plan, &mut moves, lbn, dest, (start, min_end));
+        self.plan = plan;
         self.moves = moves;
         result
     }
 
     fn emit_from(
         &mut self,
-        src: &[Src],
+        plan: &Plan,
         moves: &mut Vec<(Lpn, Ppn)>,
         lbn: u32,
         dest: BlockId,
         (start, min_end): (u32, u32),
     ) -> Result<u32, FtlError> {
-        let last = (start..self.ppb)
-            .rev()
-            .find(|&offset| src[offset as usize] != Src::Empty)
-            .map_or(start, |offset| offset + 1);
-        let end = last.max(min_end);
-        let old = BlockId(self.block_map[lbn as usize]);
+        let end = plan.content_end().max(start).max(min_end);
+        let old_first = self.block_map[lbn as usize].wrapping_mul(self.ppb);
+        let lpn_first = lbn * self.ppb;
         moves.clear();
         let mut run_start = start;
-        for offset in start..end {
-            let lpn = lbn * self.ppb + offset;
-            let stamp = match src[offset as usize] {
-                Src::Data => {
-                    moves.push((Lpn(lpn), self.geometry.ppn(old, offset)));
-                    continue;
-                }
-                Src::Log(page) => {
-                    moves.push((Lpn(lpn), self.logs.ppn(page, &self.geometry)));
-                    continue;
-                }
-                Src::New(seq) => Stamp::new(Lpn(lpn), seq),
-                Src::Empty => PADDING,
-            };
+        let mut offset = start;
+        while offset < end {
+            let lpn = Lpn(lpn_first + offset);
+            if Plan::has(&plan.over, offset) && plan.src[offset as usize] != NEW {
+                moves.push((
+                    lpn,
+                    self.logs.ppn(plan.src[offset as usize], &self.geometry),
+                ));
+                offset += 1;
+                continue;
+            }
             self.copy_run(moves, dest, run_start)?;
-            let ppn = self.geometry.ppn(dest, offset);
-            if stamp == PADDING {
+            if Plan::has(&plan.over, offset) {
+                let ppn = self.geometry.ppn(dest, offset);
+                let seq = plan.new.expect("invariant: a new page has its write").seq;
+                self.device
+                    .program(ppn, Stamp::new(lpn, seq), Cause::Host)?;
+                offset += 1;
+            } else if Plan::has(&plan.data, offset) {
+                // Pages from the data block come in runs that keep their offsets: one
+                // device call copies a run.
+                let run = plan.data_run(offset, end);
+                let (from, to) = (Ppn(old_first + offset), self.geometry.ppn(dest, offset));
+                let copied = self
+                    .device
+                    .copy_range(from, lpn, run - offset, to, Cause::Gc);
+                self.counters.pages_copied += u64::from(match copied {
+                    Ok(count) | Err((count, _)) => count,
+                });
+                copied.map_err(|(_, error)| FtlError::from(error))?;
+                offset = run;
+            } else {
+                let ppn = self.geometry.ppn(dest, offset);
                 self.device.program(ppn, PADDING, Cause::Gc)?;
                 self.counters.padding_programs += 1;
-            } else {
-                self.device.program(ppn, stamp, Cause::Host)?;
+                offset += 1;
             }
-            run_start = offset + 1;
+            run_start = offset;
         }
         self.copy_run(moves, dest, run_start)?;
         Ok(end)
@@ -506,13 +576,10 @@ impl<D: FlashDevice> Core<D> {
         copied.map(|_| ()).map_err(|(_, error)| error.into())
     }
 
-    /// Set the data bits of `lbn` from the gathered sources.
+    /// Set the data bits of `lbn` for the block built as planned: the pages that held data
+    /// still do, and the pages served from the log or by the host write now do too.
     fn settle_bits(&mut self, lbn: u32) {
-        let first = lbn * self.ppb;
-        for offset in 0..self.ppb {
-            let has = self.src[offset as usize] != Src::Empty;
-            self.set_data(first + offset, has);
-        }
+        or_bits(&mut self.bits, lbn * self.ppb, self.ppb, &self.plan.over);
     }
 
     /// Full merge of `lbn`: copy the latest copy of each of its pages (from the log blocks
@@ -533,7 +600,7 @@ impl<D: FlashDevice> Core<D> {
             .filter(|slot| slot.owner == Some(lbn))
             .map_or(0, |slot| slot.written);
         let old = self.block_map[lbn as usize];
-        let has_content = self.src.iter().any(|s| *s != Src::Empty);
+        let has_content = !self.plan.is_empty();
         let dest = if has_content || min_end > 0 {
             let dest = self.take_free(Role::Data(lbn))?;
             let end = self.emit(lbn, dest, 0, min_end)?;
@@ -576,8 +643,12 @@ impl<D: FlashDevice> Core<D> {
         self.gather(lbn, None, new);
         for offset in 0..written {
             let own = slot * self.ppb + offset;
-            let ok = matches!(self.src[offset as usize], Src::Log(page) if page == own)
-                || self.src[offset as usize] == Src::Empty;
+            let plan = &self.plan;
+            let ok = if Plan::has(&plan.over, offset) {
+                plan.src[offset as usize] == own
+            } else {
+                !Plan::has(&plan.data, offset)
+            };
             assert!(
                 ok,
                 "invariant: page {offset} of log slot {slot} holds the latest copy of its page"
@@ -611,7 +682,7 @@ impl<D: FlashDevice> Core<D> {
             + self.bits.capacity() * 8
             + self.roles.capacity() * std::mem::size_of::<Role>()
             + self.free.heap_bytes()
-            + self.src.capacity() * std::mem::size_of::<Src>()
+            + self.plan.heap_bytes()
             + self.moves.capacity() * 8) as u64
             + self.logs.heap_bytes()
     }
@@ -621,5 +692,86 @@ impl<D: FlashDevice> Core<D> {
     pub fn flip_data(&mut self, lpn: u32) {
         let has = self.has_data(lpn);
         self.set_data(lpn, !has);
+    }
+}
+
+/// Up to 64 bits of `bits` from bit `position`.
+#[inline(always)]
+fn read_word(bits: &[u64], position: u32) -> u64 {
+    let (k, shift) = ((position >> 6) as usize, position & 63);
+    let low = bits[k] >> shift;
+    match bits.get(k + 1) {
+        Some(&high) if shift != 0 => low | high << (64 - shift),
+        _ => low,
+    }
+}
+
+/// Copy `bits[start..start + len]` into `out`, aligned at bit 0.
+fn extract_bits(bits: &[u64], start: u32, len: u32, out: &mut [u64]) {
+    for (k, word) in out.iter_mut().enumerate() {
+        let offset = k as u32 * 64;
+        let width = (len - offset).min(64);
+        let value = read_word(bits, start + offset);
+        *word = if width == 64 {
+            value
+        } else {
+            value & ((1u64 << width) - 1)
+        };
+    }
+}
+
+/// Set in `bits[start..start + len]` the bits set in `mask` (aligned at bit 0).
+fn or_bits(bits: &mut [u64], start: u32, len: u32, mask: &[u64]) {
+    for (k, &word) in mask.iter().enumerate() {
+        let offset = k as u32 * 64;
+        let width = (len - offset).min(64);
+        let word = if width == 64 {
+            word
+        } else {
+            word & ((1u64 << width) - 1)
+        };
+        let position = start + offset;
+        let (i, shift) = ((position >> 6) as usize, position & 63);
+        bits[i] |= word << shift;
+        if shift != 0 && width > 64 - shift {
+            bits[i + 1] |= word >> (64 - shift);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bit_windows_cross_word_boundaries() {
+        let mut bits = vec![0u64; 3];
+        for bit in [3u32, 63, 64, 70, 127, 130] {
+            bits[(bit >> 6) as usize] |= 1 << (bit & 63);
+        }
+        let mut out = vec![0u64; 2];
+        extract_bits(&bits, 60, 72, &mut out);
+        assert_eq!(out, vec![1 << 3 | 1 << 4 | 1 << 10, 1 << 3 | 1 << 6]);
+        let mut target = vec![0u64; 3];
+        or_bits(&mut target, 60, 72, &out);
+        assert_eq!(target, vec![1 << 63, 1 | 1 << 6 | 1 << 63, 1 << 2]);
+        extract_bits(&bits, 0, 32, &mut out[..1]);
+        assert_eq!(out[0], 1 << 3, "bits beyond the window are masked");
+    }
+
+    #[test]
+    fn plans_give_data_runs_and_the_content_end() {
+        let mut plan = Plan::new(128);
+        plan.data = vec![u64::MAX, 0b1111];
+        Plan::set(&mut plan.over, 10);
+        assert_eq!(plan.data_run(0, 128), 10);
+        assert_eq!(plan.data_run(11, 128), 68);
+        assert_eq!(plan.data_run(11, 40), 40);
+        assert_eq!(plan.content_end(), 68);
+        Plan::set(&mut plan.over, 100);
+        assert_eq!(plan.content_end(), 101);
+        assert!(!plan.is_empty());
+        assert!(Plan::new(24).is_empty());
+        assert_eq!(Plan::new(24).content_end(), 0);
     }
 }
