@@ -18,7 +18,7 @@ use std::str::FromStr;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// TOML file giving defaults for any option (sections: device, ftl, run, workload).
+    /// TOML file giving defaults for any option (sections: device, ftl, run, workload, trace).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(subcommand)]
@@ -36,15 +36,22 @@ pub enum Command {
     Trace(TraceCommand),
     /// Measure replay throughput of an FTL (the issue-2 benchmark; the page FTL by default).
     Bench(BenchArgs),
+    /// Run a grid of experiments declared in TOML on every core, saving each result.
+    Sweep(SweepArgs),
+    /// Turn results (a sweep directory, or --json output) into an HTML report and figures.
+    Report(ReportArgs),
     /// List the NAND presets and where their figures come from.
     Presets,
 }
 
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// A flashkit binary trace to replay; without it, the built-in workload.
+    /// A trace file in any supported format (see docs/TRACES.md); without it, the built-in
+    /// workload. Without --capacity the device is sized to the trace's footprint.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub trace_options: TraceArgs,
     /// FTLs to compare, comma separated (default: every FTL flashkit has).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub ftl: Vec<FtlKind>,
@@ -62,9 +69,12 @@ pub struct CompareArgs {
 
 #[derive(Args, Debug)]
 pub struct ReplayArgs {
-    /// A flashkit binary trace to replay; without it, the workload options below.
+    /// A trace file in any supported format (see docs/TRACES.md); without it, the workload
+    /// options below. Without --capacity the device is sized to the trace's footprint.
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
+    #[command(flatten)]
+    pub trace_options: TraceArgs,
     /// The FTL.
     #[arg(long, default_value = "page", value_name = "NAME")]
     pub ftl: FtlKind,
@@ -88,6 +98,115 @@ pub enum TraceCommand {
     Gen(GenArgs),
     /// Summarise traces: requests and bytes by type, sizes, span, footprint, time.
     Stats(StatsArgs),
+    /// Convert a trace to flashkit's binary format (parse once, replay fast) or generic CSV.
+    Convert(ConvertArgs),
+    /// Say which format each file is in, and why.
+    Detect(DetectArgs),
+    /// Measure parsing speed: requests and lines per second, reading each file fully.
+    Bench(TraceBenchArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// The trace to convert (any supported format).
+    #[arg(value_name = "FILE")]
+    pub input: PathBuf,
+    /// Output file.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Output format: binary or csv [default: csv if the output name ends in .csv, else
+    /// binary].
+    #[arg(long, value_name = "FORMAT")]
+    pub to: Option<ConvertTo>,
+    #[command(flatten)]
+    pub trace_options: TraceArgs,
+}
+
+/// What `trace convert` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConvertTo {
+    Binary,
+    Csv,
+}
+
+impl FromStr for ConvertTo {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "binary" | "fkt" => Ok(ConvertTo::Binary),
+            "csv" => Ok(ConvertTo::Csv),
+            _ => Err(format!(
+                "cannot convert to {text:?} (expected binary or csv)"
+            )),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct DetectArgs {
+    /// Trace files.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+}
+
+#[derive(Args, Debug)]
+pub struct TraceBenchArgs {
+    /// Trace files (any supported format).
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+    /// Read each file this many times and report the best pass.
+    #[arg(long, default_value_t = 3, value_name = "N")]
+    pub repeat: u32,
+    #[command(flatten)]
+    pub trace_options: TraceArgs,
+}
+
+/// How to read trace files (`[trace]` in the config file).
+#[derive(Args, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TraceArgs {
+    /// Trace format (msr, spc, fiu, blkparse, fio-v2, fio-v3, systor, tencent, cloudphysics,
+    /// disksim, csv, binary) [default: detected from the content].
+    #[arg(long, value_name = "NAME")]
+    #[serde(deserialize_with = "parsed")]
+    pub format: Option<flashkit_trace::formats::Format>,
+    /// Print how the format was detected (to stderr).
+    #[arg(long)]
+    pub explain_format: bool,
+    /// Keep only this volume: the SPC ASU, SYSTOR LUN, MSR disk, Tencent volume, DiskSim
+    /// device (others are counted and dropped) [default: all, laid out one after another].
+    #[arg(long, visible_alias = "volume", value_name = "N")]
+    pub asu: Option<u16>,
+    /// Count and report malformed lines instead of stopping at the first.
+    #[arg(long)]
+    pub skip_bad_lines: bool,
+    /// Replay in time order (sorts in memory, 24 B a request) instead of file order.
+    #[arg(long)]
+    pub sort_by_time: bool,
+    /// Time unit of DiskSim traces [default: ms] and of the generic CSV's `time` column
+    /// [default: ns]: ns, us, ms or s.
+    #[arg(long, value_name = "UNIT")]
+    #[serde(deserialize_with = "parsed")]
+    pub time_unit: Option<flashkit_trace::formats::TimeUnit>,
+    /// blkparse events to replay: D (dispatched to the device) or Q (queued) [default: D].
+    #[arg(long, value_name = "D|Q")]
+    #[serde(deserialize_with = "parsed")]
+    pub blkparse_event: Option<flashkit_trace::formats::BlkparseEvent>,
+    /// How trace addresses map onto the device: compact (touched blocks only, the
+    /// default) or identity (addresses unchanged; volumes one after another).
+    #[arg(long, value_name = "MAPPING")]
+    #[serde(deserialize_with = "parsed")]
+    pub address_map: Option<flashkit_trace::formats::layout::AddressMapping>,
+}
+
+/// A config-file string parsed as the flag would be.
+fn parsed<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: FromStr<Err = String>,
+{
+    let text = String::deserialize(d)?;
+    text.parse().map(Some).map_err(serde::de::Error::custom)
 }
 
 #[derive(Args, Debug)]
@@ -107,12 +226,17 @@ pub struct GenArgs {
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
-    /// Trace files (flashkit binary traces).
+    /// Trace files (any supported format; see docs/TRACES.md).
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Page size for the footprint count.
     #[arg(long, default_value = "4K", value_name = "SIZE")]
     pub page_size: Size,
+    /// Also print a table per volume (ASU, LUN, disk, device, file).
+    #[arg(long)]
+    pub volumes: bool,
+    #[command(flatten)]
+    pub trace_options: TraceArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -151,6 +275,44 @@ pub struct BenchArgs {
     pub json: Option<PathBuf>,
 }
 
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The experiment file (see examples/sweep-gc.toml).
+    #[arg(value_name = "FILE")]
+    pub file: std::path::PathBuf,
+    /// Directory for results.jsonl and results.csv.
+    #[arg(long, value_name = "DIR")]
+    pub out: std::path::PathBuf,
+    /// Continue an interrupted sweep: run only the cells without a recorded result.
+    #[arg(long, conflicts_with = "force")]
+    pub resume: bool,
+    /// Start over, discarding results already in the directory.
+    #[arg(long)]
+    pub force: bool,
+    /// Worker threads [default: the file's `jobs`, else one per core].
+    #[arg(long, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// A sweep directory (or its results.jsonl), or a JSON file written by --json.
+    #[arg(value_name = "RESULTS")]
+    pub results: std::path::PathBuf,
+    /// Write the self-contained HTML report here.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
+    /// Write every figure as SVG into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub svg: Option<std::path::PathBuf>,
+    /// Write every figure as PNG (twice the size, for print) into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub png: Option<std::path::PathBuf>,
+    /// Report title [default: the sweep's name].
+    #[arg(long)]
+    pub title: Option<String>,
+}
+
 /// Device options (`[device]` in the config file).
 #[derive(Args, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -181,6 +343,7 @@ pub struct DeviceArgs {
 pub struct FtlArgs {
     /// GC victim policies (greedy, cost-benefit, fifo), comma separated; compare runs each.
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(deserialize_with = "one_or_many")]
     pub gc: Vec<GcPolicy>,
     /// Collect garbage while fewer blocks than this are free [default: 4].
     #[arg(long, value_name = "BLOCKS")]
@@ -314,6 +477,20 @@ impl<'de> Deserialize<'de> for Count {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         number_or_text(d, parse_count).map(Count)
     }
+}
+
+/// A list in a config file may also be written as a single value: `gc = "fifo"`.
+fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Raw<T> {
+        One(T),
+        Many(Vec<T>),
+    }
+    Ok(match Raw::deserialize(d)? {
+        Raw::One(value) => vec![value],
+        Raw::Many(values) => values,
+    })
 }
 
 fn number_or_text<'de, D: Deserializer<'de>>(

@@ -31,8 +31,11 @@ impl From<anyhow::Error> for Failure {
 
 /// Sort a simulator error: configuration problems are usage errors.
 pub fn sim_failure(error: flashkit_sim::SimError) -> Failure {
+    use flashkit_sim::SimError;
+    use flashkit_trace::TraceError;
     match error {
-        flashkit_sim::SimError::Config(_) => Failure::Usage(error.into()),
+        SimError::Config(_) | SimError::Trace(TraceError::Spec(_)) => Failure::Usage(error.into()),
+        SimError::Io(_) => Failure::Runtime(error.into()),
         other => Failure::Runtime(other.into()),
     }
 }
@@ -52,8 +55,15 @@ fn main() -> ExitCode {
         Command::Compare(args) => commands::compare::run(args, &config),
         Command::Replay(args) => commands::replay::run(args, &config),
         Command::Trace(TraceCommand::Gen(args)) => commands::trace::generate(args, &config),
-        Command::Trace(TraceCommand::Stats(args)) => commands::trace::stats(args),
+        Command::Trace(TraceCommand::Stats(args)) => commands::trace::stats(args, &config),
+        Command::Trace(TraceCommand::Convert(args)) => {
+            commands::trace_tools::convert(args, &config)
+        }
+        Command::Trace(TraceCommand::Detect(args)) => commands::trace_tools::detect(args),
+        Command::Trace(TraceCommand::Bench(args)) => commands::trace_tools::bench(args, &config),
         Command::Bench(args) => commands::bench::run(args),
+        Command::Sweep(args) => commands::sweep::run(args),
+        Command::Report(args) => commands::report::run(args),
         Command::Presets => commands::presets(),
     };
     match result {

@@ -1,9 +1,11 @@
 //! Resolve options: command-line flags, then the config file, then built-in defaults.
 
-use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, WorkloadArgs};
+use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, TraceArgs, WorkloadArgs};
 use anyhow::{Context, Result, bail};
-use flashkit_ftl::{FtlOptions, GcPolicy, HybridConfig, PageFtlConfig};
+use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig};
 use flashkit_sim::{DeviceSpec, Precondition};
+use flashkit_trace::formats::TraceOptions;
+use flashkit_trace::formats::layout::AddressMapping;
 use flashkit_trace::workload::{Pattern, SizeDist, WorkloadSpec};
 use serde::Deserialize;
 use std::path::Path;
@@ -16,6 +18,7 @@ pub struct ConfigFile {
     pub ftl: FtlArgs,
     pub run: RunArgs,
     pub workload: WorkloadArgs,
+    pub trace: TraceArgs,
 }
 
 impl ConfigFile {
@@ -80,6 +83,32 @@ pub fn ftl_options(flags: &FtlArgs, file: &FtlArgs) -> (Vec<GcPolicy>, FtlOption
             .map_or(base.sw_log_block, |s| s.0),
     };
     (policies, FtlOptions { page, hybrid })
+}
+
+/// A run's name in tables and plots: the scheme, and its GC policy where one applies.
+pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
+    if kind.uses_gc_policy() {
+        format!("{kind}/{}", options.page.gc_policy)
+    } else {
+        kind.to_string()
+    }
+}
+
+/// How to read traces, and how to map them onto the device.
+pub fn trace_options(flags: &TraceArgs, file: &TraceArgs) -> (TraceOptions, AddressMapping) {
+    let options = TraceOptions {
+        format: flags.format.or(file.format),
+        blkparse_event: flags
+            .blkparse_event
+            .or(file.blkparse_event)
+            .unwrap_or_default(),
+        time_unit: flags.time_unit.or(file.time_unit),
+        skip_bad_lines: flags.skip_bad_lines || file.skip_bad_lines,
+        sort_by_time: flags.sort_by_time || file.sort_by_time,
+        volume: flags.asu.or(file.asu),
+    };
+    let mapping = flags.address_map.or(file.address_map).unwrap_or_default();
+    (options, mapping)
 }
 
 pub fn seed(flags: &RunArgs, file: &RunArgs) -> u64 {
@@ -229,6 +258,34 @@ mod tests {
         assert_eq!(options.hybrid.log_blocks, 4);
         let (_, options) = ftl_options(&FtlArgs::default(), &FtlArgs::default());
         assert_eq!(options.hybrid, HybridConfig::default());
+    }
+
+    #[test]
+    fn trace_options_come_from_flags_and_the_trace_section() {
+        let file: ConfigFile = toml::from_str(
+            "[trace]\nformat = \"disksim\"\ntime_unit = \"ns\"\nsort_by_time = true\naddress_map = \"identity\"\n",
+        )
+        .expect("valid config");
+        let flags = TraceArgs {
+            asu: Some(2),
+            ..TraceArgs::default()
+        };
+        let (options, mapping) = trace_options(&flags, &file.trace);
+        assert_eq!(
+            options.format,
+            Some(flashkit_trace::formats::Format::DiskSim)
+        );
+        assert_eq!(
+            options.time_unit,
+            Some(flashkit_trace::formats::TimeUnit::Ns)
+        );
+        assert!(options.sort_by_time && !options.skip_bad_lines);
+        assert_eq!(
+            (options.volume, mapping),
+            (Some(2), AddressMapping::Identity)
+        );
+        let bad = toml::from_str::<ConfigFile>("[trace]\nformat = \"nope\"\n").expect_err("bad");
+        assert!(bad.to_string().contains("unknown trace format"), "{bad}");
     }
 
     #[test]

@@ -4,9 +4,6 @@ use flashkit_core::{Geometry, Lpn, Ppn, Stamp};
 
 /// Keeps (or deliberately forgets) the stamp of every programmed page.
 pub trait PayloadStore {
-    /// Whether [`PayloadStore::load`] returns stamps (lets devices skip per-page work).
-    const KEEPS_STAMPS: bool;
-
     /// A store for a device of this geometry, every page erased.
     fn for_geometry(geometry: &Geometry) -> Self
     where
@@ -31,8 +28,6 @@ pub trait PayloadStore {
 pub struct CountsOnly;
 
 impl PayloadStore for CountsOnly {
-    const KEEPS_STAMPS: bool = false;
-
     fn for_geometry(_geometry: &Geometry) -> Self {
         CountsOnly
     }
@@ -66,8 +61,6 @@ const ERASED: Stamp = Stamp {
 };
 
 impl PayloadStore for Stamps {
-    const KEEPS_STAMPS: bool = true;
-
     fn for_geometry(geometry: &Geometry) -> Self {
         Stamps {
             stamps: vec![ERASED; geometry.physical_pages() as usize],

@@ -1,6 +1,6 @@
 //! The FTL chosen at run time: generic inside, an enum at the edge.
 
-use crate::hybrid::{BastFtl, BlockFtl, FastFtl, HybridConfig, HybridFtl};
+use crate::hybrid::{BastFtl, BlockFtl, FastFtl, HybridConfig, HybridFtl, SchemeKind};
 use crate::mapping::PageTable;
 use crate::page::{PageFtl, PageFtlConfig};
 use crate::{Ftl, FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome};
@@ -51,6 +51,18 @@ impl FtlKind {
     /// Whether the scheme uses log blocks (so `--log-blocks` applies).
     pub fn uses_log_blocks(self) -> bool {
         matches!(self, FtlKind::Bast | FtlKind::Fast | FtlKind::OFast)
+    }
+
+    /// Whether this scheme can run on `geometry` with `options`, checked without building it.
+    pub fn check(self, geometry: &Geometry, options: &FtlOptions) -> Result<(), FtlError> {
+        let hybrid = |kind| crate::hybrid::check_config(kind, geometry, &options.hybrid);
+        match self {
+            FtlKind::Page => crate::page::check_config(geometry, &options.page),
+            FtlKind::Block => hybrid(SchemeKind::Block),
+            FtlKind::Bast => hybrid(SchemeKind::Bast),
+            FtlKind::Fast => hybrid(SchemeKind::Fast),
+            FtlKind::OFast => hybrid(SchemeKind::OFast),
+        }
     }
 
     /// Whether the scheme garbage-collects with a victim policy (so `--gc` applies).

@@ -29,7 +29,7 @@ mod wear;
 pub use any::{AnyFtl, FtlKind, FtlOptions};
 pub use hybrid::{
     Bast, BastFtl, BastVictim, BlockFtl, BlockMapping, Choice, Fast, FastFtl, HybridConfig,
-    HybridFtl, LogScheme, LogView, RoundRobin, hybrid_mapping_bytes,
+    HybridFtl, LogScheme, LogView, RoundRobin, SchemeKind, hybrid_mapping_bytes,
 };
 pub use mapping::{Mapping, PageTable, PhysRun};
 pub use page::{PageFtl, PageFtlConfig};

@@ -15,16 +15,19 @@
 //! the deterministic report so that the same seed gives the same report byte for byte.
 
 mod host;
+pub mod latency;
 mod metrics;
 mod precondition;
 mod run;
+pub mod sweep;
 
 pub use host::{Host, HostCounters};
 pub use metrics::{
-    DeviceRecord, EraseSpread, Metric, MetricValue, RunReport, TraceRecord, WallClock,
+    DeviceRecord, EraseSpread, Metric, MetricValue, ReadWriteLatency, RunReport, TraceRecord,
+    WallClock,
 };
 pub use precondition::{Precondition, precondition};
-pub use run::{DeviceSpec, RunOutcome, RunSpec, Source, run, run_with};
+pub use run::{DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, run, run_with};
 
 use flashkit_ftl::FtlError;
 use flashkit_trace::{Op, TraceError};
@@ -83,4 +86,7 @@ pub enum SimError {
     /// The run cannot be set up as asked.
     #[error("{0}")]
     Config(String),
+    /// A results file could not be read or written.
+    #[error("{0}")]
+    Io(String),
 }

@@ -1,6 +1,7 @@
 //! The run report and its flat metric list.
 
 use crate::host::HostCounters;
+use crate::latency::LatencySummary;
 use crate::precondition::Precondition;
 use flashkit_core::{Geometry, OpCounters, Timing};
 use flashkit_ftl::{FtlKind, FtlOptions, FtlStats, MappingMemory};
@@ -94,6 +95,10 @@ pub struct RunReport {
     pub write_amplification: Option<f64>,
     /// Erase counts at the end.
     pub erase_spread: EraseSpread,
+    /// Erase counts at the end as (erase count, blocks), ascending: the wear distribution.
+    pub erase_histogram: Vec<(u32, u32)>,
+    /// Per-request service time under the serial cost model (see [`crate::latency`]).
+    pub latency: ReadWriteLatency,
     /// FTL statistics of the measured part.
     pub ftl_stats: FtlStats,
     /// Simulated elapsed time under the serial cost model, nanoseconds.
@@ -104,8 +109,17 @@ pub struct RunReport {
     pub state_hash: String,
 }
 
+/// Latency of reads and of writes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ReadWriteLatency {
+    /// Read requests.
+    pub read: LatencySummary,
+    /// Write requests.
+    pub write: LatencySummary,
+}
+
 /// Wall-clock measurement of a replay: not part of the deterministic report.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, serde::Deserialize)]
 pub struct WallClock {
     /// Seconds spent replaying (preconditioning excluded).
     pub replay_seconds: f64,
@@ -236,6 +250,28 @@ impl RunReport {
             "elapsed_s",
             "simulated time (s)",
             Real(self.elapsed_ns as f64 / 1e9),
+        );
+        let us = |ns: u64| Real(ns as f64 / 1000.0);
+        let latency = &self.latency;
+        push(
+            "read_p99_us",
+            "read latency p99 (us)",
+            us(latency.read.p99_ns),
+        );
+        push(
+            "write_mean_us",
+            "write latency mean (us)",
+            Real(latency.write.mean_ns / 1000.0),
+        );
+        push(
+            "write_p99_us",
+            "write latency p99 (us)",
+            us(latency.write.p99_ns),
+        );
+        push(
+            "write_max_us",
+            "write latency max (us)",
+            us(latency.write.max_ns),
         );
         push(
             "mapping_packed_bytes",

@@ -1,16 +1,21 @@
 //! One run: build the device and FTL, precondition, replay, report.
 
-use crate::metrics::{DeviceRecord, EraseSpread, RunReport, TraceRecord, WallClock};
+use crate::latency::LatencyHistogram;
+use crate::metrics::{
+    DeviceRecord, EraseSpread, ReadWriteLatency, RunReport, TraceRecord, WallClock,
+};
 use crate::precondition::{Precondition, precondition};
 use crate::{Host, Progress, SimError};
-use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, sub_seed};
+use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, Timing, sub_seed};
 use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
 use flashkit_ftl::{AnyFtl, Ftl, FtlKind, FtlOptions, FtlStats};
 use flashkit_trace::binary::TraceReader;
+use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
 use flashkit_trace::workload::{Workload, WorkloadSpec};
-use flashkit_trace::{Request, RequestResult};
+use flashkit_trace::{Op, Request, RequestResult};
 use serde::{Deserialize, Serialize};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// The simulated device: a named part, resized.
@@ -44,6 +49,17 @@ impl Default for DeviceSpec {
     }
 }
 
+impl RunSpec {
+    /// Refuse a run that cannot start (impossible geometry, an FTL that does not fit it)
+    /// before anything is allocated or read.
+    pub fn check(&self) -> Result<(), SimError> {
+        let (_, geometry, _) = self.device.resolve()?;
+        self.ftl
+            .check(&geometry, &self.options)
+            .map_err(|e| SimError::Config(format!("{}: {e}", self.label)))
+    }
+}
+
 impl DeviceSpec {
     /// The preset, the validated geometry and the endurance.
     pub fn resolve(&self) -> Result<(NandPreset, Geometry, u32), SimError> {
@@ -73,7 +89,44 @@ impl DeviceSpec {
             self.endurance_cycles.unwrap_or(preset.endurance_cycles),
         ))
     }
+
+    /// Bytes in an erase block (the preset's, with the overrides), whatever the capacity.
+    pub fn block_bytes(&self) -> Result<u64, SimError> {
+        let preset = NandPreset::by_name(&self.preset)
+            .ok_or_else(|| SimError::Config(format!("unknown device preset {:?}", self.preset)))?;
+        let page = self.page_size_bytes.unwrap_or(preset.page_size_bytes);
+        let pages = self.pages_per_block.unwrap_or(preset.pages_per_block);
+        Ok(u64::from(page) * u64::from(pages))
+    }
+
+    /// This device with its logical capacity sized to a prepared trace: the blocks the
+    /// trace needs under its address mapping (its footprint in blocks, for the compact
+    /// mapping), at least [`MIN_TRACE_BLOCKS`] so that the over-provisioning leaves an FTL
+    /// spare blocks to work with. Over-provisioning comes on top, as always.
+    pub fn sized_for(&self, trace: &PreparedTrace) -> Result<DeviceSpec, SimError> {
+        let block = self.block_bytes()?;
+        if trace.map.required_bytes() == 0 {
+            return Err(SimError::Config(format!(
+                "trace {} has no request that reads, writes or trims data: there is nothing \
+                 to size a device for (give --capacity to replay it anyway)",
+                trace.path.display()
+            )));
+        }
+        let blocks = trace
+            .map
+            .required_bytes()
+            .div_ceil(block)
+            .max(MIN_TRACE_BLOCKS);
+        Ok(DeviceSpec {
+            capacity_bytes: blocks * block,
+            ..self.clone()
+        })
+    }
 }
+
+/// The fewest logical blocks a device sized from a trace gets: at 7% over-provisioning,
+/// 128 blocks leave 9 spare, enough for the page FTL's GC threshold and frontiers.
+pub const MIN_TRACE_BLOCKS: u64 = 128;
 
 /// Everything that defines a run except its input.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -97,8 +150,11 @@ pub struct RunSpec {
 pub enum Source {
     /// A generated workload (seeded by the run's seed).
     Workload(WorkloadSpec),
-    /// A flashkit binary trace file.
+    /// A flashkit binary trace file, addresses unchanged (the benchmark's input).
     Binary(PathBuf),
+    /// A trace file in any format, read once already to map its addresses onto the device
+    /// (see `flashkit_trace::formats::layout`); replayed by a second pass.
+    Trace(Arc<PreparedTrace>),
 }
 
 /// A report and its wall-clock measurement.
@@ -146,7 +202,81 @@ pub fn run(
             };
             run_with::<CountsOnly, _>(spec, reader, trace, progress)
         }
+        Source::Trace(prepared) => {
+            check_fits(spec, prepared)?;
+            let stream = prepared.open()?;
+            let trace = TraceRecord {
+                description: describe(prepared),
+                digest: format!("{:032x}", prepared.digest),
+                requests: 0,
+            };
+            run_with::<CountsOnly, _>(spec, stream, trace, progress)
+        }
     }
+}
+
+/// What a trace replay records as its input: file, format, reading options, mapping.
+fn describe(prepared: &PreparedTrace) -> String {
+    let o = &prepared.options;
+    let mut text = format!(
+        "{} ({}, {} address mapping",
+        prepared.path.display(),
+        prepared.format.map_or("empty", |f| f.name()),
+        prepared.map.mapping()
+    );
+    if let Some(volume) = o.volume {
+        text.push_str(&format!(", volume {volume} only"));
+    }
+    if o.sort_by_time {
+        text.push_str(", sorted by time");
+    }
+    if prepared.format == Some(flashkit_trace::formats::Format::Blkparse) {
+        text.push_str(&format!(", {:?} events", o.blkparse_event));
+    }
+    if let Some(unit) = o.time_unit {
+        text.push_str(&format!(", time unit {unit:?}"));
+    }
+    if o.skip_bad_lines {
+        text.push_str(&format!(
+            ", {} bad lines skipped",
+            prepared.report.bad_lines
+        ));
+    }
+    text.push(')');
+    text
+}
+
+/// A trace larger than the device is an error that says what to change.
+fn check_fits(spec: &RunSpec, prepared: &PreparedTrace) -> Result<(), SimError> {
+    let (_, geometry, _) = spec.device.resolve()?;
+    let needed = prepared.map.required_bytes();
+    if needed <= geometry.logical_bytes() {
+        return Ok(());
+    }
+    let what = match prepared.map.mapping() {
+        AddressMapping::Compact => format!(
+            "its footprint of {} touched blocks of {} B",
+            prepared.map.touched_chunks(),
+            prepared.map.chunk_bytes()
+        ),
+        AddressMapping::Identity => format!(
+            "its highest addresses, {} volume(s) laid out one after another",
+            prepared.map.volumes().len()
+        ),
+    };
+    let mut advice = format!(
+        "raise --capacity to at least {needed}, or leave --capacity out to size the device \
+         from the trace"
+    );
+    if prepared.map.mapping() == AddressMapping::Identity {
+        advice.push_str(", or use --address-map compact to keep only the blocks it touches");
+    }
+    Err(SimError::Config(format!(
+        "trace {} needs a logical capacity of {needed} B ({what}) but the device holds {} B: \
+         {advice}",
+        prepared.path.display(),
+        geometry.logical_bytes()
+    )))
 }
 
 /// Run `spec` on `requests` with payload store `S`; `trace` describes the input (its request
@@ -175,7 +305,8 @@ pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
     let (_, upper) = requests.size_hint();
     progress.start("replay", upper.map(|n| n as u64));
     let start = Instant::now();
-    let index = replay(&mut host, requests, progress)?;
+    let mut latency = RequestLatency::default();
+    let index = replay(&mut host, requests, preset.timing, &mut latency, progress)?;
     let replay_seconds = start.elapsed().as_secs_f64();
     progress.advance(index % PROGRESS_STEP);
     progress.finish();
@@ -208,6 +339,11 @@ pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
         flash,
         write_amplification: (written > 0).then(|| flash.programs.total() as f64 / written as f64),
         erase_spread: EraseSpread::of(&erase_counts),
+        erase_histogram: erase_histogram(&erase_counts),
+        latency: ReadWriteLatency {
+            read: latency.read.summary(),
+            write: latency.write.summary(),
+        },
         ftl_stats: stats_since(ftl.stats(), &stats_before),
         elapsed_ns: preset.timing.serial_cost_ns(&flash),
         mapping_memory: ftl.mapping_memory(),
@@ -238,8 +374,11 @@ const LOOKAHEAD: usize = 16;
 fn replay<F: Ftl, I: Iterator<Item = RequestResult>>(
     host: &mut Host<F>,
     mut requests: I,
+    timing: Timing,
+    latency: &mut RequestLatency,
     progress: &mut dyn Progress,
 ) -> Result<u64, SimError> {
+    let mut cost_so_far = timing.serial_cost_ns(host.ftl().device().counters());
     // A ring of the next LOOKAHEAD requests: each is prefetched when it enters.
     let mut ring: [Option<Request>; LOOKAHEAD] = [None; LOOKAHEAD];
     let mut pending_error = None;
@@ -281,6 +420,13 @@ fn replay<F: Ftl, I: Iterator<Item = RequestResult>>(
             }
         }
         host.submit(index, &request)?;
+        let cost = timing.serial_cost_ns(host.ftl().device().counters());
+        match request.op {
+            Op::Read => latency.read.record(cost - cost_so_far),
+            Op::Write => latency.write.record(cost - cost_so_far),
+            Op::Trim | Op::Flush => {}
+        }
+        cost_so_far = cost;
         index += 1;
         if index.is_multiple_of(PROGRESS_STEP) {
             progress.advance(PROGRESS_STEP);
@@ -290,6 +436,27 @@ fn replay<F: Ftl, I: Iterator<Item = RequestResult>>(
         Some(error) => Err(error.into()),
         None => Ok(index),
     }
+}
+
+/// Latency histograms of the measured requests.
+#[derive(Default)]
+struct RequestLatency {
+    read: LatencyHistogram,
+    write: LatencyHistogram,
+}
+
+/// (erase count, blocks with it), ascending.
+fn erase_histogram(counts: &[u32]) -> Vec<(u32, u32)> {
+    let mut sorted = counts.to_vec();
+    sorted.sort_unstable();
+    let mut histogram: Vec<(u32, u32)> = Vec::new();
+    for count in sorted {
+        match histogram.last_mut() {
+            Some((value, blocks)) if *value == count => *blocks += 1,
+            _ => histogram.push((count, 1)),
+        }
+    }
+    histogram
 }
 
 /// Counters and means of the measured part; gauges (the `extra` map) keep their final values.
@@ -370,6 +537,99 @@ mod tests {
             a.state_hash, c.state_hash,
             "a different seed changes the state"
         );
+    }
+
+    fn msr_trace(dir: &std::path::Path) -> PathBuf {
+        // 300 writes of 8 KiB spread over 12 GiB, then reads of half of them.
+        let mut text = String::new();
+        for i in 0..300u64 {
+            text.push_str(&format!(
+                "{},hm,0,Write,{},8192,1\n",
+                1000 + i,
+                i * 40_000_000 * 1024 % (12 << 30)
+            ));
+        }
+        for i in (0..300u64).step_by(2) {
+            text.push_str(&format!(
+                "{},hm,0,Read,{},8192,1\n",
+                5000 + i,
+                i * 40_000_000 * 1024 % (12 << 30)
+            ));
+        }
+        let path = dir.join("hm.csv");
+        std::fs::write(&path, text).expect("write");
+        path
+    }
+
+    fn prepared(path: &std::path::Path, mapping: AddressMapping) -> Arc<PreparedTrace> {
+        let block = DeviceSpec::default().block_bytes().expect("preset");
+        Arc::new(
+            PreparedTrace::prepare(path, &Default::default(), mapping, block).expect("prepares"),
+        )
+    }
+
+    #[test]
+    fn a_text_trace_replays_on_a_device_sized_to_its_footprint() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let trace = prepared(&msr_trace(dir.path()), AddressMapping::Compact);
+        let mut spec = spec();
+        spec.device = DeviceSpec::default().sized_for(&trace).expect("sized");
+        let block = DeviceSpec::default().block_bytes().expect("preset");
+        assert_eq!(
+            spec.device.capacity_bytes,
+            trace.map.touched_chunks().max(MIN_TRACE_BLOCKS) * block
+        );
+        let r = run(&spec, &Source::Trace(trace.clone()), &mut NoProgress)
+            .expect("runs")
+            .report;
+        assert_eq!(r.trace.requests, 450);
+        assert_eq!((r.host.write_requests, r.host.read_requests), (300, 150));
+        assert_eq!(
+            r.host.pages_read_mapped, 300,
+            "every read finds the page written before"
+        );
+        assert!(r.trace.description.contains("msr, compact address mapping"));
+        let again = run(&spec, &Source::Trace(trace), &mut NoProgress)
+            .expect("runs")
+            .report;
+        assert_eq!(
+            again.state_hash, r.state_hash,
+            "the same trace, the same state"
+        );
+    }
+
+    #[test]
+    fn a_trace_larger_than_the_device_says_what_to_change() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let trace = prepared(&msr_trace(dir.path()), AddressMapping::Identity);
+        let mut small = spec();
+        small.device.capacity_bytes = 64 << 20;
+        let message = run(&small, &Source::Trace(trace.clone()), &mut NoProgress)
+            .expect_err("too large")
+            .to_string();
+        assert!(
+            message.contains("raise --capacity to at least")
+                && message.contains("leave --capacity out")
+                && message.contains("--address-map compact"),
+            "{message}"
+        );
+        let mut fits = spec();
+        fits.device = DeviceSpec::default().sized_for(&trace).expect("sized");
+        let max_end = (0..300u64)
+            .map(|i| i * 40_000_000 * 1024 % (12 << 30) + 8192)
+            .max()
+            .expect("some");
+        let block = DeviceSpec::default().block_bytes().expect("preset");
+        assert_eq!(
+            fits.device.capacity_bytes,
+            max_end.div_ceil(block) * block,
+            "identity keeps the trace's addresses: the device spans the highest"
+        );
+        fits.precondition = None;
+        let r = run(&fits, &Source::Trace(trace), &mut NoProgress)
+            .expect("runs")
+            .report;
+        assert_eq!(r.host.pages_read_mapped, 300);
     }
 
     #[test]

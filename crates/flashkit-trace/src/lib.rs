@@ -2,8 +2,11 @@
 //!
 //! A [`Request`] is what a host sends a block device: an operation, a byte offset, a byte
 //! length, a timestamp and a volume. This crate produces requests from seeded workload
-//! generators ([`workload`]) and from flashkit's compact binary trace format ([`binary`]), and
-//! summarises any stream of them ([`stats`]).
+//! generators ([`workload`]), from flashkit's compact binary trace format ([`binary`]) and
+//! from every public block-trace format ([`formats`]: MSR Cambridge, UMass/SPC, FIU,
+//! blkparse, fio iologs, SYSTOR '17, Tencent CBS, CloudPhysics, DiskSim, a generic CSV;
+//! detected from content, gzip read directly; docs/TRACES.md), maps a trace's address spaces
+//! onto a device ([`formats::layout`]), and summarises any stream of requests ([`stats`]).
 //!
 //! What this layer is not: it knows nothing of pages, FTLs or devices. Byte requests become
 //! page operations in the simulator's host adapter.
@@ -13,6 +16,7 @@
 //! one. Errors name the file, the record (or line) and the field.
 
 pub mod binary;
+pub mod formats;
 pub mod stats;
 pub mod workload;
 
@@ -74,7 +78,10 @@ impl fmt::Display for Op {
 /// One host request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Request {
-    /// Issue time, nanoseconds from the start of the trace.
+    /// Issue time in nanoseconds on the trace's own clock: from the start of the trace for
+    /// generated workloads and relative formats (SPC, FIU, blkparse, fio, DiskSim), since the
+    /// format's epoch for absolute ones (MSR: 1601, FILETIME's; SYSTOR, Tencent: 1970).
+    /// Units are converted, epochs kept; only differences between times carry meaning.
     pub time_ns: u64,
     /// The operation.
     pub op: Op,

@@ -57,8 +57,32 @@ pub struct TraceSummary {
     pub last_time_ns: u64,
     /// Requests whose timestamp is earlier than the one before.
     pub out_of_order: u64,
-    /// Requests per volume.
-    pub volumes: BTreeMap<u16, u64>,
+    /// Per volume (ASU, LUN, disk, device or file, as the format numbers them).
+    pub volumes: BTreeMap<u16, VolumeSummary>,
+}
+
+/// The figures of one volume.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct VolumeSummary {
+    /// All requests of the volume.
+    pub requests: u64,
+    /// Reads.
+    pub reads: OpTotals,
+    /// Writes.
+    pub writes: OpTotals,
+    /// Trims.
+    pub trims: OpTotals,
+    /// One past the highest byte addressed.
+    pub max_end: u64,
+    /// Distinct pages touched.
+    pub footprint_pages: u64,
+}
+
+impl OpTotals {
+    fn add(&mut self, size: u32) {
+        self.requests += 1;
+        self.bytes += u64::from(size);
+    }
 }
 
 const FIRST_BUCKET: u64 = 512;
@@ -78,8 +102,9 @@ pub struct TraceStats {
     last_time: u64,
     previous_time: u64,
     out_of_order: u64,
-    volumes: BTreeMap<u16, u64>,
-    touched: HashMap<u64, Box<[u64; 64]>>,
+    volumes: BTreeMap<u16, VolumeSummary>,
+    /// Pages touched, one bit each, in chunks keyed by (volume, page / CHUNK_PAGES).
+    touched: HashMap<(u16, u64), Box<[u64; 64]>>,
 }
 
 impl TraceStats {
@@ -107,7 +132,17 @@ impl TraceStats {
         let totals = &mut self.totals[usize::from(r.op.code())];
         totals.requests += 1;
         totals.bytes += u64::from(r.size);
-        *self.volumes.entry(r.volume).or_insert(0) += 1;
+        let volume = self.volumes.entry(r.volume).or_default();
+        volume.requests += 1;
+        match r.op {
+            Op::Read => volume.reads.add(r.size),
+            Op::Write => volume.writes.add(r.size),
+            Op::Trim => volume.trims.add(r.size),
+            Op::Flush => {}
+        }
+        if r.op != Op::Flush {
+            volume.max_end = volume.max_end.max(r.end());
+        }
         self.first_time = self.first_time.min(r.time_ns);
         self.last_time = self.last_time.max(r.time_ns);
         if r.time_ns < self.previous_time {
@@ -128,14 +163,12 @@ impl TraceStats {
         self.min_offset = self.min_offset.min(r.offset);
         self.max_end = self.max_end.max(r.end());
         let page = u64::from(self.page_bytes);
-        let volume_base = u64::from(r.volume) << 48;
         for p in r.offset / page..r.end().div_ceil(page) {
-            let key = volume_base | p;
             let chunk = self
                 .touched
-                .entry(key / CHUNK_PAGES)
+                .entry((r.volume, p / CHUNK_PAGES))
                 .or_insert_with(|| Box::new([0; 64]));
-            let bit = key % CHUNK_PAGES;
+            let bit = p % CHUNK_PAGES;
             chunk[(bit / 64) as usize] |= 1 << (bit % 64);
         }
     }
@@ -153,11 +186,15 @@ impl TraceStats {
                 requests,
             })
             .collect();
-        let footprint_pages = self
-            .touched
-            .values()
-            .map(|c| c.iter().map(|w| u64::from(w.count_ones())).sum::<u64>())
-            .sum();
+        let mut volumes = self.volumes.clone();
+        let mut footprint_pages = 0;
+        for (&(volume, _), chunk) in &self.touched {
+            let pages: u64 = chunk.iter().map(|w| u64::from(w.count_ones())).sum();
+            footprint_pages += pages;
+            if let Some(v) = volumes.get_mut(&volume) {
+                v.footprint_pages += pages;
+            }
+        }
         let requests = self.totals.iter().map(|t| t.requests).sum();
         TraceSummary {
             requests,
@@ -183,7 +220,7 @@ impl TraceStats {
             first_time_ns: if requests == 0 { 0 } else { self.first_time },
             last_time_ns: self.last_time,
             out_of_order: self.out_of_order,
-            volumes: self.volumes.clone(),
+            volumes,
         }
     }
 }
@@ -239,5 +276,39 @@ mod tests {
         );
         assert_eq!(s.size_histogram[4].requests, 1, "8 KiB bucket");
         assert!((s.read_fraction - 0.25).abs() < 1e-9);
+        assert_eq!(s.volumes[&0].footprint_pages, 4);
+        assert_eq!(s.volumes[&0].writes.bytes, 12288);
+    }
+
+    #[test]
+    fn volumes_are_separate_address_spaces_even_at_absurd_offsets() {
+        let mut stats = TraceStats::new(4096);
+        let far = 1u64 << 62;
+        stats.add(&Request {
+            volume: 0,
+            ..req(Op::Write, far, 4096, 0)
+        });
+        stats.add(&Request {
+            volume: 1,
+            ..req(Op::Write, far, 4096, 0)
+        });
+        stats.add(&Request {
+            volume: 1,
+            ..req(Op::Read, 0, 8192, 0)
+        });
+        let s = stats.summary();
+        assert_eq!(
+            s.footprint_pages, 4,
+            "the same address in two volumes is two pages"
+        );
+        assert_eq!(s.volumes[&1].footprint_pages, 3);
+        assert_eq!(
+            s.volumes[&1].reads,
+            OpTotals {
+                requests: 1,
+                bytes: 8192
+            }
+        );
+        assert_eq!(s.volumes[&0].max_end, far + 4096);
     }
 }

@@ -9,7 +9,10 @@ use flashkit_ftl::{FtlKind, GcPolicy};
 use flashkit_sim::{RunSpec, Source};
 
 pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
-    let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    // Refuse an impossible device before anything else is built or read.
+    device.resolve().map_err(sim_failure)?;
+    let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
     let (mut policies, options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     if policies.is_empty() {
         policies = GcPolicy::ALL.to_vec();
@@ -21,7 +24,13 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     };
     let seed = settings::seed(&args.run, &config.run);
     let source = match &args.trace {
-        Some(path) => Source::Binary(path.clone()),
+        Some(path) => super::trace_tools::trace_source(
+            path,
+            &args.trace_options,
+            config,
+            &mut device,
+            capacity_given,
+        )?,
         None => Source::Workload(
             settings::workload_spec(&args.workload, &config.workload, device.capacity_bytes)
                 .map_err(Failure::Usage)?,
@@ -36,15 +45,11 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         };
         for policy in variants {
             let mut options = options;
-            let label = match policy {
-                Some(policy) => {
-                    options.page.gc_policy = policy;
-                    format!("{kind}/{policy}")
-                }
-                None => kind.to_string(),
-            };
+            if let Some(policy) = policy {
+                options.page.gc_policy = policy;
+            }
             specs.push(RunSpec {
-                label,
+                label: settings::label(kind, &options),
                 ftl: kind,
                 options,
                 device: device.clone(),
@@ -52,6 +57,9 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
                 seed,
             });
         }
+    }
+    for spec in &specs {
+        spec.check().map_err(sim_failure)?;
     }
     let mut outcomes = Vec::new();
     for spec in &specs {

@@ -3,7 +3,10 @@
 pub mod bench;
 pub mod compare;
 pub mod replay;
+pub mod report;
+pub mod sweep;
 pub mod trace;
+pub mod trace_tools;
 
 use crate::Outcome;
 use flashkit_core::NandPreset;

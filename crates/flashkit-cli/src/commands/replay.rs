@@ -7,21 +7,25 @@ use crate::{Failure, Outcome, sim_failure};
 use flashkit_sim::{RunSpec, Source};
 
 pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
-    let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    device.resolve().map_err(sim_failure)?;
+    let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
     let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     if policies.len() > 1 {
         return Err(Failure::Usage(anyhow::anyhow!(
             "replay runs one FTL: give one --gc policy (compare runs several)"
         )));
     }
-    let label = if args.ftl.uses_gc_policy() {
-        format!("{}/{}", args.ftl, options.page.gc_policy)
-    } else {
-        args.ftl.to_string()
-    };
     options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
+    let label = settings::label(args.ftl, &options);
     let source = match &args.trace {
-        Some(path) => Source::Binary(path.clone()),
+        Some(path) => super::trace_tools::trace_source(
+            path,
+            &args.trace_options,
+            config,
+            &mut device,
+            capacity_given,
+        )?,
         None => Source::Workload(
             settings::workload_spec(&args.workload, &config.workload, device.capacity_bytes)
                 .map_err(Failure::Usage)?,
@@ -35,6 +39,7 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
         precondition: settings::precondition(&args.run, &config.run),
         seed: settings::seed(&args.run, &config.run),
     };
+    spec.check().map_err(sim_failure)?;
     let outcome =
         flashkit_sim::run(&spec, &source, &mut Bar::new(&spec.label)).map_err(sim_failure)?;
     super::compare::print_and_save(&[outcome], &args.output)

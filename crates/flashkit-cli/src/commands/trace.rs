@@ -1,4 +1,4 @@
-//! `flashkit trace gen` and `flashkit trace stats`.
+//! `flashkit trace gen` and `flashkit trace stats` (any format, per volume on request).
 
 use crate::args::{GenArgs, StatsArgs};
 use crate::output::{write_csv, write_json};
@@ -10,7 +10,8 @@ use flashkit_core::sub_seed;
 use flashkit_core::units::format_size;
 use flashkit_report::Table;
 use flashkit_sim::Progress;
-use flashkit_trace::binary::{TraceReader, TraceWriter, digest};
+use flashkit_trace::binary::{TraceWriter, digest};
+use flashkit_trace::formats::{Format, ParseReport};
 use flashkit_trace::stats::{TraceStats, TraceSummary};
 use flashkit_trace::workload::Workload;
 use serde::Serialize;
@@ -63,53 +64,108 @@ struct StatsDocument {
 #[derive(Serialize)]
 struct FileSummary {
     file: PathBuf,
+    format: Option<Format>,
     description: String,
+    parse: ParseReport,
+    /// Names of the volumes by number, for formats that number them from names.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    volume_names: Option<Vec<String>>,
     summary: TraceSummary,
 }
 
-pub fn stats(args: StatsArgs) -> Outcome {
+pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
     let page = u32::try_from(args.page_size.0)
         .ok()
         .filter(|&p| p > 0)
         .ok_or_else(|| {
             Failure::Usage(anyhow::anyhow!("--page-size must be between 1 B and 4 GiB"))
         })?;
+    let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
     let mut summaries = Vec::new();
     for file in &args.files {
-        let reader = TraceReader::open(file).map_err(|e| Failure::Runtime(e.into()))?;
-        let description = reader.info().description.clone();
+        let mut stream = super::trace_tools::open_trace(file, &options, &args.trace_options)?;
+        let description = match stream.format() {
+            Some(format) => format!("{format}: {}", format.layout()),
+            None => "empty file".to_string(),
+        };
         let mut stats = TraceStats::new(page);
         let mut bar = Bar::new(&file.display().to_string());
-        bar.start("reading", Some(reader.info().records));
-        for (i, request) in reader.enumerate() {
+        bar.start("reading", None);
+        for (i, request) in stream.by_ref().enumerate() {
             stats.add(&request.map_err(|e| Failure::Runtime(e.into()))?);
             if (i + 1) % 65536 == 0 {
                 bar.advance(65536);
             }
         }
         bar.finish();
+        super::trace_tools::note_skipped(file, &stream.report());
         summaries.push(FileSummary {
             file: file.clone(),
+            format: stream.format(),
             description,
+            parse: stream.report(),
+            volume_names: stream.volume_names(),
             summary: stats.summary(),
         });
     }
     let table = stats_table(&summaries);
     print!("{}", table.transposed().render());
+    if args.volumes {
+        for f in &summaries {
+            println!("\n{} by volume:", f.file.display());
+            print!("{}", volume_table(f).render());
+        }
+    }
     if let Some(path) = &args.output.json {
         write_json(path, &StatsDocument { traces: summaries }).context("trace stats")?;
-    } else if let Some(path) = &args.output.csv {
-        write_csv(path, &table)?;
     }
-    if let (Some(_), Some(path)) = (&args.output.json, &args.output.csv) {
+    if let Some(path) = &args.output.csv {
         write_csv(path, &table)?;
     }
     Ok(())
 }
 
+fn volume_table(f: &FileSummary) -> Table {
+    let mut table = Table::new([
+        "volume",
+        "name",
+        "requests",
+        "reads",
+        "read bytes",
+        "writes",
+        "write bytes",
+        "trims",
+        "trim bytes",
+        "max end",
+        "footprint pages",
+    ]);
+    for (&volume, v) in &f.summary.volumes {
+        let name = f
+            .volume_names
+            .as_ref()
+            .and_then(|names| names.get(usize::from(volume)).cloned())
+            .unwrap_or_default();
+        table.push([
+            volume.to_string(),
+            name,
+            v.requests.to_string(),
+            v.reads.requests.to_string(),
+            v.reads.bytes.to_string(),
+            v.writes.requests.to_string(),
+            v.writes.bytes.to_string(),
+            v.trims.requests.to_string(),
+            v.trims.bytes.to_string(),
+            v.max_end.to_string(),
+            v.footprint_pages.to_string(),
+        ]);
+    }
+    table
+}
+
 fn stats_table(summaries: &[FileSummary]) -> Table {
     let mut header = vec![
         "file",
+        "format",
         "requests",
         "reads",
         "read bytes",
@@ -144,6 +200,7 @@ fn stats_table(summaries: &[FileSummary]) -> Table {
         let s = &f.summary;
         let mut row = vec![
             f.file.display().to_string(),
+            f.format.map_or("empty".to_string(), |f| f.to_string()),
             s.requests.to_string(),
             s.reads.requests.to_string(),
             s.reads.bytes.to_string(),
@@ -158,7 +215,10 @@ fn stats_table(summaries: &[FileSummary]) -> Table {
             s.max_end.to_string(),
             s.footprint_pages.to_string(),
             (s.footprint_pages * u64::from(s.footprint_page_bytes)).to_string(),
-            format!("{:.6}", (s.last_time_ns - s.first_time_ns) as f64 / 1e9),
+            format!(
+                "{:.6}",
+                s.last_time_ns.saturating_sub(s.first_time_ns) as f64 / 1e9
+            ),
             s.out_of_order.to_string(),
             s.volumes.len().to_string(),
         ];

@@ -131,8 +131,58 @@ pub type BastFtl<D> = HybridFtl<D, Bast>;
 /// FAST or O-FAST.
 pub type FastFtl<D> = HybridFtl<D, Fast>;
 
-/// Refuse a geometry without room for `log_blocks` log blocks and a merge.
-fn check_spare(geometry: &Geometry, scheme: &str, log_blocks: u32) -> Result<(), FtlError> {
+/// Which log-block scheme a configuration is for (for [`check_config`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SchemeKind {
+    /// The block-mapped FTL.
+    Block,
+    /// BAST.
+    Bast,
+    /// FAST.
+    Fast,
+    /// O-FAST.
+    OFast,
+}
+
+impl SchemeKind {
+    fn label(self) -> &'static str {
+        match self {
+            SchemeKind::Block => "block-mapped",
+            SchemeKind::Bast => "BAST",
+            SchemeKind::Fast => "FAST",
+            SchemeKind::OFast => "O-FAST",
+        }
+    }
+}
+
+/// Whether `scheme` can run on `geometry` with `config`: enough log blocks for the scheme,
+/// and spare blocks for them plus one free block to merge into. The error says what to
+/// change.
+pub fn check_config(
+    scheme: SchemeKind,
+    geometry: &Geometry,
+    config: &HybridConfig,
+) -> Result<(), FtlError> {
+    let name = scheme.label();
+    let log_blocks = match scheme {
+        SchemeKind::Block => 0,
+        SchemeKind::Bast if config.log_blocks == 0 => {
+            return Err(FtlError::Config(
+                "BAST needs at least 1 log block (--log-blocks)".into(),
+            ));
+        }
+        SchemeKind::Fast | SchemeKind::OFast
+            if config.log_blocks < 1 + u32::from(config.sw_log_block) =>
+        {
+            let why = if config.sw_log_block {
+                "2 log blocks (--log-blocks): one SW and at least one RW log block"
+            } else {
+                "1 log block (--log-blocks)"
+            };
+            return Err(FtlError::Config(format!("{name} needs at least {why}")));
+        }
+        _ => config.log_blocks,
+    };
     let needed = log_blocks + 1;
     if geometry.spare_blocks() < needed {
         let what = if log_blocks == 0 {
@@ -141,7 +191,7 @@ fn check_spare(geometry: &Geometry, scheme: &str, log_blocks: u32) -> Result<(),
             format!("{log_blocks} log blocks plus one free block to merge into")
         };
         return Err(FtlError::Config(format!(
-            "the {scheme} FTL needs at least {needed} spare blocks ({what}), but the geometry \
+            "the {name} FTL needs at least {needed} spare blocks ({what}), but the geometry \
              has {} ({} blocks for {} logical pages of {} per block): raise over-provisioning \
              or lower --log-blocks",
             geometry.spare_blocks(),
@@ -156,11 +206,11 @@ fn check_spare(geometry: &Geometry, scheme: &str, log_blocks: u32) -> Result<(),
 impl<D: FlashDevice> HybridFtl<D, BlockMapping> {
     /// The block-mapped FTL over a freshly erased device.
     pub fn block(device: D) -> Result<Self, FtlError> {
-        check_spare(device.geometry(), "block-mapped", 0)?;
         let config = HybridConfig {
             log_blocks: 0,
             ..HybridConfig::default()
         };
+        check_config(SchemeKind::Block, device.geometry(), &config)?;
         Ok(HybridFtl {
             core: Core::new(device, 0)?,
             scheme: BlockMapping,
@@ -172,12 +222,7 @@ impl<D: FlashDevice> HybridFtl<D, BlockMapping> {
 impl<D: FlashDevice> HybridFtl<D, Bast> {
     /// BAST with `config.log_blocks` log blocks over a freshly erased device.
     pub fn bast(device: D, config: HybridConfig) -> Result<Self, FtlError> {
-        if config.log_blocks == 0 {
-            return Err(FtlError::Config(
-                "BAST needs at least 1 log block (--log-blocks)".into(),
-            ));
-        }
-        check_spare(device.geometry(), "BAST", config.log_blocks)?;
+        check_config(SchemeKind::Bast, device.geometry(), &config)?;
         let core = Core::new(device, config.log_blocks)?;
         let scheme = Bast::new(core.logical_blocks());
         Ok(HybridFtl {
@@ -191,19 +236,12 @@ impl<D: FlashDevice> HybridFtl<D, Bast> {
 impl<D: FlashDevice> HybridFtl<D, Fast> {
     /// FAST (or O-FAST when `lazy`) over a freshly erased device.
     pub fn fast(device: D, config: HybridConfig, lazy: bool) -> Result<Self, FtlError> {
-        let minimum = if config.sw_log_block { 2 } else { 1 };
-        let name = if lazy { "O-FAST" } else { "FAST" };
-        if config.log_blocks < minimum {
-            return Err(FtlError::Config(format!(
-                "{name} needs at least {minimum} log blocks (--log-blocks){}",
-                if config.sw_log_block {
-                    ": one SW and at least one RW log block"
-                } else {
-                    ""
-                }
-            )));
-        }
-        check_spare(device.geometry(), name, config.log_blocks)?;
+        let kind = if lazy {
+            SchemeKind::OFast
+        } else {
+            SchemeKind::Fast
+        };
+        check_config(kind, device.geometry(), &config)?;
         Ok(HybridFtl {
             core: Core::new(device, config.log_blocks)?,
             scheme: Fast::new(config.log_blocks, config.sw_log_block, lazy),

@@ -30,6 +30,12 @@ pub trait Mapping {
     /// The physical page of `lpn`, if mapped.
     fn lookup(&self, lpn: Lpn) -> Option<Ppn>;
 
+    /// Whether `lpn` maps to exactly `ppn` (the page FTL's validity test).
+    #[inline(always)]
+    fn maps_to(&self, lpn: Lpn, ppn: Ppn) -> bool {
+        self.lookup(lpn) == Some(ppn)
+    }
+
     /// Cover `range` with runs, in logical order.
     fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun));
 

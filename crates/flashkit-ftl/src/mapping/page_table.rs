@@ -36,6 +36,12 @@ impl Mapping for PageTable {
         flashkit_core::hint::prefetch(&self.table, lpn.index());
     }
 
+    #[inline(always)]
+    fn maps_to(&self, lpn: Lpn, ppn: Ppn) -> bool {
+        // UNMAPPED never equals a page number: Geometry keeps them below u32::MAX - 1.
+        self.table[lpn.index()] == ppn.0
+    }
+
     fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
         for lpn in range.iter() {
             out(PhysRun {

@@ -45,6 +45,31 @@ impl Default for PageFtlConfig {
     }
 }
 
+/// Whether a page FTL with `config` can run on `geometry`: without allocating anything, so
+/// that a command can refuse an impossible configuration before it starts.
+pub fn check_config(geometry: &Geometry, config: &PageFtlConfig) -> Result<(), FtlError> {
+    if config.gc_threshold_blocks < 2 {
+        return Err(FtlError::Config(format!(
+            "gc threshold of {} blocks is below the minimum of 2",
+            config.gc_threshold_blocks
+        )));
+    }
+    let needed = config.gc_threshold_blocks + 2;
+    if geometry.spare_blocks() < needed {
+        return Err(FtlError::Config(format!(
+            "the page FTL needs at least {needed} spare blocks (GC threshold {} plus the host \
+             and GC frontiers), but the geometry has {} ({} blocks for {} logical pages of \
+             {} per block): raise over-provisioning",
+            config.gc_threshold_blocks,
+            geometry.spare_blocks(),
+            geometry.blocks(),
+            geometry.logical_pages(),
+            geometry.pages_per_block()
+        )));
+    }
+    Ok(())
+}
+
 /// The block being filled by one stream of writes.
 #[derive(Clone, Copy, Debug, Default)]
 struct Frontier {
@@ -62,6 +87,9 @@ struct Counters {
 }
 
 const NO_LPN: u32 = u32::MAX;
+
+/// Pages copied between two rounds of prefetches for the next victim.
+const RELOCATION_CHUNK: usize = 16;
 
 /// A page-mapped FTL over device `D` with forward mapping `M`.
 pub struct PageFtl<D, M> {
@@ -105,25 +133,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     /// An FTL over a freshly erased device.
     pub fn new(device: D, mapping: M, config: PageFtlConfig) -> Result<Self, FtlError> {
         let geometry = *device.geometry();
-        if config.gc_threshold_blocks < 2 {
-            return Err(FtlError::Config(format!(
-                "gc threshold of {} blocks is below the minimum of 2",
-                config.gc_threshold_blocks
-            )));
-        }
-        let needed = config.gc_threshold_blocks + 2;
-        if geometry.spare_blocks() < needed {
-            return Err(FtlError::Config(format!(
-                "the page FTL needs at least {needed} spare blocks (GC threshold {} plus the host \
-                 and GC frontiers), but the geometry has {} ({} blocks for {} logical pages of \
-                 {} per block): raise over-provisioning",
-                config.gc_threshold_blocks,
-                geometry.spare_blocks(),
-                geometry.blocks(),
-                geometry.logical_pages(),
-                geometry.pages_per_block()
-            )));
-        }
+        check_config(&geometry, &config)?;
         for b in 0..geometry.blocks() {
             let status = device.block_status(BlockId(b));
             if status.programmed_pages != 0 || status.bad {
@@ -152,7 +162,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             wear: Frontier::default(),
             clock: 0,
             counters: Counters::default(),
-            moving: Vec::with_capacity(geometry.pages_per_block() as usize),
+            moving: Vec::with_capacity(geometry.pages_per_block() as usize + 1),
             ahead: None,
         })
     }
@@ -189,7 +199,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     #[inline(always)]
     fn is_valid(&self, ppn: Ppn) -> bool {
         let lpn = self.reverse[ppn.index()];
-        lpn != NO_LPN && self.mapping.lookup(Lpn(lpn)) == Some(ppn)
+        lpn != NO_LPN && self.mapping.maps_to(Lpn(lpn), ppn)
     }
 
     /// Record that `count` pages from `first` in `block` now hold `lpn..lpn + count`.
@@ -396,24 +406,26 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     fn move_valid_pages(&mut self, victim: BlockId, cause: Cause) -> Result<u32, FtlError> {
         let first = self.geometry.first_ppn(victim);
         let ppb = self.geometry.pages_per_block() as usize;
+        // The buffer keeps ppb + 1 entries for good; `count` says how many are in use.
         let mut moving = std::mem::take(&mut self.moving);
+        moving.resize(ppb + 1, (Lpn(0), Ppn(0)));
         // Branch-free gather: write every page's entry and advance only past valid ones, so
         // that the one invalid page in eight costs no mispredicted branch.
-        moving.resize(ppb + 1, (Lpn(0), Ppn(0)));
         let mut count = 0;
         let reverse = &self.reverse[first.index()..first.index() + ppb];
         for (&lpn, ppn) in reverse.iter().zip(first.0..) {
-            let valid = lpn != NO_LPN && self.mapping.lookup(Lpn(lpn)) == Some(Ppn(ppn));
-            moving[count] = (Lpn(lpn), Ppn(ppn));
+            let valid = lpn != NO_LPN && self.mapping.maps_to(Lpn(lpn), Ppn(ppn));
+            if let Some(slot) = moving.get_mut(count) {
+                *slot = (Lpn(lpn), Ppn(ppn));
+            }
             count += usize::from(valid);
         }
-        moving.truncate(count);
         debug_assert_eq!(
             count as u32,
             self.blocks.valid(victim),
             "valid count of {victim}"
         );
-        let result = self.move_pages(victim, &moving, cause);
+        let result = self.move_pages(victim, &moving[..count], cause);
         self.prefetch_ahead(self.geometry.pages_per_block());
         self.moving = moving;
         result
@@ -431,7 +443,9 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         while done < moving.len() {
             let (block, offset) = self.relocation_page(cause)?;
             let room = (self.geometry.pages_per_block() - offset) as usize;
-            let run = &moving[done..moving.len().min(done + room)];
+            // Chunks of 16 pages, with the next victim's prefetches between them: issued all
+            // at once, those prefetches overflow the miss buffers and arrive too late.
+            let run = &moving[done..moving.len().min(done + room.min(RELOCATION_CHUNK))];
             let first = self.geometry.ppn(block, offset);
             let copied = self.device.copy_pages(run, first, cause);
             let count = match copied {

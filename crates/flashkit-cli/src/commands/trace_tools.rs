@@ -1,0 +1,228 @@
+//! `flashkit trace convert`, `trace detect` and `trace bench`, and the trace input of
+//! `replay` and `compare`: any supported format, detected or named, read through
+//! `flashkit_trace::formats` (docs/TRACES.md).
+
+use crate::args::{ConvertArgs, ConvertTo, DetectArgs, TraceArgs, TraceBenchArgs};
+use crate::progress::Bar;
+use crate::settings::{self, ConfigFile};
+use crate::{Failure, Outcome, sim_failure};
+use anyhow::{Context, anyhow};
+use flashkit_core::units::format_size;
+use flashkit_report::Table;
+use flashkit_sim::{DeviceSpec, Progress, Source};
+use flashkit_trace::binary::TraceWriter;
+use flashkit_trace::formats::csv::{CSV_HEADER, write_csv_request};
+use flashkit_trace::formats::layout::{PreparedTrace, file_digest};
+use flashkit_trace::formats::{ParseReport, TraceOptions, TraceStream, examine, open};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Instant;
+
+fn runtime(error: impl Into<anyhow::Error>) -> Failure {
+    Failure::Runtime(error.into())
+}
+
+/// Sort a trace error: options that do not fit the file are usage errors.
+fn trace_failure(error: flashkit_trace::TraceError) -> Failure {
+    match error {
+        flashkit_trace::TraceError::Spec(_) => Failure::Usage(error.into()),
+        other => runtime(other),
+    }
+}
+
+/// Open a trace, printing the format detection to stderr if asked.
+pub fn open_trace(
+    path: &Path,
+    options: &TraceOptions,
+    flags: &TraceArgs,
+) -> Result<TraceStream, Failure> {
+    if flags.explain_format {
+        eprint!("{}", examine(path).map_err(runtime)?.explain());
+    }
+    open(path, options).map_err(trace_failure)
+}
+
+/// Say on stderr what reading skipped, so nothing is dropped silently.
+pub fn note_skipped(path: &Path, report: &ParseReport) {
+    let skipped = report.skipped();
+    if skipped.is_empty() {
+        return;
+    }
+    let list: Vec<String> = skipped
+        .iter()
+        .map(|(what, n)| format!("{n} {what}"))
+        .collect();
+    eprintln!("note: {}: skipped {}", path.display(), list.join(", "));
+    if let Some(first) = &report.first_bad_line {
+        eprintln!("note: first malformed line: {first}");
+    }
+}
+
+/// The input of `replay` and `compare` from `--trace`: the file read once to map its
+/// addresses, and the device sized to it unless the user gave a capacity.
+pub fn trace_source(
+    path: &Path,
+    flags: &TraceArgs,
+    config: &ConfigFile,
+    device: &mut DeviceSpec,
+    capacity_given: bool,
+) -> Result<Source, Failure> {
+    let (options, mapping) = settings::trace_options(flags, &config.trace);
+    if flags.explain_format {
+        eprint!("{}", examine(path).map_err(runtime)?.explain());
+    }
+    let block = device.block_bytes().map_err(sim_failure)?;
+    let prepared = PreparedTrace::prepare(path, &options, mapping, block).map_err(trace_failure)?;
+    note_skipped(path, &prepared.report);
+    if prepared.report.requests == 0 && prepared.report.other_events > 0 {
+        eprintln!(
+            "note: {}: no requests, but {} events of other actions: try --blkparse-event Q",
+            path.display(),
+            prepared.report.other_events
+        );
+    }
+    if !capacity_given {
+        *device = device.sized_for(&prepared).map_err(sim_failure)?;
+    }
+    eprintln!(
+        "trace: {} ({}), {} requests touching {} blocks of {} ({} address mapping); device \
+         logical capacity {}",
+        path.display(),
+        prepared.format.map_or("empty", |f| f.name()),
+        prepared.report.requests,
+        prepared.map.touched_chunks(),
+        format_size(prepared.map.chunk_bytes()),
+        prepared.map.mapping(),
+        format_size(device.capacity_bytes),
+    );
+    Ok(Source::Trace(Arc::new(prepared)))
+}
+
+/// `flashkit trace convert`.
+pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
+    let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
+    let to = args.to.unwrap_or_else(|| {
+        let csv = args
+            .output
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("csv"));
+        if csv {
+            ConvertTo::Csv
+        } else {
+            ConvertTo::Binary
+        }
+    });
+    if args.input == args.output {
+        return Err(Failure::Usage(anyhow!(
+            "the output would overwrite the input"
+        )));
+    }
+    let mut stream = open_trace(&args.input, &options, &args.trace_options)?;
+    let format = stream.format().map_or("empty", |f| f.name());
+    let description = format!("converted from {} ({format})", args.input.display());
+    let mut bar = Bar::new("trace convert");
+    bar.start("converting", None);
+    let written = match to {
+        ConvertTo::Binary => {
+            let digest = file_digest(&args.input).map_err(runtime)?;
+            let mut writer =
+                TraceWriter::create(&args.output, digest, &description).map_err(runtime)?;
+            for request in stream.by_ref() {
+                writer.push(&request.map_err(runtime)?).map_err(runtime)?;
+            }
+            writer.finish().map_err(runtime)?
+        }
+        ConvertTo::Csv => write_csv(&args.output, &mut stream, &description)?,
+    };
+    bar.finish();
+    note_skipped(&args.input, &stream.report());
+    println!(
+        "wrote {written} requests of {} ({format}) to {} ({})",
+        args.input.display(),
+        args.output.display(),
+        match to {
+            ConvertTo::Binary => "flashkit binary",
+            ConvertTo::Csv => "generic CSV",
+        }
+    );
+    Ok(())
+}
+
+fn write_csv(path: &Path, stream: &mut TraceStream, description: &str) -> Result<u64, Failure> {
+    let file =
+        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let io = |e: std::io::Error| runtime(anyhow!("writing {}: {e}", path.display()));
+    writeln!(out, "# {description}").map_err(io)?;
+    writeln!(out, "{CSV_HEADER}").map_err(io)?;
+    let mut written = 0;
+    for request in stream {
+        write_csv_request(&mut out, &request.map_err(runtime)?).map_err(io)?;
+        written += 1;
+    }
+    out.flush().map_err(io)?;
+    Ok(written)
+}
+
+/// `flashkit trace detect`.
+pub fn detect(args: DetectArgs) -> Outcome {
+    for file in &args.files {
+        print!("{}", examine(file).map_err(runtime)?.explain());
+    }
+    Ok(())
+}
+
+/// `flashkit trace bench`: read each file fully `repeat` times; report the best pass.
+pub fn bench(args: TraceBenchArgs, config: &ConfigFile) -> Outcome {
+    let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
+    let repeat = args.repeat.max(1);
+    let mut table = Table::new([
+        "file",
+        "format",
+        "file bytes",
+        "requests",
+        "lines/records",
+        "best pass (s)",
+        "requests/s",
+        "lines/s",
+        "MB/s (file)",
+    ]);
+    for file in &args.files {
+        let bytes = std::fs::metadata(file)
+            .with_context(|| format!("cannot read {}", file.display()))?
+            .len();
+        let mut best = f64::INFINITY;
+        let (mut requests, mut lines, mut format) = (0, 0, String::new());
+        for _ in 0..repeat {
+            let started = Instant::now();
+            let mut stream = open_trace(file, &options, &args.trace_options)?;
+            let mut checksum = 0u64;
+            let mut count = 0u64;
+            for request in stream.by_ref() {
+                let r = request.map_err(runtime)?;
+                checksum = checksum.wrapping_add(r.offset ^ u64::from(r.size));
+                count += 1;
+            }
+            std::hint::black_box(checksum);
+            best = best.min(started.elapsed().as_secs_f64());
+            requests = count;
+            lines = stream.report().lines;
+            format = stream.format().map_or("empty".into(), |f| f.to_string());
+        }
+        let rate = |n: u64| n as f64 / best.max(1e-9);
+        table.push([
+            file.display().to_string(),
+            format,
+            bytes.to_string(),
+            requests.to_string(),
+            lines.to_string(),
+            format!("{best:.4}"),
+            format!("{:.0}", rate(requests)),
+            format!("{:.0}", rate(lines)),
+            format!("{:.0}", rate(bytes) / 1e6),
+        ]);
+    }
+    print!("{}", table.render());
+    Ok(())
+}

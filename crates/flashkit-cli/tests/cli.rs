@@ -1,0 +1,334 @@
+//! The `flashkit` binary end to end: outputs, determinism, exit codes and error messages.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn flashkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(args)
+        .output()
+        .expect("the flashkit binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// A usage or runtime error: the exit code, the message on one `error:` line, no panic.
+/// (Argument-parsing errors may add clap's "For more information, try '--help'." hint.)
+fn assert_error(output: &Output, code: i32, needle: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "stderr: {err}");
+    assert!(
+        !err.contains("panicked"),
+        "a panic is never an error message: {err}"
+    );
+    let line = err
+        .lines()
+        .find(|l| l.starts_with("error:"))
+        .unwrap_or_else(|| panic!("no error line: {err}"));
+    assert!(
+        line.contains(needle),
+        "expected {needle:?} in the error line: {err}"
+    );
+    let error_lines = err.lines().filter(|l| l.starts_with("error:")).count();
+    assert_eq!(
+        error_lines, 1,
+        "one clear sentence (notes may precede it): {err}"
+    );
+}
+
+/// A small, fast workload for tests.
+const SMALL: &[&str] = &["--capacity", "64M", "--requests", "20k"];
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("temporary paths are UTF-8")
+}
+
+#[test]
+fn compare_prints_a_table_with_every_policy() {
+    let output = flashkit(&[&["compare"], SMALL].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for needle in [
+        "page/greedy",
+        "page/cost-benefit",
+        "page/fifo",
+        "write amplification",
+        "state hash",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn the_same_seed_gives_the_same_json_byte_for_byte_and_csv_agrees() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut documents = Vec::new();
+    for name in ["a", "b"] {
+        let json = dir.path().join(format!("{name}.json"));
+        let csv = dir.path().join(format!("{name}.csv"));
+        let args = [
+            &[
+                "compare",
+                "--seed",
+                "7",
+                "--json",
+                path_str(&json),
+                "--csv",
+                path_str(&csv),
+            ],
+            SMALL,
+        ]
+        .concat();
+        let output = flashkit(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        documents.push((
+            std::fs::read(&json).expect("json"),
+            std::fs::read_to_string(&csv).expect("csv"),
+        ));
+    }
+    assert_eq!(
+        documents[0].0, documents[1].0,
+        "JSON differs between two runs with the same seed"
+    );
+    assert_eq!(documents[0].1, documents[1].1);
+
+    // The CSV carries the same figures as the JSON.
+    let json: serde_json::Value = serde_json::from_slice(&documents[0].0).expect("valid JSON");
+    let runs = json["runs"].as_array().expect("runs");
+    let mut csv = csv_reader(&documents[0].1);
+    let header = csv.headers().expect("header").clone();
+    let column = |name: &str| header.iter().position(|h| h == name).expect("column");
+    for (record, run) in csv.records().zip(runs) {
+        let record = record.expect("row");
+        assert_eq!(&record[0], run["label"].as_str().expect("label"));
+        assert_eq!(
+            &record[column("state_hash")],
+            run["state_hash"].as_str().expect("hash")
+        );
+        let erases: u64 = record[column("flash_erases")].parse().expect("count");
+        let json_erases = ["host", "gc", "wear_leveling", "metadata"]
+            .iter()
+            .map(|c| run["flash"]["erases"][c].as_u64().expect("count"))
+            .sum::<u64>();
+        assert_eq!(erases, json_erases);
+    }
+    assert!(
+        !stdout_of_json_has_wall_clock(&json),
+        "wall clock stays out of the JSON by default"
+    );
+
+    let other = dir.path().join("other.json");
+    let output = flashkit(
+        &[
+            &["compare", "--seed", "8", "--json", path_str(&other)],
+            SMALL,
+        ]
+        .concat(),
+    );
+    assert!(output.status.success());
+    assert_ne!(
+        std::fs::read(&other).expect("json"),
+        documents[0].0,
+        "the seed matters"
+    );
+}
+
+fn csv_reader(text: &str) -> csv::Reader<&[u8]> {
+    csv::Reader::from_reader(text.as_bytes())
+}
+
+fn stdout_of_json_has_wall_clock(json: &serde_json::Value) -> bool {
+    json.get("wall_clock").is_some()
+}
+
+/// A workload written to a binary trace and replayed gives exactly the state of replaying the
+/// same generated workload directly: the trace path and the generator path are one stream.
+#[test]
+fn a_generated_trace_replays_like_the_generated_workload() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("w.fkt");
+    let generated = flashkit(
+        &[
+            &["trace", "gen", "-o", path_str(&trace), "--seed", "3"],
+            SMALL,
+        ]
+        .concat(),
+    );
+    assert!(generated.status.success(), "{}", stderr(&generated));
+    assert!(
+        stdout(&generated).contains("wrote 20000 requests"),
+        "{}",
+        stdout(&generated)
+    );
+
+    let mut hashes = Vec::new();
+    for source in [vec!["--trace", path_str(&trace)], vec!["--requests", "20k"]] {
+        let json = dir.path().join("r.json");
+        let args = [
+            &[
+                "replay",
+                "--capacity",
+                "64M",
+                "--seed",
+                "3",
+                "--json",
+                path_str(&json),
+            ][..],
+            &source,
+        ]
+        .concat();
+        let output = flashkit(&args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let doc: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(&json).expect("json")).expect("valid");
+        let run = &doc["runs"][0];
+        hashes.push((
+            run["state_hash"].clone(),
+            run["trace"]["digest"].clone(),
+            run["host"].clone(),
+        ));
+    }
+    assert_eq!(hashes[0], hashes[1]);
+
+    let stats = flashkit(&["trace", "stats", path_str(&trace)]);
+    assert!(stats.status.success(), "{}", stderr(&stats));
+    let text = stdout(&stats);
+    assert!(
+        text.contains("requests") && text.contains("20,000"),
+        "{text}"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2_with_one_clear_line() {
+    assert_error(
+        &flashkit(&["compare", "--preset", "floppy"]),
+        2,
+        "unknown device preset \"floppy\"",
+    );
+    assert_error(
+        &flashkit(&["compare", "--capacity", "12Q"]),
+        2,
+        "invalid size \"12Q\"",
+    );
+    assert_error(
+        &flashkit(&["compare", "--gc", "lru"]),
+        2,
+        "unknown GC policy \"lru\"",
+    );
+    assert_error(
+        &flashkit(&["compare", "--op", "0", "--capacity", "64M"]),
+        2,
+        "raise over-provisioning",
+    );
+    assert_error(
+        &flashkit(&["compare", "--workload", "bursty"]),
+        2,
+        "unknown workload \"bursty\"",
+    );
+    assert_error(
+        &flashkit(&["compare", "--capacity", "1000"]),
+        2,
+        "logical capacity 1000 B",
+    );
+    assert_error(
+        &flashkit(&["replay", "--gc", "greedy,fifo"]),
+        2,
+        "give one --gc policy",
+    );
+    let output = flashkit(&["frobnicate"]);
+    assert_eq!(output.status.code(), Some(2));
+}
+
+#[test]
+fn config_files_set_options_and_typos_are_usage_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("run.toml");
+    std::fs::write(&config, "[device]\ncapacity = \"64M\"\n[workload]\nrequests = \"10k\"\nworkload = \"uniform\"\n[ftl]\ngc = [\"fifo\"]\n")
+        .expect("write");
+    let output = flashkit(&["--config", path_str(&config), "compare"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(
+        text.contains("page/fifo") && !text.contains("page/greedy"),
+        "{text}"
+    );
+    assert!(text.contains("generated uniform workload"), "{text}");
+
+    std::fs::write(&config, "[device]\ncapacty = \"64M\"\n").expect("write");
+    let output = flashkit(&["--config", path_str(&config), "compare"]);
+    assert_eq!(output.status.code(), Some(2));
+    let err = stderr(&output);
+    assert!(err.contains("run.toml") && err.contains("capacty"), "{err}");
+    assert!(!err.contains("panicked"));
+}
+
+#[test]
+fn runtime_errors_exit_1_and_name_the_file_or_request() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.fkt");
+    assert_error(
+        &flashkit(&["replay", "--trace", path_str(&missing)]),
+        1,
+        "missing.fkt",
+    );
+
+    let trace = dir.path().join("t.fkt");
+    let output = flashkit(&[
+        "trace",
+        "gen",
+        "-o",
+        path_str(&trace),
+        "--requests",
+        "1000",
+        "--capacity",
+        "1G",
+    ]);
+    assert!(output.status.success());
+    // A trace over 1 GiB replayed on a 64 MiB device is refused up front, saying what to change.
+    assert_error(
+        &flashkit(&["replay", "--trace", path_str(&trace), "--capacity", "64M"]),
+        2,
+        "raise --capacity",
+    );
+
+    let bytes = std::fs::read(&trace).expect("read");
+    std::fs::write(&trace, &bytes[..bytes.len() - 7]).expect("truncate");
+    assert_error(&flashkit(&["trace", "stats", path_str(&trace)]), 1, "t.fkt");
+}
+
+/// The benchmark's smoke-sized run: a speed-up that changes behaviour changes this hash.
+/// If a change is meant to alter behaviour, rerun `flashkit bench --smoke` and update the
+/// hash here, saying why in the commit.
+#[test]
+fn the_benchmark_smoke_run_keeps_its_state_hash() {
+    let output = flashkit(&["bench", "--smoke"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    println!("{text}");
+    let hash = text
+        .lines()
+        .find_map(|line| line.strip_prefix("state hash:"))
+        .map(str::trim)
+        .expect("the benchmark prints its state hash");
+    assert_eq!(hash, PINNED_SMOKE_HASH, "behaviour changed:\n{text}");
+}
+
+const PINNED_SMOKE_HASH: &str = "33f2315333b84c7e";
+
+#[test]
+fn presets_name_their_sources() {
+    let output = flashkit(&["presets"]);
+    assert!(output.status.success());
+    let text = stdout(&output);
+    for preset in ["fast-paper", "grr-paper", "mlc-4k", "modern-tlc"] {
+        assert!(text.contains(&format!("{preset}:")), "{text}");
+    }
+    assert!(text.contains("Lee et al."), "{text}");
+}

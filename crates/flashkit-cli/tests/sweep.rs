@@ -1,0 +1,253 @@
+//! `flashkit sweep` and `flashkit report` end to end.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+fn flashkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(args)
+        .output()
+        .expect("the flashkit binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn s(path: &Path) -> &str {
+    path.to_str().expect("UTF-8 temporary path")
+}
+
+/// 3 GC policies x 5 over-provisioning values on a small device: 15 quick runs.
+const SWEEP: &str = r#"
+name = "test sweep"
+[base.device]
+capacity = "64M"
+[base.workload]
+requests = "4k"
+[grid]
+"ftl.gc" = ["greedy", "cost-benefit", "fifo"]
+[grid.device]
+op = [0.07, 0.1, 0.15, 0.2, 0.3]
+"#;
+
+fn ids(results: &Path) -> Vec<String> {
+    std::fs::read_to_string(results)
+        .expect("results")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("a JSON line")["id"]
+                .as_str()
+                .expect("id")
+                .to_string()
+        })
+        .collect()
+}
+
+#[test]
+fn a_sweep_records_every_cell_and_resume_runs_only_the_missing_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(&file, SWEEP).expect("write");
+    let out = dir.path().join("out");
+    let first = flashkit(&["sweep", s(&file), "--out", s(&out), "--jobs", "2"]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    assert!(
+        text(&first.stdout).contains("15 cells; ran 15 (15 ok, 0 failed)"),
+        "{}",
+        text(&first.stdout)
+    );
+    let results = out.join("results.jsonl");
+    let all = ids(&results);
+    assert_eq!(all.len(), 15);
+    assert_eq!(
+        all.iter().collect::<BTreeSet<_>>().len(),
+        15,
+        "each cell once"
+    );
+    let csv = std::fs::read_to_string(out.join("results.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 16, "a header and a row per run");
+
+    // Running again without --resume would mix two sweeps: refused.
+    let again = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+    assert_eq!(again.status.code(), Some(2));
+    assert!(
+        text(&again.stderr).contains("--resume"),
+        "{}",
+        text(&again.stderr)
+    );
+
+    // Lose four results, the last one torn mid-line as a killed process leaves it.
+    let content = std::fs::read_to_string(&results).expect("read");
+    let mut lines: Vec<&str> = content.lines().collect();
+    lines.truncate(11);
+    let torn = &content.lines().nth(11).expect("a 12th line")[..40];
+    std::fs::write(&results, format!("{}\n{torn}", lines.join("\n"))).expect("write");
+    let resumed = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    let stdout = text(&resumed.stdout);
+    assert!(
+        stdout.contains("ran 4 (4 ok, 0 failed)") && stdout.contains("skipped 11"),
+        "{stdout}"
+    );
+    assert!(
+        text(&resumed.stderr).contains("torn last line"),
+        "{}",
+        text(&resumed.stderr)
+    );
+    let after = ids(&results);
+    assert_eq!(after.len(), 15);
+    assert_eq!(
+        after.iter().collect::<BTreeSet<_>>(),
+        all.iter().collect::<BTreeSet<_>>()
+    );
+}
+
+#[test]
+fn a_killed_sweep_resumes_to_completion() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    // Runs long enough (about a tenth of a second each) that the kill lands mid-sweep.
+    std::fs::write(&file, SWEEP.replace("\"4k\"", "\"150k\"")).expect("write");
+    let out = dir.path().join("out");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(["sweep", s(&file), "--out", s(&out), "--jobs", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let results = out.join("results.jsonl");
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while std::fs::read_to_string(&results).map_or(0, |t| t.lines().count()) < 2 {
+        assert!(Instant::now() < deadline, "the sweep produced no results");
+        if child.try_wait().expect("wait").is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let finished_on_its_own = child.try_wait().expect("wait").is_some();
+    let _ = child.kill();
+    let _ = child.wait();
+    let done_before = ids(&results).len();
+    assert!(
+        !finished_on_its_own && done_before < 15,
+        "the sweep ended before it could be interrupted"
+    );
+    let resumed = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    let stdout = text(&resumed.stdout);
+    assert!(
+        stdout.contains(&format!("skipped {done_before}")),
+        "{stdout}"
+    );
+    let after = ids(&results);
+    assert_eq!(after.len(), 15, "every cell exactly once");
+    assert_eq!(after.iter().collect::<BTreeSet<_>>().len(), 15);
+}
+
+#[test]
+fn a_failed_run_is_recorded_and_the_others_finish() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    // Blocks that survive two erases wear out during preconditioning: a runtime failure.
+    let sweep = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"2k\"\n[grid]\n\"device.endurance\" = [100000, 2]\n\"ftl.gc\" = [\"greedy\", \"fifo\"]\n";
+    std::fs::write(&file, sweep).expect("write");
+    let out = dir.path().join("out");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stderr).contains("2 of 4 runs failed"),
+        "{}",
+        text(&output.stderr)
+    );
+    let lines = std::fs::read_to_string(out.join("results.jsonl")).expect("results");
+    let failed: Vec<serde_json::Value> = lines
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("JSON"))
+        .filter(|v| v["status"] == "failed")
+        .collect();
+    assert_eq!(failed.len(), 2);
+    assert!(
+        failed[0]["error"]
+            .as_str()
+            .expect("error")
+            .contains("out of space"),
+        "{failed:?}"
+    );
+    assert!(
+        failed
+            .iter()
+            .all(|f| f["params"]["device.endurance"] == "2")
+    );
+
+    // A trace file that does not exist is refused before anything runs.
+    std::fs::write(&file, "[grid]\ntrace = [\"missing.fkt\"]\n").expect("write");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&dir.path().join("other"))]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("missing.fkt"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+#[test]
+fn the_report_is_self_contained_with_parseable_figures() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(&file, SWEEP).expect("write");
+    let out = dir.path().join("out");
+    assert!(
+        flashkit(&["sweep", s(&file), "--out", s(&out)])
+            .status
+            .success()
+    );
+    let html_path = dir.path().join("report.html");
+    let svg_dir = dir.path().join("svg");
+    let output = flashkit(&[
+        "report",
+        s(&out),
+        "--html",
+        s(&html_path),
+        "--svg",
+        s(&svg_dir),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let html = std::fs::read_to_string(&html_path).expect("html");
+    for caption in [
+        "Block erases against device.op",
+        "Write amplification against device.op",
+        "Wear: erase-count distribution",
+        "Write latency tail",
+    ] {
+        assert!(html.contains(caption), "missing figure {caption:?}");
+    }
+    let svgs: Vec<&str> = html
+        .split("<svg ")
+        .skip(1)
+        .map(|rest| &rest[..rest.find("</svg>").expect("closed") + 6])
+        .collect();
+    assert!(svgs.len() >= 8, "{} figures", svgs.len());
+    for svg in &svgs {
+        roxmltree::Document::parse(&format!("<svg {svg}"))
+            .expect("every inline figure is valid SVG");
+    }
+    assert_eq!(
+        std::fs::read_dir(&svg_dir).expect("svg dir").count(),
+        svgs.len()
+    );
+    assert!(html.contains("class=\"sortable\""), "the runs table sorts");
+    let rows = html.matches("<tr>").count();
+    assert_eq!(rows, 16, "a header row and 15 runs");
+    let without_svg_namespace = html.replace("http://www.w3.org/2000/svg", "");
+    assert!(
+        !without_svg_namespace.contains("http"),
+        "nothing to fetch from the network"
+    );
+
+    let usage = flashkit(&["report", s(&out)]);
+    assert_eq!(usage.status.code(), Some(2));
+}

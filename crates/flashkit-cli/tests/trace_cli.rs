@@ -1,0 +1,244 @@
+//! The trace commands end to end, through the `flashkit` binary: compare on every format's
+//! sample, convert, stats, detect, and the exit codes and messages of bad input.
+//!
+//! Samples come from `../shared/traces/`; when one is missing the test fails if `CI=true`
+//! and is skipped (with a message) otherwise.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn flashkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(args)
+        .output()
+        .expect("runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn sample(relative: &str) -> Option<String> {
+    let path = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces/"
+    ))
+    .join(relative);
+    if path.exists() {
+        return Some(path.display().to_string());
+    }
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI: the shared trace sample {} is missing",
+        path.display()
+    );
+    eprintln!(
+        "skipping: shared trace sample {} is not here",
+        path.display()
+    );
+    None
+}
+
+#[test]
+fn compare_on_the_msr_sample_prints_the_table() {
+    let Some(trace) = sample("msr/hm_0.sample1000.csv") else {
+        return;
+    };
+    let out = flashkit(&["compare", "--trace", &trace]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        stdout.contains("page/greedy") && stdout.contains("page/fifo"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("host requests") && stdout.contains("1,000"),
+        "{stdout}"
+    );
+    assert!(text(&out.stderr).contains("(msr), 1000 requests"));
+}
+
+#[test]
+fn compare_reads_one_sample_of_every_format() {
+    let samples = [
+        ("spc/WebSearch1.first10.spc", "10"),
+        (
+            "fiu/cheetah.cs.fiu.edu-110108-113008.2.first9998.blkparse.gz",
+            "9,998",
+        ),
+        ("blkparse/wiscsee_blkparse-output.txt", "673"),
+        ("systor/systor17-additional-sample.csv", "999"),
+        ("tencent/cloud_storage-sample.csv.gz", "50,000"),
+        ("cloudphysics/cloudPhysicsIO.csv.gz", "113,872"),
+        ("disksim/tpcc-small.trace", "6,999"),
+    ];
+    for (relative, requests) in samples {
+        let Some(trace) = sample(relative) else {
+            return;
+        };
+        // Fresh drives keep the test quick; the README's command preconditions.
+        let out = flashkit(&[
+            "compare",
+            "--trace",
+            &trace,
+            "--gc",
+            "greedy",
+            "--no-precondition",
+        ]);
+        let stdout = text(&out.stdout);
+        assert!(out.status.success(), "{relative}: {}", text(&out.stderr));
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with("host requests"))
+            .unwrap_or_default();
+        assert!(line.ends_with(requests), "{relative}: {line}");
+    }
+}
+
+struct Files(tempfile::TempDir);
+
+impl Files {
+    fn new() -> Files {
+        Files(tempfile::tempdir().expect("tempdir"))
+    }
+
+    fn write(&self, name: &str, contents: &str) -> String {
+        let path = self.0.path().join(name);
+        std::fs::write(&path, contents).expect("write");
+        path.display().to_string()
+    }
+
+    fn path(&self, name: &str) -> String {
+        self.0.path().join(name).display().to_string()
+    }
+}
+
+const MSR: &str = "128166385295514663,hm,0,Write,9056014336,8192,2833\n\
+                   128166385295514878,hm,0,Read,11855351808,4096,2617\n\
+                   128166385295515175,hm,0,Write,5548077056,4096,2320\n";
+
+#[test]
+fn a_malformed_line_exits_1_naming_file_line_field_and_text() {
+    let files = Files::new();
+    let trace = files.write("bad.csv", &format!("{MSR}1,hm,0,Read,12x4,4096,1\n{MSR}"));
+    let out = flashkit(&["replay", "--trace", &trace]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{trace}: line 4: field Offset: \"12x4\" is not a whole number"
+        )),
+        "{stderr}"
+    );
+    let out = flashkit(&[
+        "replay",
+        "--trace",
+        &trace,
+        "--skip-bad-lines",
+        "--no-precondition",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("skipped 1 malformed lines") && stderr.contains("line 4"),
+        "{stderr}"
+    );
+    assert!(text(&out.stdout).contains("host requests"));
+}
+
+#[test]
+fn a_trace_larger_than_the_device_exits_2_saying_what_to_change() {
+    let files = Files::new();
+    let trace = files.write("hm.csv", MSR);
+    let out = flashkit(&[
+        "replay",
+        "--trace",
+        &trace,
+        "--capacity",
+        "64M",
+        "--address-map",
+        "identity",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("raise --capacity to at least") && stderr.contains("--address-map compact"),
+        "{stderr}"
+    );
+    let out = flashkit(&["replay", "--trace", &trace, "--capacity", "64M"]);
+    assert!(
+        out.status.success(),
+        "compact mapping fits: {}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn an_empty_trace_has_nothing_to_size_a_device_for() {
+    let files = Files::new();
+    let trace = files.write("empty.csv", "");
+    let out = flashkit(&["replay", "--trace", &trace]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("nothing to size a device for"));
+    let out = flashkit(&["trace", "stats", &trace]);
+    assert!(out.status.success());
+    assert!(text(&out.stdout).contains("empty"));
+}
+
+#[test]
+fn convert_to_binary_and_csv_keeps_every_request() {
+    let files = Files::new();
+    let trace = files.write("hm.csv", MSR);
+    let binary = files.path("hm.fkt");
+    let csv = files.path("hm-generic.csv");
+    for output in [&binary, &csv] {
+        let out = flashkit(&["trace", "convert", &trace, "-o", output]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(text(&out.stdout).contains("wrote 3 requests"));
+    }
+    let summary = |file: &str| -> serde_json::Value {
+        let json = files.path("stats.json");
+        let out = flashkit(&["trace", "stats", file, "--json", &json]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let document: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
+        document["traces"][0]["summary"].clone()
+    };
+    let original = summary(&trace);
+    assert_eq!(original["requests"], 3);
+    assert_eq!(original["writes"]["bytes"], 12288);
+    assert_eq!(summary(&binary), original);
+    assert_eq!(summary(&csv), original);
+}
+
+#[test]
+fn detect_explains_and_stats_shows_volumes() {
+    let files = Files::new();
+    let trace = files.write(
+        "asus.spc",
+        "0,8,4096,R,0.1\n2,8,4096,w,0.2\n2,16,512,W,0.3\n",
+    );
+    let out = flashkit(&["trace", "detect", &trace]);
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("chosen: spc") && stdout.contains("msr"),
+        "{stdout}"
+    );
+    let out = flashkit(&["trace", "stats", &trace, "--volumes"]);
+    let stdout = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(stdout.contains("by volume"), "{stdout}");
+    let out = flashkit(&["trace", "stats", &trace, "--asu", "2"]);
+    assert!(text(&out.stderr).contains("1 requests of other volumes"));
+    let out = flashkit(&["trace", "stats", &trace, "--format", "msr"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a forced wrong format fails on line 1"
+    );
+    assert!(text(&out.stderr).contains("line 1"));
+    let out = flashkit(&["trace", "stats", &trace, "--format", "nonsense"]);
+    assert_eq!(out.status.code(), Some(2));
+    let unused: &Path = Path::new(&trace);
+    assert!(unused.exists());
+}

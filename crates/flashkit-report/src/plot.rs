@@ -1,0 +1,585 @@
+//! Charts as SVG.
+//!
+//! A [`LineChart`] draws one line per [`Series`] (a stepped line for CDFs); a [`BarChart`]
+//! one bar per label. Every axis carries a label with its unit; a legend names the series;
+//! each series has its own colour *and* marker shape, so a chart stays readable printed in
+//! grayscale. [`Scale::auto`] picks a log axis when positive data spans two decades or more.
+
+use plotters::coord::Shift;
+use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::prelude::*;
+use thiserror::Error;
+
+/// Why a chart could not be drawn.
+#[derive(Debug, Error, Clone, PartialEq)]
+pub enum PlotError {
+    /// There is nothing to draw.
+    #[error("chart {0:?} has no data points")]
+    Empty(String),
+    /// The plotting backend failed.
+    #[error("chart {title:?}: {message}")]
+    Backend {
+        /// The chart.
+        title: String,
+        /// The backend's message.
+        message: String,
+    },
+}
+
+/// Axis scale.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scale {
+    /// Linear.
+    Linear,
+    /// Base-10 logarithmic (positive values only).
+    Log,
+}
+
+impl Scale {
+    /// Log when every value is positive and they span at least two decades.
+    pub fn auto(values: impl IntoIterator<Item = f64>) -> Scale {
+        let (mut min, mut max) = (f64::INFINITY, f64::NEG_INFINITY);
+        for v in values {
+            if v <= 0.0 || !v.is_finite() {
+                return Scale::Linear;
+            }
+            min = min.min(v);
+            max = max.max(v);
+        }
+        if min.is_finite() && max / min >= 100.0 {
+            Scale::Log
+        } else {
+            Scale::Linear
+        }
+    }
+}
+
+/// An axis: its label (with the unit, e.g. "erases" or "mapping memory (bytes)") and scale.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// Label, including the unit.
+    pub label: String,
+    /// Scale.
+    pub scale: Scale,
+}
+
+impl Axis {
+    /// A linear axis.
+    pub fn linear(label: impl Into<String>) -> Axis {
+        Axis {
+            label: label.into(),
+            scale: Scale::Linear,
+        }
+    }
+
+    /// A log axis.
+    pub fn log(label: impl Into<String>) -> Axis {
+        Axis {
+            label: label.into(),
+            scale: Scale::Log,
+        }
+    }
+}
+
+/// One line of a chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Series {
+    /// Legend entry.
+    pub name: String,
+    /// Points, in drawing order.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Where the legend goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Legend {
+    /// The corner the data leaves empty: upper right when the lines fall from left to
+    /// right, upper left when they rise.
+    #[default]
+    Auto,
+    /// Upper left corner.
+    UpperLeft,
+    /// Upper right corner.
+    UpperRight,
+    /// Lower left corner.
+    LowerLeft,
+    /// Lower right corner.
+    LowerRight,
+}
+
+/// A line chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LineChart {
+    /// Title.
+    pub title: String,
+    /// Horizontal axis.
+    pub x: Axis,
+    /// Vertical axis.
+    pub y: Axis,
+    /// Lines.
+    pub series: Vec<Series>,
+    /// Draw each series as a staircase (for CDFs) instead of straight segments with markers.
+    pub step: bool,
+    /// Legend placement.
+    pub legend: Legend,
+}
+
+/// A bar chart.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarChart {
+    /// Title.
+    pub title: String,
+    /// Vertical axis (the bars' values).
+    pub y: Axis,
+    /// Bars: label and value.
+    pub bars: Vec<(String, f64)>,
+}
+
+/// Figure size in pixels.
+pub const SIZE: (u32, u32) = (760, 460);
+
+/// Tableau 10, a palette chosen to stay distinguishable for most colour vision.
+const PALETTE: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(127, 127, 127),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+
+fn backend_error(title: &str, error: impl std::fmt::Display) -> PlotError {
+    PlotError::Backend {
+        title: title.to_string(),
+        message: error.to_string(),
+    }
+}
+
+/// A value range, padded when degenerate, that a scale can draw.
+fn range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    if !lo.is_finite() {
+        return if scale == Scale::Log {
+            (1.0, 10.0)
+        } else {
+            (0.0, 1.0)
+        };
+    }
+    match scale {
+        Scale::Log => {
+            if hi <= lo {
+                (lo / 2.0, hi * 2.0)
+            } else {
+                (lo / 1.2, hi * 1.2)
+            }
+        }
+        Scale::Linear => {
+            // Counts and ratios read best from zero when they are all positive.
+            let lo = if lo > 0.0 && lo < hi * 0.9 { 0.0 } else { lo };
+            let pad = if hi > lo {
+                (hi - lo) * 0.05
+            } else {
+                hi.abs().max(1.0) * 0.5
+            };
+            (lo - if lo == 0.0 { 0.0 } else { pad }, hi + pad)
+        }
+    }
+}
+
+impl LineChart {
+    /// The chart as an SVG document.
+    pub fn svg(&self) -> Result<String, PlotError> {
+        if self.series.iter().all(|s| s.points.is_empty()) {
+            return Err(PlotError::Empty(self.title.clone()));
+        }
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+            root.fill(&WHITE)
+                .map_err(|e| backend_error(&self.title, e))?;
+            let xs = self
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0));
+            let ys = self
+                .series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1));
+            let x = range(xs, self.x.scale);
+            let y = range(ys, self.y.scale);
+            match (self.x.scale, self.y.scale) {
+                (Scale::Linear, Scale::Linear) => self.draw(&root, x.0..x.1, y.0..y.1),
+                (Scale::Log, Scale::Linear) => self.draw(&root, (x.0..x.1).log_scale(), y.0..y.1),
+                (Scale::Linear, Scale::Log) => self.draw(&root, x.0..x.1, (y.0..y.1).log_scale()),
+                (Scale::Log, Scale::Log) => {
+                    self.draw(&root, (x.0..x.1).log_scale(), (y.0..y.1).log_scale())
+                }
+            }?;
+            root.present().map_err(|e| backend_error(&self.title, e))?;
+        }
+        Ok(out)
+    }
+
+    fn draw<X, Y>(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        x: X,
+        y: Y,
+    ) -> Result<(), PlotError>
+    where
+        X: AsRangedCoord<Value = f64>,
+        Y: AsRangedCoord<Value = f64>,
+        X::CoordDescType: ValueFormatter<f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(48)
+            .y_label_area_size(76)
+            .build_cartesian_2d(x, y)
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .x_desc(&self.x.label)
+            .y_desc(&self.y.label)
+            .x_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&|v| tick(*v))
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 15))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        for (i, series) in self.series.iter().enumerate() {
+            let color = PALETTE[i % PALETTE.len()];
+            let style = ShapeStyle {
+                color: color.to_rgba(),
+                filled: false,
+                stroke_width: 2,
+            };
+            let points = if self.step {
+                staircase(&series.points)
+            } else {
+                series.points.clone()
+            };
+            chart
+                .draw_series(LineSeries::new(points, style))
+                .map_err(|e| fail(&e))?
+                .label(&series.name)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 22, y)], style));
+            if !self.step {
+                draw_markers(&mut chart, &series.points, i, color).map_err(|e| fail(&e))?;
+            }
+        }
+        chart
+            .configure_series_labels()
+            .position(self.legend_position())
+            .label_font(("sans-serif", 13))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(|e| fail(&e))?;
+        Ok(())
+    }
+}
+
+impl LineChart {
+    fn legend_position(&self) -> SeriesLabelPosition {
+        match self.legend {
+            Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
+            Legend::UpperRight => SeriesLabelPosition::UpperRight,
+            Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
+            Legend::LowerRight => SeriesLabelPosition::LowerRight,
+            Legend::Auto => {
+                // Rising lines leave the upper left empty; falling ones the upper right.
+                let rising = self
+                    .series
+                    .iter()
+                    .filter(|s| s.points.len() >= 2)
+                    .map(|s| s.points[s.points.len() - 1].1 - s.points[0].1)
+                    .sum::<f64>()
+                    > 0.0;
+                if rising {
+                    SeriesLabelPosition::UpperLeft
+                } else {
+                    SeriesLabelPosition::UpperRight
+                }
+            }
+        }
+    }
+}
+
+/// A tick label: integers without decimals, large values with SI suffixes, small ones with
+/// just enough digits.
+pub fn tick(value: f64) -> String {
+    let abs = value.abs();
+    if value == 0.0 {
+        return "0".into();
+    }
+    for (scale, suffix) in [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")] {
+        if abs >= scale * 10.0 || (abs >= scale && (value / scale).fract() == 0.0) {
+            return format!("{}{suffix}", trim(value / scale));
+        }
+    }
+    trim(value)
+}
+
+fn trim(value: f64) -> String {
+    if value.abs() < 1e-3 {
+        // 1e-5 rather than "0" on a log axis of small fractions.
+        let text = format!("{value:.0e}");
+        return text.replace("e-0", "e-");
+    }
+    let text = if value.abs() >= 100.0 {
+        format!("{value:.0}")
+    } else if value.abs() >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.4}")
+    };
+    if text.contains('.') {
+        text.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        text
+    }
+}
+
+/// Markers by series index: circle, triangle, cross, square, cycling.
+fn draw_markers<'a, X, Y>(
+    chart: &mut ChartContext<'a, SVGBackend<'a>, Cartesian2d<X, Y>>,
+    points: &[(f64, f64)],
+    index: usize,
+    color: RGBColor,
+) -> Result<(), DrawingAreaErrorKind<std::io::Error>>
+where
+    X: Ranged<ValueType = f64>,
+    Y: Ranged<ValueType = f64>,
+{
+    let style = ShapeStyle {
+        color: color.to_rgba(),
+        filled: index.is_multiple_of(2),
+        stroke_width: 2,
+    };
+    let points = points.iter().copied();
+    match (index / PALETTE.len() + index) % 4 {
+        0 => chart
+            .draw_series(points.map(|p| Circle::new(p, 4, style)))
+            .map(|_| ()),
+        1 => chart
+            .draw_series(points.map(|p| TriangleMarker::new(p, 5, style)))
+            .map(|_| ()),
+        2 => chart
+            .draw_series(points.map(|p| Cross::new(p, 4, style)))
+            .map(|_| ()),
+        _ => chart
+            .draw_series(
+                points.map(|p| EmptyElement::at(p) + Rectangle::new([(-4, -4), (4, 4)], style)),
+            )
+            .map(|_| ()),
+    }
+}
+
+/// Points of a right-continuous staircase through `points` (x sorted).
+fn staircase(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
+    let mut out = Vec::with_capacity(points.len() * 2);
+    for (i, &(x, y)) in points.iter().enumerate() {
+        if i > 0 {
+            out.push((x, points[i - 1].1));
+        }
+        out.push((x, y));
+    }
+    out
+}
+
+impl BarChart {
+    /// The chart as an SVG document.
+    pub fn svg(&self) -> Result<String, PlotError> {
+        if self.bars.is_empty() {
+            return Err(PlotError::Empty(self.title.clone()));
+        }
+        let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+            root.fill(&WHITE).map_err(|e| fail(&e))?;
+            let (_, hi) = range(self.bars.iter().map(|b| b.1), Scale::Linear);
+            let n = self.bars.len();
+            let mut chart = ChartBuilder::on(&root)
+                .caption(&self.title, ("sans-serif", 20))
+                .margin(12)
+                .x_label_area_size(60)
+                .y_label_area_size(76)
+                .build_cartesian_2d((0..n).into_segmented(), 0.0..hi.max(f64::MIN_POSITIVE))
+                .map_err(|e| fail(&e))?;
+            let labels: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
+            chart
+                .configure_mesh()
+                .disable_x_mesh()
+                .y_desc(&self.y.label)
+                .x_labels(n)
+                .x_label_formatter(&|v| match v {
+                    SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
+                    _ => String::new(),
+                })
+                .label_style(("sans-serif", 13))
+                .axis_desc_style(("sans-serif", 15))
+                .draw()
+                .map_err(|e| fail(&e))?;
+            for (i, (_, value)) in self.bars.iter().enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                let bar = Rectangle::new(
+                    [
+                        (SegmentValue::Exact(i), 0.0),
+                        (SegmentValue::Exact(i + 1), *value),
+                    ],
+                    color.mix(0.85).filled(),
+                );
+                chart
+                    .draw_series(std::iter::once(bar))
+                    .map_err(|e| fail(&e))?;
+            }
+            root.present().map_err(|e| fail(&e))?;
+        }
+        Ok(out)
+    }
+}
+
+/// Points of the exceedance curve (1 - CDF: the fraction of samples above each value) from a
+/// histogram of (value, count) pairs sorted by value; zero fractions are dropped so that the
+/// curve can be drawn on a log axis.
+pub fn ccdf(histogram: &[(f64, u64)]) -> Vec<(f64, f64)> {
+    cdf(histogram)
+        .into_iter()
+        .skip(1)
+        .map(|(x, f)| (x, 1.0 - f))
+        .filter(|&(_, f)| f > 0.0)
+        .collect()
+}
+
+/// Points of an empirical CDF from a histogram of (value, count) pairs sorted by value,
+/// starting from zero at the first value so that a staircase draws the first jump too.
+pub fn cdf(histogram: &[(f64, u64)]) -> Vec<(f64, f64)> {
+    let total: u64 = histogram.iter().map(|h| h.1).sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    let mut running = 0;
+    let mut points = vec![(histogram[0].0, 0.0)];
+    points.extend(histogram.iter().map(|&(value, count)| {
+        running += count;
+        (value, running as f64 / total as f64)
+    }));
+    points
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn chart(x: Scale, y: Scale) -> LineChart {
+        LineChart {
+            title: "Erases against log blocks".into(),
+            x: Axis {
+                label: "log blocks".into(),
+                scale: x,
+            },
+            y: Axis {
+                label: "block erases".into(),
+                scale: y,
+            },
+            series: vec![
+                Series {
+                    name: "BAST".into(),
+                    points: vec![(4.0, 900.0), (8.0, 600.0), (64.0, 100.0)],
+                },
+                Series {
+                    name: "FAST".into(),
+                    points: vec![(4.0, 500.0), (8.0, 300.0), (64.0, 80.0)],
+                },
+            ],
+            step: false,
+            legend: Legend::Auto,
+        }
+    }
+
+    #[test]
+    fn ticks_read_well() {
+        assert_eq!(tick(1000.0), "1k");
+        assert_eq!(tick(250_000.0), "250k");
+        assert_eq!(tick(16.0 * 1024.0 * 1024.0 * 1024.0), "17.18G");
+        assert_eq!(tick(0.05), "0.05");
+        assert_eq!(tick(2.5), "2.5");
+        assert_eq!(tick(0.0), "0");
+        assert_eq!(tick(0.00001), "1e-5");
+        assert_eq!(
+            ccdf(&[(1.0, 5), (2.0, 3), (4.0, 2)]),
+            vec![(1.0, 0.5), (2.0, 0.19999999999999996)]
+        );
+    }
+
+    #[test]
+    fn line_charts_are_valid_svg_with_labels_and_legend() {
+        for (x, y) in [
+            (Scale::Linear, Scale::Linear),
+            (Scale::Log, Scale::Linear),
+            (Scale::Log, Scale::Log),
+        ] {
+            let svg = chart(x, y).svg().expect("drawn");
+            let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
+            let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+            for needle in [
+                "Erases against log blocks",
+                "log blocks",
+                "block erases",
+                "BAST",
+                "FAST",
+            ] {
+                assert!(
+                    texts.iter().any(|t| t.contains(needle)),
+                    "{needle:?} missing ({x:?}, {y:?})"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn cdfs_and_bars_draw_and_empty_charts_are_refused() {
+        let mut c = chart(Scale::Linear, Scale::Linear);
+        c.step = true;
+        c.series[0].points = cdf(&[(1.0, 5), (2.0, 3), (4.0, 2)]);
+        assert_eq!(
+            c.series[0].points,
+            vec![(1.0, 0.0), (1.0, 0.5), (2.0, 0.8), (4.0, 1.0)]
+        );
+        roxmltree::Document::parse(&c.svg().expect("drawn")).expect("valid SVG");
+        let bars = BarChart {
+            title: "Write amplification".into(),
+            y: Axis::linear("flash programs per host page"),
+            bars: vec![("page/greedy".into(), 6.9), ("page/fifo".into(), 7.8)],
+        };
+        let svg = bars.svg().expect("drawn");
+        assert!(svg.contains("page/fifo"));
+        roxmltree::Document::parse(&svg).expect("valid SVG");
+        c.series.iter_mut().for_each(|s| s.points.clear());
+        assert_eq!(
+            c.svg(),
+            Err(PlotError::Empty("Erases against log blocks".into()))
+        );
+    }
+
+    #[test]
+    fn log_scales_are_chosen_for_data_spanning_decades() {
+        assert_eq!(Scale::auto([1.0, 50.0]), Scale::Linear);
+        assert_eq!(Scale::auto([1.0, 500.0]), Scale::Log);
+        assert_eq!(Scale::auto([0.0, 500.0]), Scale::Linear);
+    }
+}

@@ -1,0 +1,104 @@
+//! CloudPhysics block traces in libCacheSim's CSV layout (Waldspurger et al., "Efficient
+//! MRC construction with SHARDS", FAST 2015; converted from VMware VSCSI traces):
+//! header `version,time,op,size,lbn`.
+//!
+//! `time` is microseconds; `op` is the SCSI opcode in hexadecimal; `size` is bytes; `lbn` is
+//! the first 512-byte sector. Opcodes: READ(6/10/12/16) = 08, 28, a8, 88 are reads;
+//! WRITE(6/10/12/16) = 0a, 2a, aa, 8a are writes; UNMAP (42) and WRITE SAME(16) with unmap
+//! (93) are trims; SYNCHRONIZE CACHE(10/16) = 35, 91 are flushes. Any other opcode is a
+//! command that moves no data for an FTL (INQUIRY, TEST UNIT READY, ...): counted, skipped.
+
+use super::fields::{FieldError, check_end, decimal_ns, hex, number, scaled, size_u32, split_sep};
+use super::{Parsed, SECTOR_BYTES, Skip, header_matches};
+use crate::{Op, Request};
+
+const HEADER: &[u8] = b"version,time,op,size,lbn";
+
+/// The CloudPhysics (libCacheSim CSV) parser.
+#[derive(Default)]
+pub struct CloudPhysics {
+    started: bool,
+}
+
+impl CloudPhysics {
+    #[inline]
+    pub(crate) fn parse(&mut self, line: &[u8]) -> Result<Parsed, FieldError> {
+        let first = !std::mem::replace(&mut self.started, true);
+        if first && header_matches(line, HEADER) {
+            return Ok(Parsed::Skip(Skip::Header));
+        }
+        let mut f = [&b""[..]; 5];
+        let n = split_sep(line, b',', &mut f);
+        if n != 5 {
+            return Err(FieldError::new(
+                "line",
+                format!(
+                    "{n} comma-separated fields; CloudPhysics rows have 5 (version,time,op,size,lbn)"
+                ),
+            ));
+        }
+        number("version", f[0])?;
+        let time_ns = decimal_ns("time", f[1], 1_000)?;
+        let op = match hex("op", f[2])? {
+            0x08 | 0x28 | 0xa8 | 0x88 => Op::Read,
+            0x0a | 0x2a | 0xaa | 0x8a => Op::Write,
+            0x42 | 0x93 => Op::Trim,
+            0x35 | 0x91 => Op::Flush,
+            0x100.. => return Err(FieldError::bad("op", f[2], "a SCSI opcode (00 to ff)")),
+            _ => return Ok(Parsed::Skip(Skip::NoData)),
+        };
+        let size = size_u32("size", number("size", f[3])?, f[3])?;
+        let offset = scaled("lbn", number("lbn", f[4])?, SECTOR_BYTES, f[4])?;
+        if op == Op::Flush {
+            return Ok(Parsed::Request(Request {
+                time_ns,
+                op,
+                offset: 0,
+                size: 0,
+                volume: 0,
+            }));
+        }
+        check_end(offset, size, f[4])?;
+        Ok(Parsed::Request(Request {
+            time_ns,
+            op,
+            offset,
+            size,
+            volume: 0,
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_opcodes_and_units() {
+        let mut p = CloudPhysics::default();
+        assert_eq!(
+            p.parse(b"version,time,op,size,lbn").expect("header"),
+            Parsed::Skip(Skip::Header)
+        );
+        assert_eq!(
+            p.parse(b"1,5633898,2a,6656,40409911").expect("valid"),
+            Parsed::Request(Request {
+                time_ns: 5_633_898_000,
+                op: Op::Write,
+                offset: 40_409_911 * 512,
+                size: 6656,
+                volume: 0
+            })
+        );
+        let Parsed::Request(r) = p.parse(b"1,5,28,512,0").expect("read") else {
+            panic!("a request")
+        };
+        assert_eq!(r.op, Op::Read);
+        assert_eq!(
+            p.parse(b"1,5,12,0,0").expect("inquiry"),
+            Parsed::Skip(Skip::NoData)
+        );
+        assert_eq!(p.parse(b"1,5,zz,512,0").expect_err("op").field, "op");
+        assert_eq!(p.parse(b"1,5,1ff,512,0").expect_err("op").field, "op");
+    }
+}

@@ -1,0 +1,292 @@
+//! Telling a trace's format from its content.
+//!
+//! The binary format is recognised by its signature. Otherwise the first 64 KiB of text
+//! (decompressed if the file is gzip) are cut into lines, and every text format's parser is
+//! run over the first [`SAMPLE_LINES`] non-blank lines with default options. A format
+//! matches when its parser accepts every sampled line (as a request or a counted skip). The
+//! layouts differ enough that at most one matches the published files (a fio header, a
+//! `maj,min` first word, 7 vs 6 vs 5 comma-separated fields, a letter vs a digit for the
+//! operation); should several match, the first in [`Format::ALL`] order wins and the
+//! explanation says so. When none accepts every line (a malformed line near the start), the
+//! one format accepting at least 80% of the sample is chosen, so that reading reports the bad
+//! line by number instead of failing with "unknown format". The verdict of every format is kept, so `--explain-format` can
+//! say why each was taken or refused.
+
+use super::fields::trim;
+use super::lines::{LineReader, open_text};
+use super::{Format, Parsed, Parser, TraceOptions};
+use crate::TraceError;
+use crate::binary::is_binary_trace;
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Non-blank lines each format is tried on.
+pub const SAMPLE_LINES: usize = 50;
+const SAMPLE_BYTES: usize = 64 << 10;
+
+/// One format's verdict on the sample.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every sampled line parsed.
+    Matched {
+        /// Requests among the sampled lines.
+        requests: usize,
+    },
+    /// A sampled line was refused.
+    Refused {
+        /// The first refused line's number.
+        line: u64,
+        /// Why.
+        reason: String,
+        /// Sampled lines accepted all the same.
+        accepted: usize,
+    },
+}
+
+/// The result of detection, with its reasons.
+#[derive(Clone, Debug)]
+pub struct Detection {
+    /// The file.
+    pub path: PathBuf,
+    /// The format chosen; `None` for an empty file.
+    pub format: Option<Format>,
+    /// Whether the file is gzip-compressed.
+    pub gzip: bool,
+    /// Non-blank lines sampled.
+    pub sampled_lines: usize,
+    /// Every text format's verdict, in detection order (empty for a binary trace).
+    pub verdicts: Vec<(Format, Verdict)>,
+}
+
+impl Detection {
+    /// A human explanation: what was sampled, each format's verdict, the choice.
+    pub fn explain(&self) -> String {
+        let mut text = format!("{}:", self.path.display());
+        if self.format == Some(Format::Binary) {
+            text.push_str(" starts with the flashkit binary-trace signature: binary\n");
+            return text;
+        }
+        if self.gzip {
+            text.push_str(" gzip-compressed (signature 1f 8b), decompressed;");
+        }
+        if self.sampled_lines == 0 {
+            text.push_str(" no non-blank lines: an empty trace (no requests)\n");
+            return text;
+        }
+        text.push_str(&format!(
+            " tried every text format on the first {} non-blank lines\n",
+            self.sampled_lines
+        ));
+        for (format, verdict) in &self.verdicts {
+            let line = match verdict {
+                Verdict::Matched { requests } => {
+                    format!("matches ({requests} requests in the sample)")
+                }
+                Verdict::Refused {
+                    line,
+                    reason,
+                    accepted,
+                } => format!(
+                    "refused at line {line} ({accepted} of {} lines accepted): {reason}",
+                    self.sampled_lines
+                ),
+            };
+            text.push_str(&format!("  {:<13} {line}\n", format.name()));
+        }
+        let matched = self.matched();
+        match self.format {
+            Some(format) if matched.is_empty() => text.push_str(&format!(
+                "chosen: {format}, the only format accepting most of the sample (at least \
+                 {MOSTLY_PERCENT}%); its refused lines will be reported as errors\n"
+            )),
+            Some(format) if matched.len() > 1 => text.push_str(&format!(
+                "chosen: {format} (first of the {} formats that match, in detection order)\n",
+                matched.len()
+            )),
+            Some(format) => text.push_str(&format!("chosen: {format} ({})\n", format.layout())),
+            None => text.push_str("no format matches; give --format\n"),
+        }
+        text
+    }
+
+    fn matched(&self) -> Vec<Format> {
+        self.verdicts
+            .iter()
+            .filter(|(_, v)| matches!(v, Verdict::Matched { .. }))
+            .map(|&(f, _)| f)
+            .collect()
+    }
+}
+
+/// Detect the format of `path`. An error when no format matches, listing why each was
+/// refused.
+pub fn detect(path: &Path) -> Result<Detection, TraceError> {
+    let detection = examine(path)?;
+    if detection.sampled_lines > 0 && detection.format.is_none() {
+        let reasons: Vec<String> = detection
+            .verdicts
+            .iter()
+            .filter_map(|(format, verdict)| match verdict {
+                Verdict::Refused { line, reason, .. } => {
+                    Some(format!("{format} (line {line}: {reason})"))
+                }
+                Verdict::Matched { .. } => None,
+            })
+            .collect();
+        return Err(TraceError::Format {
+            path: path.to_path_buf(),
+            message: format!(
+                "cannot tell the trace format from the first {} non-blank lines; give --format. \
+                 Refused by: {}",
+                detection.sampled_lines,
+                reasons.join("; ")
+            ),
+        });
+    }
+    Ok(detection)
+}
+
+/// Detection without the error for an unknown format (what `--explain-format` prints).
+pub fn examine(path: &Path) -> Result<Detection, TraceError> {
+    let io = |source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut prefix = [0u8; 8];
+    let got = File::open(path)
+        .and_then(|mut f| read_up_to(&mut f, &mut prefix))
+        .map_err(io)?;
+    let mut detection = Detection {
+        path: path.to_path_buf(),
+        format: None,
+        gzip: super::lines::is_gzip(&prefix[..got]),
+        sampled_lines: 0,
+        verdicts: Vec::new(),
+    };
+    if is_binary_trace(&prefix[..got]) {
+        detection.format = Some(Format::Binary);
+        return Ok(detection);
+    }
+    let sample = sample_lines(path)?;
+    detection.sampled_lines = sample.len();
+    if sample.is_empty() {
+        return Ok(detection);
+    }
+    for format in Format::ALL.into_iter().filter(|&f| f != Format::Binary) {
+        let verdict = try_format(format, &sample);
+        if detection.format.is_none() && matches!(verdict, Verdict::Matched { .. }) {
+            detection.format = Some(format);
+        }
+        detection.verdicts.push((format, verdict));
+    }
+    if detection.format.is_none() {
+        detection.format = mostly(&detection.verdicts, sample.len());
+    }
+    Ok(detection)
+}
+
+/// Share of the sample a format must accept to be chosen when none accepts all of it.
+const MOSTLY_PERCENT: usize = 80;
+
+/// When no format accepts every sampled line (a malformed line early in the file), the one
+/// format accepting at least [`MOSTLY_PERCENT`] of them, if exactly one does: reading then
+/// reports the malformed lines with their line numbers, which is more useful than "unknown
+/// format".
+fn mostly(verdicts: &[(Format, Verdict)], sampled: usize) -> Option<Format> {
+    let mut candidates = verdicts
+        .iter()
+        .filter_map(|(format, verdict)| match verdict {
+            Verdict::Refused { accepted, .. } if accepted * 100 >= sampled * MOSTLY_PERCENT => {
+                Some(*format)
+            }
+            _ => None,
+        });
+    let first = candidates.next()?;
+    candidates.next().is_none().then_some(first)
+}
+
+fn try_format(format: Format, sample: &[(u64, Vec<u8>)]) -> Verdict {
+    let mut parser = Parser::new(format, &TraceOptions::default())
+        .expect("invariant: every format but binary has a text parser");
+    let mut requests = 0;
+    let mut accepted = 0;
+    let mut first_refusal = None;
+    for (number, line) in sample {
+        match parser.parse(line) {
+            Ok(Parsed::Request(_)) => {
+                requests += 1;
+                accepted += 1;
+            }
+            Ok(Parsed::Skip(_)) => accepted += 1,
+            Err(error) => {
+                first_refusal.get_or_insert_with(|| {
+                    (*number, format!("field {}: {}", error.field, error.message))
+                });
+            }
+        }
+    }
+    match first_refusal {
+        None => Verdict::Matched { requests },
+        Some((line, reason)) => Verdict::Refused {
+            line,
+            reason,
+            accepted,
+        },
+    }
+}
+
+/// The first [`SAMPLE_LINES`] non-blank whole lines of the file's first 64 KiB of text,
+/// with their line numbers. A line cut by the 64 KiB limit is left out; a read error (a
+/// gzip file truncated inside the sample) ends the sample where it happened.
+fn sample_lines(path: &Path) -> Result<Vec<(u64, Vec<u8>)>, TraceError> {
+    let mut input = open_text(path).map_err(|source| TraceError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut text = vec![0u8; SAMPLE_BYTES];
+    let mut filled = 0;
+    let mut complete = false;
+    while filled < SAMPLE_BYTES {
+        match input.read(&mut text[filled..]) {
+            Ok(0) => {
+                complete = true;
+                break;
+            }
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => break,
+        }
+    }
+    text.truncate(filled);
+    if !complete {
+        // Keep whole lines only: the last one may be cut.
+        let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+        text.truncate(keep);
+    }
+    let mut lines = LineReader::new(&text[..]);
+    let mut sample = Vec::new();
+    let mut number = 0;
+    while let Some(Ok(line)) = lines.next_line() {
+        number += 1;
+        if trim(line).is_empty() {
+            continue;
+        }
+        sample.push((number, line.to_vec()));
+        if sample.len() == SAMPLE_LINES {
+            break;
+        }
+    }
+    Ok(sample)
+}
+
+fn read_up_to(file: &mut File, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut got = 0;
+    while got < buffer.len() {
+        match file.read(&mut buffer[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    Ok(got)
+}

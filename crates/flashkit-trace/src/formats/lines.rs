@@ -1,0 +1,203 @@
+//! Lines out of a byte stream, without an allocation per line.
+//!
+//! The reader keeps one buffer (256 KiB, grown only for a line longer than that, up to
+//! [`MAX_LINE_BYTES`]) and hands out each line as a slice of it: `memchr` finds the newline,
+//! a `\r` before it is dropped, and a last line without a newline still counts. Bytes are
+//! never decoded as UTF-8: formats look at the bytes of the fields they read, so a non-UTF-8
+//! byte in a field nobody reads (a host or process name) is harmless, and one in a number
+//! is reported like any other bad character.
+
+use std::fs::File;
+use std::io::{self, BufReader, Read};
+use std::path::Path;
+
+/// The longest line accepted: longer is not a text trace (or a corrupt one).
+pub const MAX_LINE_BYTES: usize = 1 << 20;
+const BUFFER_BYTES: usize = 256 << 10;
+
+/// Why no line could be read.
+#[derive(Debug)]
+pub enum LineError {
+    /// The underlying read failed (a truncated gzip stream lands here).
+    Io(io::Error),
+    /// A line is longer than [`MAX_LINE_BYTES`].
+    TooLong,
+}
+
+/// Splits a byte stream into lines.
+pub struct LineReader<R> {
+    input: R,
+    buffer: Vec<u8>,
+    /// Start of the bytes not yet handed out.
+    start: usize,
+    /// End of the bytes read so far.
+    end: usize,
+    eof: bool,
+    line_number: u64,
+}
+
+impl<R: Read> LineReader<R> {
+    /// Lines of `input`.
+    pub fn new(input: R) -> Self {
+        LineReader {
+            input,
+            buffer: vec![0; BUFFER_BYTES],
+            start: 0,
+            end: 0,
+            eof: false,
+            line_number: 0,
+        }
+    }
+
+    /// The number of the line last handed out (1-based; 0 before the first).
+    pub fn line_number(&self) -> u64 {
+        self.line_number
+    }
+
+    /// The next line without its terminator, or `None` at the end of the input.
+    #[inline]
+    pub fn next_line(&mut self) -> Option<Result<&[u8], LineError>> {
+        loop {
+            if let Some(at) = memchr::memchr(b'\n', &self.buffer[self.start..self.end]) {
+                let line_start = self.start;
+                let mut line_end = self.start + at;
+                self.start = line_end + 1;
+                self.line_number += 1;
+                if line_end > line_start && self.buffer[line_end - 1] == b'\r' {
+                    line_end -= 1;
+                }
+                return Some(Ok(&self.buffer[line_start..line_end]));
+            }
+            if self.eof {
+                return self.last_line();
+            }
+            if let Err(error) = self.fill() {
+                // Nothing more can be read: the partial line in the buffer is not a line.
+                self.eof = true;
+                self.start = self.end;
+                return Some(Err(error));
+            }
+        }
+    }
+
+    /// A final line that has no newline.
+    fn last_line(&mut self) -> Option<Result<&[u8], LineError>> {
+        if self.start == self.end {
+            return None;
+        }
+        let line_start = self.start;
+        let mut line_end = self.end;
+        self.start = self.end;
+        self.line_number += 1;
+        if self.buffer[line_end - 1] == b'\r' {
+            line_end -= 1;
+        }
+        Some(Ok(&self.buffer[line_start..line_end]))
+    }
+
+    /// Move the partial line to the front and read more after it.
+    fn fill(&mut self) -> Result<(), LineError> {
+        if self.start > 0 {
+            self.buffer.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.end == self.buffer.len() {
+            if self.buffer.len() >= MAX_LINE_BYTES {
+                return Err(LineError::TooLong);
+            }
+            let grown = (self.buffer.len() * 2).min(MAX_LINE_BYTES);
+            self.buffer.resize(grown, 0);
+        }
+        loop {
+            match self.input.read(&mut self.buffer[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(LineError::Io(e)),
+            }
+        }
+    }
+}
+
+/// Whether `prefix` starts with the gzip signature.
+pub fn is_gzip(prefix: &[u8]) -> bool {
+    prefix.starts_with(&[0x1f, 0x8b])
+}
+
+/// Open `path` for reading as text, decompressing gzip (recognised by its signature, not
+/// its name; concatenated gzip members are read one after another, as `gzip -d` does).
+pub fn open_text(path: &Path) -> io::Result<Box<dyn Read + Send>> {
+    let mut file = File::open(path)?;
+    let mut magic = [0u8; 2];
+    let mut got = 0;
+    while got < 2 {
+        match file.read(&mut magic[got..])? {
+            0 => break,
+            n => got += n,
+        }
+    }
+    let file = File::open(path)?;
+    if got == 2 && is_gzip(&magic) {
+        let buffered = BufReader::with_capacity(256 << 10, file);
+        Ok(Box::new(flate2::bufread::MultiGzDecoder::new(buffered)))
+    } else {
+        Ok(Box::new(file))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(text: &[u8]) -> Vec<Vec<u8>> {
+        let mut reader = LineReader::new(text);
+        let mut out = Vec::new();
+        while let Some(line) = reader.next_line() {
+            out.push(line.expect("line").to_vec());
+        }
+        out
+    }
+
+    #[test]
+    fn splits_lines_with_and_without_terminators() {
+        assert_eq!(lines(b""), Vec::<Vec<u8>>::new());
+        assert_eq!(
+            lines(b"a\nb\r\n\nc"),
+            vec![b"a".to_vec(), b"b".to_vec(), vec![], b"c".to_vec()]
+        );
+        assert_eq!(lines(b"\n"), vec![Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn long_lines_grow_the_buffer_and_too_long_lines_fail() {
+        let long = vec![b'x'; BUFFER_BYTES + 10];
+        let mut text = long.clone();
+        text.extend_from_slice(b"\nshort\n");
+        assert_eq!(lines(&text), vec![long, b"short".to_vec()]);
+        let huge = vec![b'y'; MAX_LINE_BYTES + 1];
+        let mut reader = LineReader::new(&huge[..]);
+        assert!(matches!(reader.next_line(), Some(Err(LineError::TooLong))));
+    }
+
+    #[test]
+    fn numbers_lines_across_buffer_refills() {
+        let text: Vec<u8> = (0..100_000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        let mut reader = LineReader::new(&text[..]);
+        let mut n = 0u64;
+        while let Some(line) = reader.next_line() {
+            assert_eq!(line.expect("line"), n.to_string().as_bytes());
+            n += 1;
+            assert_eq!(reader.line_number(), n);
+        }
+        assert_eq!(n, 100_000);
+    }
+}
