@@ -42,6 +42,9 @@ pub enum Command {
     Report(ReportArgs),
     /// List the NAND presets and where their figures come from.
     Presets,
+    /// Rerun a paper's evaluation, printing the paper's figures beside flashkit's.
+    #[command(subcommand)]
+    Reproduce(crate::commands::reproduce::Paper),
 }
 
 #[derive(Args, Debug)]

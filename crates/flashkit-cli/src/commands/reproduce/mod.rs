@@ -1,0 +1,22 @@
+//! `flashkit reproduce <paper>`: rerun a paper's evaluation and print the paper's published
+//! figures beside flashkit's. One subcommand per paper; each lives in its own module.
+
+pub mod fast;
+
+use crate::Outcome;
+use clap::Subcommand;
+
+/// The papers whose evaluation `flashkit reproduce` reruns.
+#[derive(Subcommand, Debug)]
+pub enum Paper {
+    /// Lee et al., "A Log Buffer-Based Flash Translation Layer Using Fully-Associative Sector
+    /// Translation" (TECS 2007): BAST, FAST and O-FAST on patterns A-E (Fig. 10, Table II),
+    /// the section 3.5 analysis, and the real trace excerpts through all five FTLs.
+    Fast(fast::FastArgs),
+}
+
+pub fn run(paper: Paper) -> Outcome {
+    match paper {
+        Paper::Fast(args) => fast::run(args),
+    }
+}
