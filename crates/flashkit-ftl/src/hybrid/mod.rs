@@ -25,6 +25,7 @@ mod check;
 mod fast;
 mod log;
 mod machinery;
+mod plan;
 mod victim;
 
 pub use self::bast::Bast;

@@ -197,15 +197,37 @@ fn verdict(holds: bool) -> &'static str {
     if holds { "holds" } else { "does NOT hold" }
 }
 
+/// The ratio of the largest to the smallest value of a series.
+fn spread(series: &[(u32, u64)]) -> Option<f64> {
+    let min = series.iter().map(|x| x.1).min()?;
+    let max = series.iter().map(|x| x.1).max()?;
+    Some(max as f64 / min.max(1) as f64)
+}
+
+/// The values with the fewest and the most log blocks.
+fn first_last(series: &[(u32, u64)]) -> Option<(u64, u64)> {
+    Some((series.first()?.1, series.last()?.1))
+}
+
 fn claims(args: &FastArgs, done: &[Done]) -> String {
     let mut out = String::from("The paper's claims (section 4) against our runs\n");
+    claim_fast_beats_bast(args, done, &mut out);
+    claims_e(args, done, &mut out);
+    claims_cameras(args, done, &mut out);
+    claims_d(args, done, &mut out);
+    claim_few_log_blocks(args, done, &mut out);
+    out.push('\n');
+    out
+}
+
+/// "FAST beats BAST consistently in all the patterns."
+fn claim_fast_beats_bast(args: &FastArgs, done: &[Done], out: &mut String) {
     let mut total = 0;
     let mut wins = 0;
     for pattern in PatternName::ALL {
-        for (&(_, b), &(_, f)) in series(done, pattern, "bast", args)
-            .iter()
-            .zip(&series(done, pattern, "fast", args))
-        {
+        let bast = series(done, pattern, "bast", args);
+        let fast = series(done, pattern, "fast", args);
+        for ((_, b), (_, f)) in bast.iter().zip(&fast) {
             total += 1;
             wins += usize::from(f < b);
         }
@@ -218,132 +240,136 @@ fn claims(args: &FastArgs, done: &[Done]) -> String {
             verdict(wins == total)
         );
     }
-    let spread = |s: &[(u32, u64)]| -> Option<f64> {
-        let (min, max) = (s.iter().map(|x| x.1).min()?, s.iter().map(|x| x.1).max()?);
-        Some(max as f64 / min.max(1) as f64)
+}
+
+/// Pattern E: BAST flat, FAST improving, O-FAST identical to FAST.
+fn claims_e(args: &FastArgs, done: &[Done], out: &mut String) {
+    let bast = series(done, PatternName::E, "bast", args);
+    let fast = series(done, PatternName::E, "fast", args);
+    let ofast = series(done, PatternName::E, "ofast", args);
+    let (Some(s), Some((f0, f1))) = (spread(&bast), first_last(&fast)) else {
+        return;
     };
-    let first_last = |s: &[(u32, u64)]| -> Option<(u64, u64)> { Some((s.first()?.1, s.last()?.1)) };
-    let e_bast = series(done, PatternName::E, "bast", args);
-    let e_fast = series(done, PatternName::E, "fast", args);
-    let e_ofast = series(done, PatternName::E, "ofast", args);
-    if let (Some(s), Some((f0, f1))) = (spread(&e_bast), first_last(&e_fast)) {
-        let _ = writeln!(
-            out,
-            "- E: \"the performance in BAST does not improve with the number of log blocks\": \
-             BAST's erases vary by a factor {s:.2} over the counts: {}",
-            verdict(s < 1.10)
-        );
-        let _ = writeln!(
-            out,
-            "- E: \"the performance [of FAST] improves with the number of log blocks\": FAST \
-             erases {} with the fewest log blocks, {} with the most: {}",
-            thousands(f0),
-            thousands(f1),
-            verdict(f1 < f0)
-        );
-        let same = e_fast
-            .iter()
-            .zip(&e_ofast)
-            .all(|((_, f), (_, o))| f.abs_diff(*o) as f64 <= 0.01 * *f as f64);
-        let _ = writeln!(
-            out,
-            "- E: \"the performance of FAST and O-FAST is identical\" (within 1%): {}",
-            if same {
-                let diff: Vec<String> = e_fast
-                    .iter()
-                    .zip(&e_ofast)
-                    .map(|((n, f), (_, o))| format!("{n}: {f} vs {o}"))
-                    .collect();
-                format!("holds ({})", diff.join(", "))
-            } else {
-                let diff: Vec<String> = e_fast
-                    .iter()
-                    .zip(&e_ofast)
-                    .map(|((n, f), (_, o))| format!("{n}: {f} vs {o}"))
-                    .collect();
-                format!("does NOT hold exactly ({})", diff.join(", "))
-            }
-        );
-    }
+    let _ = writeln!(
+        out,
+        "- E: \"the performance in BAST does not improve with the number of log blocks\": \
+         BAST's erases vary by a factor {s:.2} over the counts: {}",
+        verdict(s < 1.10)
+    );
+    let _ = writeln!(
+        out,
+        "- E: \"the performance [of FAST] improves with the number of log blocks\": FAST \
+         erases {} with the fewest log blocks, {} with the most: {}",
+        thousands(f0),
+        thousands(f1),
+        verdict(f1 < f0)
+    );
+    let same = fast
+        .iter()
+        .zip(&ofast)
+        .all(|((_, f), (_, o))| f.abs_diff(*o) as f64 <= 0.01 * *f as f64);
+    let pairs: Vec<String> = fast
+        .iter()
+        .zip(&ofast)
+        .map(|((n, f), (_, o))| format!("{n}: {f} vs {o}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "- E: \"the performance of FAST and O-FAST is identical\" (within 1%): {} ({})",
+        verdict(same),
+        pairs.join(", ")
+    );
+}
+
+/// Patterns A and B: BAST approaches FAST as log blocks are added.
+fn claims_cameras(args: &FastArgs, done: &[Done], out: &mut String) {
     for pattern in [PatternName::A, PatternName::B] {
         let bast = series(done, pattern, "bast", args);
         let fast = series(done, pattern, "fast", args);
-        if let (Some((b0, b1)), Some((f0, f1))) = (first_last(&bast), first_last(&fast)) {
-            let (gap0, gap1) = (b0 as f64 / f0.max(1) as f64, b1 as f64 / f1.max(1) as f64);
-            let _ = writeln!(
-                out,
-                "- {}: \"as the number of log blocks increases, the performance of BAST \
-                 approaches that of FAST\": BAST/FAST erases {gap0:.2} with the fewest log \
-                 blocks, {gap1:.2} with the most: {}",
-                pattern.letter(),
-                verdict(gap1 < gap0)
-            );
-        }
-    }
-    let d_bast = series(done, PatternName::D, "bast", args);
-    let d_fast = series(done, PatternName::D, "fast", args);
-    let d_ofast = series(done, PatternName::D, "ofast", args);
-    if let (Some(s), Some((f0, f1))) = (spread(&d_bast), first_last(&d_fast)) {
+        let (Some((b0, b1)), Some((f0, f1))) = (first_last(&bast), first_last(&fast)) else {
+            continue;
+        };
+        let (gap0, gap1) = (b0 as f64 / f0.max(1) as f64, b1 as f64 / f1.max(1) as f64);
         let _ = writeln!(
             out,
-            "- D: \"regardless of the number of log blocks, the performance of BAST remains \
-             almost identical\": BAST's erases vary by a factor {s:.2}: {}",
-            verdict(s < 1.10)
-        );
-        let _ = writeln!(
-            out,
-            "- D: \"the performance of FAST improves with the number of log blocks\": {} -> {}: {}",
-            thousands(f0),
-            thousands(f1),
-            verdict(f1 < f0)
-        );
-        let small: Vec<String> = d_fast
-            .iter()
-            .zip(&d_ofast)
-            .filter(|((n, _), _)| *n <= 8)
-            .map(|((n, f), (_, o))| format!("{n} log blocks: FAST {f}, O-FAST {o}"))
-            .collect();
-        let better = d_fast
-            .iter()
-            .zip(&d_ofast)
-            .filter(|((n, _), _)| *n <= 8)
-            .all(|((_, f), (_, o))| o < f);
-        let _ = writeln!(
-            out,
-            "- D: \"when the number of log blocks is less than or equal to eight, O-FAST shows \
-             some improvement over FAST\": {}: {}",
-            small.join("; "),
-            verdict(better && !small.is_empty())
+            "- {}: \"as the number of log blocks increases, the performance of BAST approaches \
+             that of FAST\": BAST/FAST erases {gap0:.2} with the fewest log blocks, {gap1:.2} \
+             with the most: {}",
+            pattern.letter(),
+            verdict(gap1 < gap0)
         );
     }
-    // "FAST with only 4 to 8 log blocks can provide the same performance as BAST with more
-    // than 30 log blocks" (section 5).
+}
+
+/// Pattern D: BAST flat, FAST improving, O-FAST better than FAST with few log blocks.
+fn claims_d(args: &FastArgs, done: &[Done], out: &mut String) {
+    let bast = series(done, PatternName::D, "bast", args);
+    let fast = series(done, PatternName::D, "fast", args);
+    let ofast = series(done, PatternName::D, "ofast", args);
+    let (Some(s), Some((f0, f1))) = (spread(&bast), first_last(&fast)) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "- D: \"regardless of the number of log blocks, the performance of BAST remains \
+         almost identical\": BAST's erases vary by a factor {s:.2}: {}",
+        verdict(s < 1.10)
+    );
+    let _ = writeln!(
+        out,
+        "- D: \"the performance of FAST improves with the number of log blocks\": {} -> {}: {}",
+        thousands(f0),
+        thousands(f1),
+        verdict(f1 < f0)
+    );
+    let few: Vec<((u32, u64), (u32, u64))> = fast
+        .iter()
+        .copied()
+        .zip(ofast.iter().copied())
+        .filter(|((n, _), _)| *n <= 8)
+        .collect();
+    let detail: Vec<String> = few
+        .iter()
+        .map(|((n, f), (_, o))| format!("{n} log blocks: FAST {f}, O-FAST {o}"))
+        .collect();
+    let better = !few.is_empty() && few.iter().all(|((_, f), (_, o))| o < f);
+    let _ = writeln!(
+        out,
+        "- D: \"when the number of log blocks is less than or equal to eight, O-FAST shows \
+         some improvement over FAST\": {}: {}",
+        detail.join("; "),
+        verdict(better)
+    );
+}
+
+/// Section 5: "FAST with only 4 to 8 log blocks can provide the same performance as BAST
+/// with more than 30 log blocks".
+fn claim_few_log_blocks(args: &FastArgs, done: &[Done], out: &mut String) {
     let mut parity = Vec::new();
     for pattern in PatternName::ALL {
         let fast = series(done, pattern, "fast", args);
         let bast = series(done, pattern, "bast", args);
-        let fast_small = fast.iter().filter(|(n, _)| *n <= 8).map(|x| x.1).min();
-        let bast_large = bast.iter().filter(|(n, _)| *n >= 32).map(|x| x.1).min();
-        if let (Some(f), Some(b)) = (fast_small, bast_large) {
+        let fast_few = fast.iter().filter(|(n, _)| *n <= 8).map(|x| x.1).min();
+        let bast_many = bast.iter().filter(|(n, _)| *n >= 32).map(|x| x.1).min();
+        if let (Some(f), Some(b)) = (fast_few, bast_many) {
             parity.push((pattern, f, b));
         }
     }
-    if !parity.is_empty() {
-        let holds = parity.iter().all(|&(_, f, b)| f as f64 <= b as f64 * 1.10);
-        let detail: Vec<String> = parity
-            .iter()
-            .map(|(p, f, b)| format!("{}: {} vs {}", p.letter(), thousands(*f), thousands(*b)))
-            .collect();
-        let _ = writeln!(
-            out,
-            "- \"FAST with only 4 to 8 log blocks can provide the same performance as BAST with \
-             more than 30\" (within 10% in erases): {}: {}",
-            detail.join("; "),
-            verdict(holds)
-        );
+    if parity.is_empty() {
+        return;
     }
-    out.push('\n');
-    out
+    let holds = parity.iter().all(|&(_, f, b)| f as f64 <= b as f64 * 1.10);
+    let detail: Vec<String> = parity
+        .iter()
+        .map(|(p, f, b)| format!("{}: {} vs {}", p.letter(), thousands(*f), thousands(*b)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "- \"FAST with only 4 to 8 log blocks can provide the same performance as BAST with \
+         more than 30\" (within 10% in erases): {}: {}",
+        detail.join("; "),
+        verdict(holds)
+    );
 }
 
 fn section_3_5(done: &[Done]) -> String {
