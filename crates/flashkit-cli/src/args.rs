@@ -34,7 +34,7 @@ pub enum Command {
     /// Generate, inspect and convert traces.
     #[command(subcommand)]
     Trace(TraceCommand),
-    /// Measure replay throughput of the page FTL (the issue-2 benchmark).
+    /// Measure replay throughput of an FTL (the issue-2 benchmark; the page FTL by default).
     Bench(BenchArgs),
     /// Run a grid of experiments declared in TOML on every core, saving each result.
     Sweep(SweepArgs),
@@ -45,9 +45,9 @@ pub enum Command {
     /// NOR-flash indexes: fat lists, soft lists and the mu-tree.
     #[command(subcommand)]
     Index(crate::commands::index::IndexCommand),
-    /// Rerun a paper's evaluation and print its published figures beside ours.
+    /// Rerun a paper's evaluation, printing the paper's figures beside flashkit's.
     #[command(subcommand)]
-    Reproduce(crate::commands::reproduce::Reproduce),
+    Reproduce(crate::commands::reproduce::Paper),
 }
 
 #[derive(Args, Debug)]
@@ -267,6 +267,12 @@ pub struct BenchArgs {
     /// Seed.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// The FTL to measure (page, block, bast, fast, ofast).
+    #[arg(long, default_value = "page", value_name = "NAME")]
+    pub ftl: FtlKind,
+    /// Log blocks of BAST, FAST and O-FAST [default: 8].
+    #[arg(long, value_name = "N")]
+    pub log_blocks: Option<u32>,
     /// A tiny run (256 MiB, 200k writes) that prints the state hash: for tests.
     #[arg(long)]
     pub smoke: bool,
@@ -351,6 +357,14 @@ pub struct FtlArgs {
     /// Static wear leveling: allowed erase-count spread, or "off" [default: 100].
     #[arg(long, value_name = "SPREAD|off")]
     pub wear_leveling: Option<WearSetting>,
+    /// Log blocks of BAST, FAST and O-FAST [default: 8].
+    #[arg(long, value_name = "N")]
+    pub log_blocks: Option<u32>,
+    /// FAST and O-FAST: keep one log block for sequential writes ("on", the paper's FAST) or
+    /// make every log block random ("off", the fully-associative scheme of its section 3.1)
+    /// [default: on].
+    #[arg(long, value_name = "on|off")]
+    pub sw_log_block: Option<OnOff>,
 }
 
 /// Run options (`[run]` in the config file).
@@ -527,6 +541,36 @@ impl<'de> Deserialize<'de> for WearSetting {
         }
         match Raw::deserialize(d)? {
             Raw::Number(n) => Ok(WearSetting(Some(n))),
+            Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
+        }
+    }
+}
+
+/// A switch given as `on` or `off` (in the config file, also `true` or `false`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OnOff(pub bool);
+
+impl FromStr for OnOff {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "on" | "true" => Ok(OnOff(true)),
+            "off" | "false" => Ok(OnOff(false)),
+            _ => Err(format!("{text:?} is neither \"on\" nor \"off\"")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for OnOff {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Flag(bool),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Flag(flag) => Ok(OnOff(flag)),
             Raw::Text(t) => t.parse().map_err(serde::de::Error::custom),
         }
     }

@@ -66,7 +66,7 @@ fn main() -> ExitCode {
         Command::Report(args) => commands::report::run(args),
         Command::Presets => commands::presets(),
         Command::Index(command) => commands::index::run(command),
-        Command::Reproduce(command) => commands::reproduce::run(command),
+        Command::Reproduce(paper) => commands::reproduce::run(paper),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,7 +2,7 @@
 
 use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, TraceArgs, WorkloadArgs};
 use anyhow::{Context, Result, bail};
-use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, PageFtlConfig};
+use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig};
 use flashkit_sim::{DeviceSpec, Precondition};
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::AddressMapping;
@@ -71,7 +71,18 @@ pub fn ftl_options(flags: &FtlArgs, file: &FtlArgs) -> (Vec<GcPolicy>, FtlOption
             .or(file.wear_leveling)
             .map_or(base.wear_leveling_spread, |w| w.0),
     };
-    (policies, FtlOptions { page })
+    let base = HybridConfig::default();
+    let hybrid = HybridConfig {
+        log_blocks: flags
+            .log_blocks
+            .or(file.log_blocks)
+            .unwrap_or(base.log_blocks),
+        sw_log_block: flags
+            .sw_log_block
+            .or(file.sw_log_block)
+            .map_or(base.sw_log_block, |s| s.0),
+    };
+    (policies, FtlOptions { page, hybrid })
 }
 
 /// A run's name in tables and plots: the scheme, and its GC policy where one applies.
@@ -230,6 +241,23 @@ mod tests {
         let w = workload_spec(&WorkloadArgs::default(), &file.workload, 1 << 30).expect("valid");
         assert_eq!(w.requests, 10_000);
         assert_eq!(w.pattern, Pattern::Zipf { theta: 0.99 });
+    }
+
+    #[test]
+    fn log_block_options_resolve_from_flags_and_file() {
+        let file: ConfigFile =
+            toml::from_str("[ftl]\nlog_blocks = 16\nsw_log_block = \"off\"\n").expect("valid");
+        let (_, options) = ftl_options(&FtlArgs::default(), &file.ftl);
+        assert_eq!(options.hybrid.log_blocks, 16);
+        assert!(!options.hybrid.sw_log_block);
+        let flags = FtlArgs {
+            log_blocks: Some(4),
+            ..FtlArgs::default()
+        };
+        let (_, options) = ftl_options(&flags, &file.ftl);
+        assert_eq!(options.hybrid.log_blocks, 4);
+        let (_, options) = ftl_options(&FtlArgs::default(), &FtlArgs::default());
+        assert_eq!(options.hybrid, HybridConfig::default());
     }
 
     #[test]

@@ -134,6 +134,28 @@ pub trait FlashDevice {
         Ok(pages.len() as u32)
     }
 
+    /// Copy the run of `pages` consecutive pages starting at `from` (all in one block, page
+    /// `i` holding logical page `first_lpn + i`) to consecutive free pages of one block
+    /// starting at `to`: the copy a block-mapped FTL's merge makes of a data block's pages,
+    /// which keep their offsets. Counts exactly what [`FlashDevice::copy_pages`] would for
+    /// the same pages; devices override it only to check the run once.
+    ///
+    /// # Panics
+    /// As [`FlashDevice::copy_pages`], and if the source run leaves its block.
+    fn copy_range(
+        &mut self,
+        from: Ppn,
+        first_lpn: Lpn,
+        pages: u32,
+        to: Ppn,
+        cause: Cause,
+    ) -> Result<u32, (u32, DeviceError)> {
+        let run: Vec<(Lpn, Ppn)> = (0..pages)
+            .map(|i| (Lpn(first_lpn.0 + i), Ppn(from.0 + i)))
+            .collect();
+        self.copy_pages(&run, to, cause)
+    }
+
     /// Erase a block: every page becomes programmable again.
     fn erase(&mut self, block: BlockId, cause: Cause) -> Result<(), DeviceError>;
 

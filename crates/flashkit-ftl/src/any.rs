@@ -1,5 +1,6 @@
 //! The FTL chosen at run time: generic inside, an enum at the edge.
 
+use crate::hybrid::{BastFtl, BlockFtl, FastFtl, HybridConfig, HybridFtl, SchemeKind};
 use crate::mapping::PageTable;
 use crate::page::{PageFtl, PageFtlConfig};
 use crate::{Ftl, FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome};
@@ -15,23 +16,52 @@ use std::str::FromStr;
 pub enum FtlKind {
     /// Log-structured page mapping with a flat page table.
     Page,
+    /// Block mapping: an overwrite copies the block.
+    Block,
+    /// BAST: one dedicated log block per hot block (Kim et al. 2002).
+    Bast,
+    /// FAST: an SW log block and fully-associative RW log blocks (Lee et al. 2007).
+    Fast,
+    /// O-FAST: FAST with lazy merges (Lee et al. 2007, section 3.6).
+    #[serde(rename = "ofast")]
+    OFast,
 }
 
 impl FtlKind {
     /// Every scheme, in report order.
-    pub const ALL: [FtlKind; 1] = [FtlKind::Page];
+    pub const ALL: [FtlKind; 5] = [
+        FtlKind::Page,
+        FtlKind::Block,
+        FtlKind::Bast,
+        FtlKind::Fast,
+        FtlKind::OFast,
+    ];
 
     /// Command-line name.
     pub fn name(self) -> &'static str {
         match self {
             FtlKind::Page => "page",
+            FtlKind::Block => "block",
+            FtlKind::Bast => "bast",
+            FtlKind::Fast => "fast",
+            FtlKind::OFast => "ofast",
         }
+    }
+
+    /// Whether the scheme uses log blocks (so `--log-blocks` applies).
+    pub fn uses_log_blocks(self) -> bool {
+        matches!(self, FtlKind::Bast | FtlKind::Fast | FtlKind::OFast)
     }
 
     /// Whether this scheme can run on `geometry` with `options`, checked without building it.
     pub fn check(self, geometry: &Geometry, options: &FtlOptions) -> Result<(), FtlError> {
+        let hybrid = |kind| crate::hybrid::check_config(kind, geometry, &options.hybrid);
         match self {
             FtlKind::Page => crate::page::check_config(geometry, &options.page),
+            FtlKind::Block => hybrid(SchemeKind::Block),
+            FtlKind::Bast => hybrid(SchemeKind::Bast),
+            FtlKind::Fast => hybrid(SchemeKind::Fast),
+            FtlKind::OFast => hybrid(SchemeKind::OFast),
         }
     }
 
@@ -69,12 +99,20 @@ impl FromStr for FtlKind {
 pub struct FtlOptions {
     /// Page-mapped FTL options.
     pub page: PageFtlConfig,
+    /// Log-block FTL options (BAST, FAST, O-FAST).
+    pub hybrid: HybridConfig,
 }
 
 /// Any FTL over a NAND device with payload store `S`.
 pub enum AnyFtl<S: PayloadStore> {
     /// [`FtlKind::Page`].
     Page(PageFtl<NandDevice<S>, PageTable>),
+    /// [`FtlKind::Block`].
+    Block(BlockFtl<NandDevice<S>>),
+    /// [`FtlKind::Bast`].
+    Bast(BastFtl<NandDevice<S>>),
+    /// [`FtlKind::Fast`] and [`FtlKind::OFast`].
+    Fast(FastFtl<NandDevice<S>>),
 }
 
 impl<S: PayloadStore> AnyFtl<S> {
@@ -86,6 +124,10 @@ impl<S: PayloadStore> AnyFtl<S> {
     ) -> Result<Self, FtlError> {
         Ok(match kind {
             FtlKind::Page => AnyFtl::Page(PageFtl::with_page_table(device, options.page)?),
+            FtlKind::Block => AnyFtl::Block(HybridFtl::block(device)?),
+            FtlKind::Bast => AnyFtl::Bast(HybridFtl::bast(device, options.hybrid)?),
+            FtlKind::Fast => AnyFtl::Fast(HybridFtl::fast(device, options.hybrid, false)?),
+            FtlKind::OFast => AnyFtl::Fast(HybridFtl::fast(device, options.hybrid, true)?),
         })
     }
 }
@@ -94,6 +136,9 @@ macro_rules! dispatch {
     ($self:ident, $ftl:ident => $body:expr) => {
         match $self {
             AnyFtl::Page($ftl) => $body,
+            AnyFtl::Block($ftl) => $body,
+            AnyFtl::Bast($ftl) => $body,
+            AnyFtl::Fast($ftl) => $body,
         }
     };
 }

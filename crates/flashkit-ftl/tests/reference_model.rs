@@ -2,12 +2,14 @@
 //!
 //! Together these tests run more than a million operations on every `cargo test`, across
 //! geometries (tiny, power-of-two and odd block sizes, tight and generous spare space) and
-//! every GC policy, with and without wear leveling. Adding an FTL is one line in `SCHEMES`.
+//! every GC policy, with and without wear leveling, and the block-mapped and log-block FTLs
+//! with few and many log blocks, with and without FAST's SW log block. Adding an FTL is one
+//! line in `schemes()`.
 
 use flashkit_core::{Geometry, StateHasher};
 use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig, HarnessFailure};
-use flashkit_ftl::{AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, PageFtlConfig};
+use flashkit_ftl::{AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig};
 
 /// Every scheme under test, with the option variants worth covering.
 fn schemes() -> Vec<(String, FtlKind, FtlOptions)> {
@@ -20,8 +22,38 @@ fn schemes() -> Vec<(String, FtlKind, FtlOptions)> {
                 wear_leveling_spread,
             };
             let name = format!("page/{gc_policy}/wl={wear_leveling_spread:?}");
-            schemes.push((name, FtlKind::Page, FtlOptions { page }));
+            let options = FtlOptions {
+                page,
+                ..FtlOptions::default()
+            };
+            schemes.push((name, FtlKind::Page, options));
         }
+    }
+    schemes.push(("block".into(), FtlKind::Block, FtlOptions::default()));
+    // Log-block schemes: every test geometry has at least 6 spare blocks, room for up to 5
+    // log blocks plus the merge block. Few log blocks make replacements frequent.
+    let hybrid = [
+        (FtlKind::Bast, 2, true),
+        (FtlKind::Bast, 5, true),
+        (FtlKind::Fast, 2, true),
+        (FtlKind::Fast, 4, true),
+        (FtlKind::Fast, 3, false),
+        (FtlKind::OFast, 3, true),
+        (FtlKind::OFast, 2, false),
+    ];
+    for (kind, log_blocks, sw_log_block) in hybrid {
+        let options = FtlOptions {
+            hybrid: HybridConfig {
+                log_blocks,
+                sw_log_block,
+            },
+            ..FtlOptions::default()
+        };
+        schemes.push((
+            format!("{kind}/lb={log_blocks}/sw={sw_log_block}"),
+            kind,
+            options,
+        ));
     }
     schemes
 }

@@ -291,6 +291,17 @@ impl RunReport {
             };
             push(&format!("ftl_{name}"), &name.replace('_', " "), value);
         }
+        for (name, count) in &s.counters {
+            push(
+                &format!("ftl_{name}"),
+                &name.replace('_', " "),
+                Count(*count),
+            );
+        }
+        for (name, mean) in &s.means {
+            let value = mean.value().map_or(MetricValue::Missing, Real);
+            push(&format!("ftl_{name}"), &name.replace('_', " "), value);
+        }
         push(
             "state_hash",
             "state hash",

@@ -459,16 +459,9 @@ fn erase_histogram(counts: &[u32]) -> Vec<(u32, u32)> {
     histogram
 }
 
-/// Counters of the measured part; gauges (the `extra` map) keep their final values.
+/// Counters and means of the measured part; gauges (the `extra` map) keep their final values.
 fn stats_since(now: FtlStats, before: &FtlStats) -> FtlStats {
-    FtlStats {
-        gc_runs: now.gc_runs - before.gc_runs,
-        gc_pages_moved: now.gc_pages_moved - before.gc_pages_moved,
-        wear_level_runs: now.wear_level_runs - before.wear_level_runs,
-        wear_level_pages_moved: now.wear_level_pages_moved - before.wear_level_pages_moved,
-        retired_blocks: now.retired_blocks - before.retired_blocks,
-        extra: now.extra,
-    }
+    now.since(before)
 }
 
 #[cfg(test)]

@@ -1,5 +1,6 @@
-//! `flashkit bench`: replay throughput of the page FTL on uniform random 4 KiB writes, read
-//! from the binary format, on a preconditioned (full, garbage-collecting) drive.
+//! `flashkit bench`: replay throughput of an FTL (the page FTL unless `--ftl` says otherwise)
+//! on uniform random 4 KiB writes, read from the binary format, on a preconditioned (full,
+//! garbage-collecting) drive.
 //!
 //! A benchmark, not a test: it prints figures for bench/RESULTS.md and asserts nothing about
 //! speed. `--smoke` runs a tiny instance whose state hash the test suite pins, so that a
@@ -12,7 +13,7 @@ use crate::{Failure, Outcome, sim_failure};
 use anyhow::Context;
 use flashkit_core::sub_seed;
 use flashkit_core::units::format_size;
-use flashkit_ftl::{FtlKind, FtlOptions};
+use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
 use flashkit_sim::{DeviceSpec, Precondition, Progress, RunSpec, Source};
 use flashkit_trace::binary::{TraceWriter, digest};
 use flashkit_trace::workload::{Pattern, SizeDist, Workload, WorkloadSpec};
@@ -21,6 +22,7 @@ use std::time::Instant;
 
 #[derive(Serialize)]
 struct BenchFigures {
+    ftl: String,
     requests: u64,
     capacity_bytes: u64,
     over_provisioning: f64,
@@ -65,10 +67,26 @@ pub fn run(mut args: BenchArgs) -> Outcome {
             (path, Some(started.elapsed().as_secs_f64()))
         }
     };
+    let options = FtlOptions {
+        hybrid: HybridConfig {
+            log_blocks: args
+                .log_blocks
+                .unwrap_or(HybridConfig::default().log_blocks),
+            ..HybridConfig::default()
+        },
+        ..FtlOptions::default()
+    };
+    let label = match args.ftl {
+        FtlKind::Page => format!("page/{}", options.page.gc_policy),
+        kind if kind.uses_log_blocks() => {
+            format!("{kind}/{} log blocks", options.hybrid.log_blocks)
+        }
+        kind => kind.to_string(),
+    };
     let run_spec = RunSpec {
-        label: "page/greedy".into(),
-        ftl: FtlKind::Page,
-        options: FtlOptions::default(),
+        label,
+        ftl: args.ftl,
+        options,
         device: DeviceSpec {
             capacity_bytes: args.capacity.0,
             over_provisioning: args.op,
@@ -85,6 +103,7 @@ pub fn run(mut args: BenchArgs) -> Outcome {
     .map_err(sim_failure)?;
     let r = &outcome.report;
     let figures = BenchFigures {
+        ftl: r.label.clone(),
         requests: r.trace.requests,
         capacity_bytes: args.capacity.0,
         over_provisioning: args.op,
@@ -99,8 +118,8 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         state_hash: r.state_hash.clone(),
     };
     println!(
-        "benchmark: page FTL (greedy GC), {} uniform random 4 KiB writes",
-        figures.requests
+        "benchmark: {} FTL, {} uniform random 4 KiB writes",
+        figures.ftl, figures.requests
     );
     println!(
         "device: {} logical, {:.0}% over-provisioning, {} preset ({} pages/block), preconditioned",

@@ -99,6 +99,17 @@ pub fn print_and_save(
             None => "fresh drive (no preconditioning)".into(),
         }
     );
+    if let Some(hybrid) = outcomes
+        .iter()
+        .find(|o| o.report.ftl.uses_log_blocks())
+        .map(|o| o.report.options.hybrid)
+    {
+        println!(
+            "log-block FTLs: {} log blocks, SW log block {}\n",
+            hybrid.log_blocks,
+            if hybrid.sw_log_block { "on" } else { "off" }
+        );
+    }
     print!("{}", runs_table(outcomes, true).transposed().render());
     println!();
     print!("{}", wall_clock_lines(outcomes));

@@ -1,20 +1,27 @@
-//! `flashkit reproduce <paper>`: rerun a paper's evaluation and print its published figures
-//! beside ours.
+//! `flashkit reproduce <paper>`: rerun a paper's evaluation and print the paper's published
+//! figures beside flashkit's. One subcommand per paper; each lives in its own module.
 
+pub mod fast;
 pub mod fatlist;
 
 use crate::Outcome;
 use clap::Subcommand;
 
+/// The papers whose evaluation `flashkit reproduce` reruns.
 #[derive(Subcommand, Debug)]
-pub enum Reproduce {
+pub enum Paper {
+    /// Lee et al., "A Log Buffer-Based Flash Translation Layer Using Fully-Associative Sector
+    /// Translation" (TECS 2007): BAST, FAST and O-FAST on patterns A-E (Fig. 10, Table II),
+    /// the section 3.5 analysis, and the real trace excerpts through all five FTLs.
+    Fast(fast::FastArgs),
     /// The fat-list paper (NOR flash): micro-benchmark on 1-8 MB, level and turnstile
     /// sweeps, probe table, initialization cost, sensor macro-benchmark.
     Fatlist(fatlist::FatlistArgs),
 }
 
-pub fn run(command: Reproduce) -> Outcome {
-    match command {
-        Reproduce::Fatlist(args) => fatlist::run(&args),
+pub fn run(paper: Paper) -> Outcome {
+    match paper {
+        Paper::Fast(args) => fast::run(args),
+        Paper::Fatlist(args) => fatlist::run(&args),
     }
 }

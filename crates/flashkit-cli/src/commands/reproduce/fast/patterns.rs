@@ -1,0 +1,480 @@
+//! Workloads shaped like the FAST paper's patterns A-E (Lee et al., TECS 2007, Table I) and
+//! the hot-block workloads of its section 3.5 analysis, generated from a seed.
+//!
+//! The paper's traces A-D came from the authors of BAST and are not public; these are
+//! generators built from the paper's description of them, with every parameter written
+//! here (and in docs/reproduction/fast.md), so that the shapes can be argued with:
+//!
+//! - **A, B (digital cameras)**: photos written to a FAT16 file system, each in large
+//!   sequential writes, with the FAT entries of every chunk updated in both FAT copies and a
+//!   directory entry per photo; when the card is full it is formatted (both FATs and the
+//!   root directory rewritten) and filling starts again. A: 4-sector clusters, 32 KiB writes,
+//!   1-2 MiB photos, data area aligned to the 16 KiB erase block. B: 8-sector clusters, 64 KiB
+//!   writes, 2-4 MiB photos, data area not aligned (its sequential writes straddle blocks).
+//! - **C (Linux)**: 85% 4 KiB writes to 4 hot blocks of a metadata area (the first 10% of
+//!   the space), at 4 KiB-aligned offsets; 15% sequential file writes of 8-64 KiB. One hot
+//!   block is replaced every 400 requests.
+//! - **D (Symbian)**: 90% 1-2 sector writes to 3 hot blocks, 80% of them to 4 fixed sectors
+//!   of their block (repeated rewrites of the same records); 10% sequential writes of
+//!   4-32 KiB. One hot block is replaced every 1,000 requests.
+//! - **E**: uniform random single-sector writes over the whole space.
+//!
+//! Each stops after the paper's number of sector writes for its pattern (Table I), times a
+//! scale factor. All requests are writes of whole 512-byte sectors.
+
+use flashkit_core::{SimRng, SimRngExt};
+use flashkit_trace::{Op, Request};
+use rand::Rng;
+use std::collections::VecDeque;
+
+/// Bytes in a sector (the paper's page).
+pub const SECTOR: u64 = 512;
+
+/// One of the paper's patterns.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum PatternName {
+    /// Digital camera (A company).
+    A,
+    /// Digital camera (B company).
+    B,
+    /// Linux.
+    C,
+    /// Symbian.
+    D,
+    /// Uniform random.
+    E,
+}
+
+impl PatternName {
+    /// Every pattern, in the paper's order.
+    pub const ALL: [PatternName; 5] = [
+        PatternName::A,
+        PatternName::B,
+        PatternName::C,
+        PatternName::D,
+        PatternName::E,
+    ];
+
+    /// The letter.
+    pub fn letter(self) -> &'static str {
+        match self {
+            PatternName::A => "A",
+            PatternName::B => "B",
+            PatternName::C => "C",
+            PatternName::D => "D",
+            PatternName::E => "E",
+        }
+    }
+
+    /// Table I's description.
+    pub fn description(self) -> &'static str {
+        match self {
+            PatternName::A => "digital camera (A company)",
+            PatternName::B => "digital camera (B company)",
+            PatternName::C => "Linux O/S",
+            PatternName::D => "Symbian O/S",
+            PatternName::E => "uniform random writes",
+        }
+    }
+
+    /// Table I's number of (sector) writes.
+    pub fn paper_writes(self) -> u64 {
+        match self {
+            PatternName::A => 2_199_200,
+            PatternName::B => 3_144_800,
+            PatternName::C => 398_000,
+            PatternName::D => 404_900,
+            PatternName::E => 150_000,
+        }
+    }
+
+    fn shape(self) -> Shape {
+        match self {
+            PatternName::A => Shape::Camera(CameraShape {
+                cluster_sectors: 4,
+                chunk_sectors: 64,
+                file_sectors: (2048, 4096),
+                data_alignment: 32,
+            }),
+            PatternName::B => Shape::Camera(CameraShape {
+                cluster_sectors: 8,
+                chunk_sectors: 128,
+                file_sectors: (4096, 8192),
+                data_alignment: 1,
+            }),
+            PatternName::C => Shape::HotSet(HotSetShape {
+                hot_blocks: 4,
+                small_sectors: (8, 8),
+                small_alignment: 8,
+                hot_sectors: 0,
+                hot_sector_share: 0.0,
+                sequential_share: 0.15,
+                sequential_sectors: (16, 128),
+                drift_every: 400,
+                metadata_fraction: 0.1,
+            }),
+            PatternName::D => Shape::HotSet(HotSetShape {
+                hot_blocks: 3,
+                small_sectors: (1, 2),
+                small_alignment: 1,
+                hot_sectors: 4,
+                hot_sector_share: 0.8,
+                sequential_share: 0.1,
+                sequential_sectors: (8, 64),
+                drift_every: 1000,
+                metadata_fraction: 0.1,
+            }),
+            PatternName::E => Shape::Uniform,
+        }
+    }
+}
+
+/// A FAT16 camera.
+#[derive(Clone, Copy, Debug)]
+struct CameraShape {
+    cluster_sectors: u64,
+    chunk_sectors: u64,
+    /// Smallest and largest photo.
+    file_sectors: (u64, u64),
+    /// The data area starts at a multiple of this many sectors.
+    data_alignment: u64,
+}
+
+/// Small writes to a few hot blocks that change now and then, plus sequential writes.
+#[derive(Clone, Copy, Debug)]
+struct HotSetShape {
+    hot_blocks: usize,
+    small_sectors: (u64, u64),
+    small_alignment: u64,
+    /// Fixed sectors per hot block that take `hot_sector_share` of its small writes.
+    hot_sectors: usize,
+    hot_sector_share: f64,
+    sequential_share: f64,
+    sequential_sectors: (u64, u64),
+    drift_every: u64,
+    metadata_fraction: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Shape {
+    Camera(CameraShape),
+    HotSet(HotSetShape),
+    Uniform,
+    /// Section 3.5: single-sector writes at uniformly random offsets of `n` fixed blocks.
+    HotBlocks(u64),
+}
+
+/// A generated workload: the requests of one pattern until its sector budget is spent.
+pub struct Generator {
+    shape: Shape,
+    rng: SimRng,
+    sectors: u64,
+    sectors_per_block: u64,
+    budget: u64,
+    written: u64,
+    index: u64,
+    queue: VecDeque<(u64, u64)>,
+    camera: CameraState,
+    hot: HotState,
+}
+
+#[derive(Default)]
+struct CameraState {
+    fat1: u64,
+    fat_sectors: u64,
+    root: u64,
+    data_start: u64,
+    clusters: u64,
+    next_cluster: u64,
+    files: u64,
+}
+
+#[derive(Default)]
+struct HotState {
+    /// (block, its hot sectors).
+    blocks: Vec<(u64, Vec<u64>)>,
+    cursor: u64,
+}
+
+/// The requests of a pattern shape on a device of `capacity_bytes`, `budget` sector
+/// writes in all.
+pub fn pattern(
+    name: PatternName,
+    capacity_bytes: u64,
+    sectors_per_block: u32,
+    budget: u64,
+    seed: u64,
+) -> Generator {
+    let label = format!("reproduce-fast/{}", name.letter());
+    Generator::new(
+        name.shape(),
+        capacity_bytes,
+        sectors_per_block,
+        budget,
+        SimRng::for_stream(seed, &label),
+    )
+}
+
+/// Section 3.5's workload: `budget` single-sector writes at random offsets of `hot_blocks`
+/// blocks spread over the device.
+pub fn hot_blocks(
+    hot_blocks: u64,
+    capacity_bytes: u64,
+    sectors_per_block: u32,
+    budget: u64,
+    seed: u64,
+) -> Generator {
+    let rng = SimRng::for_stream(seed, &format!("reproduce-fast/nhb={hot_blocks}"));
+    Generator::new(
+        Shape::HotBlocks(hot_blocks),
+        capacity_bytes,
+        sectors_per_block,
+        budget,
+        rng,
+    )
+}
+
+impl Generator {
+    fn new(
+        shape: Shape,
+        capacity_bytes: u64,
+        sectors_per_block: u32,
+        budget: u64,
+        rng: SimRng,
+    ) -> Self {
+        let mut generator = Generator {
+            shape,
+            rng,
+            sectors: capacity_bytes / SECTOR,
+            sectors_per_block: u64::from(sectors_per_block),
+            budget,
+            written: 0,
+            index: 0,
+            queue: VecDeque::new(),
+            camera: CameraState::default(),
+            hot: HotState::default(),
+        };
+        match shape {
+            Shape::Camera(camera) => generator.lay_out_fat(camera),
+            Shape::HotSet(hot) => {
+                for _ in 0..hot.hot_blocks {
+                    let block = generator.hot_block(hot);
+                    generator.hot.blocks.push(block);
+                }
+                generator.hot.cursor = generator.data_region_start(hot);
+            }
+            Shape::Uniform | Shape::HotBlocks(_) => {}
+        }
+        generator
+    }
+
+    /// FAT16: boot sector, two FATs, a 32-sector root directory, then the data area.
+    fn lay_out_fat(&mut self, shape: CameraShape) {
+        let clusters_guess = self.sectors / shape.cluster_sectors;
+        let fat_sectors = ((clusters_guess + 2) * 2).div_ceil(SECTOR);
+        let root = 1 + 2 * fat_sectors;
+        let data_start = (root + 32).next_multiple_of(shape.data_alignment);
+        self.camera = CameraState {
+            fat1: 1,
+            fat_sectors,
+            root,
+            data_start,
+            clusters: (self.sectors - data_start) / shape.cluster_sectors,
+            next_cluster: 0,
+            files: 0,
+        };
+    }
+
+    /// Queue the writes of one photo: data chunks, each followed by its FAT updates in both
+    /// copies, then the directory entry. A full card is formatted first.
+    fn queue_photo(&mut self, shape: CameraShape) {
+        let (low, high) = shape.file_sectors;
+        let sectors = self.rng.random_range(low..=high);
+        let clusters = sectors.div_ceil(shape.cluster_sectors);
+        let c = &self.camera;
+        if c.next_cluster + clusters > c.clusters {
+            self.queue.push_back((c.fat1, 2 * c.fat_sectors));
+            self.queue.push_back((c.root, 32));
+            self.camera.next_cluster = 0;
+        }
+        let per_chunk = shape.chunk_sectors / shape.cluster_sectors;
+        let mut done = 0;
+        while done < clusters {
+            let n = per_chunk.min(clusters - done);
+            let first = self.camera.next_cluster + done;
+            let c = &self.camera;
+            self.queue.push_back((
+                c.data_start + first * shape.cluster_sectors,
+                n * shape.cluster_sectors,
+            ));
+            // FAT16: 256 two-byte entries a sector; cluster numbers start at 2.
+            let (fat_first, fat_last) = ((first + 2) * 2 / SECTOR, (first + n + 1) * 2 / SECTOR);
+            for copy in [c.fat1, c.fat1 + c.fat_sectors] {
+                for sector in fat_first..=fat_last {
+                    self.queue.push_back((copy + sector, 1));
+                }
+            }
+            done += n;
+        }
+        let c = &mut self.camera;
+        c.next_cluster += clusters;
+        let entry_sector = (c.files * 32 / SECTOR) % 32;
+        self.queue.push_back((c.root + entry_sector, 1));
+        c.files += 1;
+    }
+
+    fn data_region_start(&self, shape: HotSetShape) -> u64 {
+        let metadata = (self.sectors as f64 * shape.metadata_fraction) as u64;
+        metadata.next_multiple_of(self.sectors_per_block)
+    }
+
+    /// A random block of the metadata area and its hot sectors.
+    fn hot_block(&mut self, shape: HotSetShape) -> (u64, Vec<u64>) {
+        let blocks = (self.data_region_start(shape) / self.sectors_per_block).max(1);
+        let block = self.rng.random_range(0..blocks);
+        let hot = (0..shape.hot_sectors)
+            .map(|_| self.rng.random_range(0..self.sectors_per_block))
+            .collect();
+        (block, hot)
+    }
+
+    fn hot_set_request(&mut self, shape: HotSetShape) -> (u64, u64) {
+        if self.index > 0 && self.index.is_multiple_of(shape.drift_every) {
+            let victim = self.rng.random_range(0..self.hot.blocks.len());
+            self.hot.blocks[victim] = self.hot_block(shape);
+        }
+        if self.rng.random_bool(shape.sequential_share) {
+            let (low, high) = shape.sequential_sectors;
+            let len = self.rng.random_range(low..=high);
+            let data_start = self.data_region_start(shape);
+            if self.hot.cursor + len > self.sectors {
+                self.hot.cursor = data_start;
+            }
+            let start = self.hot.cursor;
+            self.hot.cursor += len;
+            return (start, len);
+        }
+        let (low, high) = shape.small_sectors;
+        let len = self.rng.random_range(low..=high);
+        let pick = self.rng.random_range(0..self.hot.blocks.len());
+        let (block, hot) = &self.hot.blocks[pick];
+        let offset = if !hot.is_empty() && self.rng.random_bool(shape.hot_sector_share) {
+            hot[self.rng.random_range(0..hot.len())]
+        } else {
+            let slots = self.sectors_per_block / shape.small_alignment;
+            self.rng.random_range(0..slots) * shape.small_alignment
+        };
+        let offset = offset.min(self.sectors_per_block - len);
+        (block * self.sectors_per_block + offset, len)
+    }
+
+    fn next_write(&mut self) -> (u64, u64) {
+        match self.shape {
+            Shape::Camera(shape) => {
+                if self.queue.is_empty() {
+                    self.queue_photo(shape);
+                }
+                self.queue
+                    .pop_front()
+                    .expect("invariant: a photo queues writes")
+            }
+            Shape::HotSet(shape) => self.hot_set_request(shape),
+            Shape::Uniform => (self.rng.random_range(0..self.sectors), 1),
+            Shape::HotBlocks(n) => {
+                let blocks = self.sectors / self.sectors_per_block;
+                // Spread the hot blocks over the device with a fixed stride.
+                let which = self.rng.random_range(0..n);
+                let block = (which * (blocks / n.max(1)).max(1)) % blocks;
+                let offset = self.rng.random_range(0..self.sectors_per_block);
+                (block * self.sectors_per_block + offset, 1)
+            }
+        }
+    }
+}
+
+impl Iterator for Generator {
+    type Item = Request;
+
+    fn next(&mut self) -> Option<Request> {
+        if self.written >= self.budget {
+            return None;
+        }
+        let (start, len) = self.next_write();
+        let len = len
+            .min(self.budget - self.written)
+            .min(self.sectors - start);
+        self.written += len;
+        let request = Request {
+            time_ns: self.index,
+            op: Op::Write,
+            offset: start * SECTOR,
+            size: (len * SECTOR) as u32,
+            volume: 0,
+        };
+        self.index += 1;
+        Some(request)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CAPACITY: u64 = 64 << 20;
+
+    fn sectors_of(generator: Generator) -> (u64, u64, u64) {
+        let mut requests = 0;
+        let mut sectors = 0;
+        let mut small = 0;
+        for r in generator {
+            assert!(r.end() <= CAPACITY, "{r:?} beyond the device");
+            assert_eq!(r.offset % SECTOR, 0);
+            requests += 1;
+            sectors += u64::from(r.size) / SECTOR;
+            small += u64::from(r.size <= 2 * SECTOR as u32);
+        }
+        (requests, sectors, small)
+    }
+
+    #[test]
+    fn every_pattern_writes_exactly_its_budget_within_the_device() {
+        for name in PatternName::ALL {
+            let (requests, sectors, _) = sectors_of(pattern(name, CAPACITY, 32, 50_000, 1));
+            assert_eq!(sectors, 50_000, "pattern {}", name.letter());
+            assert!(requests > 0);
+        }
+    }
+
+    #[test]
+    fn cameras_write_mostly_large_chunks_and_some_single_sectors() {
+        let (requests, sectors, small) =
+            sectors_of(pattern(PatternName::A, CAPACITY, 32, 200_000, 1));
+        assert!(
+            small * 3 > requests,
+            "FAT and directory updates: {small} of {requests}"
+        );
+        assert!(
+            small * 20 < sectors,
+            "but few of the sectors: {small} of {sectors}"
+        );
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_requests() {
+        let a: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 7).collect();
+        let b: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 7).collect();
+        let c: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 8).collect();
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn hot_block_workloads_touch_exactly_their_blocks() {
+        let mut blocks: Vec<u64> = hot_blocks(8, CAPACITY, 32, 5_000, 1)
+            .map(|r| r.offset / SECTOR / 32)
+            .collect();
+        blocks.sort_unstable();
+        blocks.dedup();
+        assert_eq!(blocks.len(), 8);
+    }
+}

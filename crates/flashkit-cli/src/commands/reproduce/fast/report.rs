@@ -1,0 +1,539 @@
+//! The reproduction's tables: ours beside the paper's figures and claims.
+
+use super::patterns::PatternName;
+use super::{Done, Experiment, FastArgs, NHB, NLB, sector_writes};
+use flashkit_core::NandPreset;
+use flashkit_report::Table;
+use flashkit_sim::{DeviceSpec, RunReport};
+use std::fmt::Write;
+
+/// Table II of the paper: switch operations, (BAST, FAST) per log-block count.
+const TABLE_II: [(u32, [(u64, u64); 2]); 5] = [
+    (4, [(49_213, 48_529), (79_214, 78_472)]),
+    (8, [(48_628, 49_212), (78_910, 78_734)]),
+    (16, [(49_278, 48_628), (78_664, 78_720)]),
+    (32, [(48_757, 48_628), (78_470, 78_770)]),
+    (64, [(48_083, 48_693), (77_759, 78_794)]),
+];
+
+fn find<'a>(
+    done: &'a [Done],
+    experiment: &Experiment,
+    scheme: &str,
+    log_blocks: u32,
+) -> Option<&'a RunReport> {
+    done.iter()
+        .find(|d| {
+            d.job.experiment == *experiment
+                && d.job.scheme == scheme
+                && (log_blocks == 0 || d.job.log_blocks == log_blocks)
+        })
+        .map(|d| &d.report)
+}
+
+fn erases(report: &RunReport) -> u64 {
+    report.flash.erases.total()
+}
+
+fn seconds(report: &RunReport) -> f64 {
+    report.elapsed_ns as f64 / 1e9
+}
+
+fn counter(report: &RunReport, name: &str) -> u64 {
+    report.ftl_stats.counters.get(name).copied().unwrap_or(0)
+}
+
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// The whole printed report.
+pub fn render(args: &FastArgs, device: &DeviceSpec, done: &[Done], notes: &[String]) -> String {
+    let mut out = String::new();
+    let preset = NandPreset::FAST_PAPER;
+    let blocks = device.capacity_bytes / u64::from(preset.page_size_bytes * preset.pages_per_block);
+    let _ = writeln!(
+        out,
+        "FAST paper reproduction (Lee et al., ACM TECS 6(3), 2007)\n\
+         NAND: {} ({} B sectors, {} a block; read {} us, write {} us, erase {} us)\n\
+         card: {} MiB logical ({blocks} data blocks), {:.0}% over-provisioning; every run \
+         starts with the data blocks filled sequentially\n\
+         patterns: generated at {} x Table I's write counts, seed {} (docs/reproduction/fast.md \
+         gives their parameters)\n",
+        preset.name,
+        preset.page_size_bytes,
+        preset.pages_per_block,
+        preset.timing.read_ns / 1000,
+        preset.timing.program_ns / 1000,
+        preset.timing.erase_ns / 1000,
+        device.capacity_bytes >> 20,
+        device.over_provisioning * 100.0,
+        args.scale,
+        args.seed,
+    );
+    for pattern in PatternName::ALL {
+        if let Some(table) = fig_10(args, done, pattern) {
+            out.push_str(&table);
+        }
+    }
+    out.push_str(&table_ii(args, done));
+    out.push_str(&claims(args, done));
+    out.push_str(&section_3_5(done));
+    out.push_str(&traces(done, notes));
+    out
+}
+
+fn fig_10(args: &FastArgs, done: &[Done], pattern: PatternName) -> Option<String> {
+    let experiment = Experiment::Pattern(pattern);
+    let first = find(done, &experiment, "bast", 0)?;
+    let mut table = Table::new([
+        "log blocks",
+        "BAST erases",
+        "FAST erases",
+        "O-FAST erases",
+        "FAST/BAST",
+        "BAST s",
+        "FAST s",
+        "O-FAST s",
+        "BAST util %",
+        "FAST no-SW erases",
+    ]);
+    for &n in &args.log_blocks {
+        let runs = ["bast", "fast", "ofast"].map(|s| find(done, &experiment, s, n));
+        let [Some(bast), Some(fast), Some(ofast)] = runs else {
+            continue;
+        };
+        let no_sw =
+            find(done, &experiment, "fast-rw", n).map_or("-".into(), |r| thousands(erases(r)));
+        let utilisation = bast
+            .ftl_stats
+            .means
+            .get("log_utilisation_percent")
+            .and_then(|m| m.value())
+            .map_or("-".into(), |u| format!("{u:.1}"));
+        table.push([
+            n.to_string(),
+            thousands(erases(bast)),
+            thousands(erases(fast)),
+            thousands(erases(ofast)),
+            format!("{:.3}", erases(fast) as f64 / erases(bast).max(1) as f64),
+            format!("{:.1}", seconds(bast)),
+            format!("{:.1}", seconds(fast)),
+            format!("{:.1}", seconds(ofast)),
+            utilisation,
+            no_sw,
+        ]);
+    }
+    Some(format!(
+        "Fig. 10, pattern {} ({}): {} sector writes in {} requests (FAST no-SW: not the \
+         paper's scheme, FAST without its SW log block)\n{}\n",
+        pattern.letter(),
+        pattern.description(),
+        thousands(sector_writes(first)),
+        thousands(first.trace.requests),
+        table.render()
+    ))
+}
+
+fn table_ii(args: &FastArgs, done: &[Done]) -> String {
+    let mut table = Table::new([
+        "log blocks",
+        "A BAST paper",
+        "A BAST ours",
+        "A FAST paper",
+        "A FAST ours",
+        "B BAST paper",
+        "B BAST ours",
+        "B FAST paper",
+        "B FAST ours",
+    ]);
+    let mut rows = 0;
+    for &n in &args.log_blocks {
+        let paper = TABLE_II.iter().find(|(blocks, _)| *blocks == n);
+        let mut row = vec![n.to_string()];
+        for (i, pattern) in [PatternName::A, PatternName::B].into_iter().enumerate() {
+            let experiment = Experiment::Pattern(pattern);
+            for (j, scheme) in ["bast", "fast"].into_iter().enumerate() {
+                let published = paper.map(|(_, figures)| {
+                    let (bast, fast) = figures[i];
+                    if j == 0 { bast } else { fast }
+                });
+                row.push(published.map_or("-".into(), thousands));
+                let ours = find(done, &experiment, scheme, n).map(|r| counter(r, "switch_merges"));
+                row.push(ours.map_or("-".into(), thousands));
+            }
+        }
+        table.push(row);
+        rows += 1;
+    }
+    if rows == 0 {
+        return String::new();
+    }
+    format!(
+        "Table II: switch operations, the paper's and ours\n{}\n",
+        table.render()
+    )
+}
+
+/// Pairs of (log blocks, value) in log-block order.
+fn series(done: &[Done], pattern: PatternName, scheme: &str, args: &FastArgs) -> Vec<(u32, u64)> {
+    args.log_blocks
+        .iter()
+        .filter_map(|&n| {
+            find(done, &Experiment::Pattern(pattern), scheme, n).map(|r| (n, erases(r)))
+        })
+        .collect()
+}
+
+fn verdict(holds: bool) -> &'static str {
+    if holds { "holds" } else { "does NOT hold" }
+}
+
+/// The ratio of the largest to the smallest value of a series.
+fn spread(series: &[(u32, u64)]) -> Option<f64> {
+    let min = series.iter().map(|x| x.1).min()?;
+    let max = series.iter().map(|x| x.1).max()?;
+    Some(max as f64 / min.max(1) as f64)
+}
+
+/// The values with the fewest and the most log blocks.
+fn first_last(series: &[(u32, u64)]) -> Option<(u64, u64)> {
+    Some((series.first()?.1, series.last()?.1))
+}
+
+fn claims(args: &FastArgs, done: &[Done]) -> String {
+    let mut out = String::from("The paper's claims (section 4) against our runs\n");
+    claim_fast_beats_bast(args, done, &mut out);
+    claims_e(args, done, &mut out);
+    claims_cameras(args, done, &mut out);
+    claims_d(args, done, &mut out);
+    claim_few_log_blocks(args, done, &mut out);
+    out.push('\n');
+    out
+}
+
+/// "FAST beats BAST consistently in all the patterns."
+fn claim_fast_beats_bast(args: &FastArgs, done: &[Done], out: &mut String) {
+    let mut total = 0;
+    let mut wins = 0;
+    for pattern in PatternName::ALL {
+        let bast = series(done, pattern, "bast", args);
+        let fast = series(done, pattern, "fast", args);
+        for ((_, b), (_, f)) in bast.iter().zip(&fast) {
+            total += 1;
+            wins += usize::from(f < b);
+        }
+    }
+    if total > 0 {
+        let _ = writeln!(
+            out,
+            "- \"FAST beats BAST consistently in all the patterns\": FAST erases less in {wins} \
+             of {total} runs: {}",
+            verdict(wins == total)
+        );
+    }
+}
+
+/// Pattern E: BAST flat, FAST improving, O-FAST identical to FAST.
+fn claims_e(args: &FastArgs, done: &[Done], out: &mut String) {
+    let bast = series(done, PatternName::E, "bast", args);
+    let fast = series(done, PatternName::E, "fast", args);
+    let ofast = series(done, PatternName::E, "ofast", args);
+    let (Some(s), Some((f0, f1))) = (spread(&bast), first_last(&fast)) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "- E: \"the performance in BAST does not improve with the number of log blocks\": \
+         BAST's erases vary by a factor {s:.2} over the counts: {}",
+        verdict(s < 1.10)
+    );
+    let _ = writeln!(
+        out,
+        "- E: \"the performance [of FAST] improves with the number of log blocks\": FAST \
+         erases {} with the fewest log blocks, {} with the most: {}",
+        thousands(f0),
+        thousands(f1),
+        verdict(f1 < f0)
+    );
+    let same = fast
+        .iter()
+        .zip(&ofast)
+        .all(|((_, f), (_, o))| f.abs_diff(*o) as f64 <= 0.01 * *f as f64);
+    let pairs: Vec<String> = fast
+        .iter()
+        .zip(&ofast)
+        .map(|((n, f), (_, o))| format!("{n}: {f} vs {o}"))
+        .collect();
+    let _ = writeln!(
+        out,
+        "- E: \"the performance of FAST and O-FAST is identical\" (within 1%): {} ({})",
+        verdict(same),
+        pairs.join(", ")
+    );
+}
+
+/// Patterns A and B: BAST approaches FAST as log blocks are added.
+fn claims_cameras(args: &FastArgs, done: &[Done], out: &mut String) {
+    for pattern in [PatternName::A, PatternName::B] {
+        let bast = series(done, pattern, "bast", args);
+        let fast = series(done, pattern, "fast", args);
+        let (Some((b0, b1)), Some((f0, f1))) = (first_last(&bast), first_last(&fast)) else {
+            continue;
+        };
+        let (gap0, gap1) = (b0 as f64 / f0.max(1) as f64, b1 as f64 / f1.max(1) as f64);
+        let _ = writeln!(
+            out,
+            "- {}: \"as the number of log blocks increases, the performance of BAST approaches \
+             that of FAST\": BAST/FAST erases {gap0:.2} with the fewest log blocks, {gap1:.2} \
+             with the most: {}",
+            pattern.letter(),
+            verdict(gap1 < gap0)
+        );
+    }
+}
+
+/// Pattern D: BAST flat, FAST improving, O-FAST better than FAST with few log blocks.
+fn claims_d(args: &FastArgs, done: &[Done], out: &mut String) {
+    let bast = series(done, PatternName::D, "bast", args);
+    let fast = series(done, PatternName::D, "fast", args);
+    let ofast = series(done, PatternName::D, "ofast", args);
+    let (Some(s), Some((f0, f1))) = (spread(&bast), first_last(&fast)) else {
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "- D: \"regardless of the number of log blocks, the performance of BAST remains \
+         almost identical\": BAST's erases vary by a factor {s:.2}: {}",
+        verdict(s < 1.10)
+    );
+    let _ = writeln!(
+        out,
+        "- D: \"the performance of FAST improves with the number of log blocks\": {} -> {}: {}",
+        thousands(f0),
+        thousands(f1),
+        verdict(f1 < f0)
+    );
+    let few: Vec<((u32, u64), (u32, u64))> = fast
+        .iter()
+        .copied()
+        .zip(ofast.iter().copied())
+        .filter(|((n, _), _)| *n <= 8)
+        .collect();
+    let detail: Vec<String> = few
+        .iter()
+        .map(|((n, f), (_, o))| format!("{n} log blocks: FAST {f}, O-FAST {o}"))
+        .collect();
+    let better = !few.is_empty() && few.iter().all(|((_, f), (_, o))| o < f);
+    let _ = writeln!(
+        out,
+        "- D: \"when the number of log blocks is less than or equal to eight, O-FAST shows \
+         some improvement over FAST\": {}: {}",
+        detail.join("; "),
+        verdict(better)
+    );
+}
+
+/// Section 5: "FAST with only 4 to 8 log blocks can provide the same performance as BAST
+/// with more than 30 log blocks".
+fn claim_few_log_blocks(args: &FastArgs, done: &[Done], out: &mut String) {
+    let mut parity = Vec::new();
+    for pattern in PatternName::ALL {
+        let fast = series(done, pattern, "fast", args);
+        let bast = series(done, pattern, "bast", args);
+        let fast_few = fast.iter().filter(|(n, _)| *n <= 8).map(|x| x.1).min();
+        let bast_many = bast.iter().filter(|(n, _)| *n >= 32).map(|x| x.1).min();
+        if let (Some(f), Some(b)) = (fast_few, bast_many) {
+            parity.push((pattern, f, b));
+        }
+    }
+    if parity.is_empty() {
+        return;
+    }
+    let holds = parity.iter().all(|&(_, f, b)| f as f64 <= b as f64 * 1.10);
+    let detail: Vec<String> = parity
+        .iter()
+        .map(|(p, f, b)| format!("{}: {} vs {}", p.letter(), thousands(*f), thousands(*b)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "- \"FAST with only 4 to 8 log blocks can provide the same performance as BAST with \
+         more than 30\" (within 10% in erases): {}: {}",
+        detail.join("; "),
+        verdict(holds)
+    );
+}
+
+fn section_3_5(done: &[Done]) -> String {
+    let nspb = f64::from(NandPreset::FAST_PAPER.pages_per_block);
+    let nlb = f64::from(NLB);
+    let mut table = Table::new([
+        "nhb",
+        "writes",
+        "BAST erases",
+        "BAST predicted",
+        "FAST-RW erases",
+        "FAST-RW predicted",
+        "FAST (SW+RW) erases",
+        "FAST-RW/BAST",
+        "predicted",
+    ]);
+    let mut rows = 0;
+    for nhb in NHB {
+        let experiment = Experiment::HotBlocks(nhb);
+        let runs = ["bast", "fast-rw", "fast"].map(|s| find(done, &experiment, s, 0));
+        let [Some(bast), Some(rw), Some(fast)] = runs else {
+            continue;
+        };
+        let writes = sector_writes(bast) as f64;
+        let hot = (nhb as f64).min(nspb);
+        let fast_rate = (hot + nlb) / (nlb * nspb);
+        let (bast_rate, bast_note) = if nhb as f64 <= nlb {
+            (2.0 / nspb, "")
+        } else {
+            (2.0, " (worst case)")
+        };
+        table.push([
+            nhb.to_string(),
+            thousands(writes as u64),
+            thousands(erases(bast)),
+            format!("{}{bast_note}", thousands((bast_rate * writes) as u64)),
+            thousands(erases(rw)),
+            thousands((fast_rate * writes) as u64),
+            thousands(erases(fast)),
+            format!("{:.3}", erases(rw) as f64 / erases(bast).max(1) as f64),
+            format!("{:.3}{bast_note}", fast_rate / bast_rate),
+        ]);
+        rows += 1;
+    }
+    if rows == 0 {
+        return String::new();
+    }
+    format!(
+        "Section 3.5: single-sector writes at random offsets of nhb hot blocks, nlb = {NLB} \
+         (FAST-RW: {NLB} RW log blocks and no SW block, as the analysis counts; FAST: the SW \
+         block on top).\nPredicted (section 3.5): BAST 2 erases per {nspb} writes while \
+         nhb <= nlb, up to 2 per write beyond; FAST (min(nhb, nspb) + nlb) erases per nlb x \
+         nspb writes.\n{}\n",
+        table.render()
+    )
+}
+
+fn traces(done: &[Done], notes: &[String]) -> String {
+    let schemes = ["page", "block", "bast", "fast", "ofast"];
+    let mut names: Vec<&str> = Vec::new();
+    for d in done {
+        if let Experiment::Trace(name) = &d.job.experiment
+            && !names.contains(&name.as_str())
+        {
+            names.push(name);
+        }
+    }
+    let mut out = String::new();
+    if !names.is_empty() {
+        let mut header = vec![
+            "trace".to_string(),
+            "requests".into(),
+            "sector writes".into(),
+        ];
+        header.extend(schemes.iter().map(|s| format!("{s} erases")));
+        header.extend(schemes.iter().map(|s| format!("{s} s")));
+        let mut table = Table::new(header);
+        for name in names {
+            let experiment = Experiment::Trace(name.to_string());
+            let runs: Vec<Option<&RunReport>> = schemes
+                .iter()
+                .map(|s| find(done, &experiment, s, 0))
+                .collect();
+            let Some(first) = runs.iter().flatten().next() else {
+                continue;
+            };
+            let mut row = vec![
+                name.to_string(),
+                thousands(first.trace.requests),
+                thousands(sector_writes(first)),
+            ];
+            row.extend(
+                runs.iter()
+                    .map(|r| r.map_or("-".into(), |r| thousands(erases(r)))),
+            );
+            row.extend(
+                runs.iter()
+                    .map(|r| r.map_or("-".into(), |r| format!("{:.2}", seconds(r)))),
+            );
+            table.push(row);
+        }
+        let _ = write!(
+            out,
+            "Real trace excerpts (../shared/traces), all five FTLs: the paper's NAND, the device \
+             sized to each trace's footprint (compact mapping) with 10% over-provisioning, data \
+             blocks filled first, 8 log blocks\n{}\n",
+            table.render()
+        );
+    }
+    for note in notes {
+        let _ = writeln!(out, "note: {note}");
+    }
+    out
+}
+
+/// One row per run.
+pub fn csv(done: &[Done]) -> Table {
+    let mut table = Table::new([
+        "experiment",
+        "scheme",
+        "log_blocks",
+        "requests",
+        "sector_writes",
+        "erases",
+        "elapsed_s",
+        "switches",
+        "partial_merges",
+        "full_merges",
+        "log_utilisation_percent",
+        "data_blocks_per_victim",
+        "lazy_merges_skipped",
+        "write_amplification",
+    ]);
+    for d in done {
+        let r = &d.report;
+        let mean = |name: &str| {
+            r.ftl_stats
+                .means
+                .get(name)
+                .and_then(|m| m.value())
+                .map_or(String::new(), |v| format!("{v:.4}"))
+        };
+        let experiment = match &d.job.experiment {
+            Experiment::Pattern(p) => format!("pattern {}", p.letter()),
+            Experiment::HotBlocks(n) => format!("nhb {n}"),
+            Experiment::Trace(name) => name.clone(),
+        };
+        table.push([
+            experiment,
+            d.job.scheme.to_string(),
+            d.job.log_blocks.to_string(),
+            r.trace.requests.to_string(),
+            sector_writes(r).to_string(),
+            erases(r).to_string(),
+            format!("{:.6}", seconds(r)),
+            counter(r, "switch_merges").to_string(),
+            counter(r, "partial_merges").to_string(),
+            counter(r, "full_merges").to_string(),
+            mean("log_utilisation_percent"),
+            mean("data_blocks_per_victim"),
+            counter(r, "lazy_merges_skipped").to_string(),
+            r.write_amplification
+                .map_or(String::new(), |w| format!("{w:.4}")),
+        ]);
+    }
+    table
+}

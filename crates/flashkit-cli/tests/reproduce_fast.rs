@@ -1,0 +1,137 @@
+//! `flashkit reproduce fast` end to end, at a tiny scale: the tables appear with the paper's
+//! figures beside ours, the output is the same for the same seed, bad options are usage
+//! errors, and the real trace excerpts go through all five FTLs.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn flashkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(args)
+        .output()
+        .expect("the flashkit binary runs")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// A tiny reproduction: two patterns, two log-block counts, no traces.
+const TINY: &[&str] = &[
+    "reproduce",
+    "fast",
+    "--scale",
+    "0.002",
+    "--patterns",
+    "A,E",
+    "--log-blocks",
+    "4,8",
+    "--capacity",
+    "4M",
+    "--op",
+    "0.1",
+    "--no-traces",
+    "--jobs",
+    "2",
+];
+
+#[test]
+fn a_tiny_reproduction_prints_the_papers_figures_beside_ours() {
+    let output = flashkit(TINY);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let out = text(&output.stdout);
+    for needle in [
+        "Fig. 10, pattern A (digital camera (A company))",
+        "Fig. 10, pattern E (uniform random writes)",
+        "Table II: switch operations, the paper's and ours",
+        "49,213",
+        "The paper's claims",
+        "Section 3.5",
+        "FAST-RW/BAST",
+    ] {
+        assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
+    }
+    assert!(!out.contains("pattern B"), "only the patterns asked for");
+    let again = flashkit(TINY);
+    assert_eq!(
+        out,
+        text(&again.stdout),
+        "the same seed gives the same tables"
+    );
+}
+
+#[test]
+fn bad_options_are_usage_errors() {
+    let output = flashkit(&["reproduce", "fast", "--patterns", "A,Q", "--no-traces"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("unknown pattern \"Q\""));
+    let output = flashkit(&["reproduce", "fast", "--scale", "0", "--no-traces"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("--scale 0"));
+    // 64 log blocks do not fit in the spare blocks of a 4 MiB card at 3%.
+    let output = flashkit(&[
+        "reproduce",
+        "fast",
+        "--capacity",
+        "4M",
+        "--no-traces",
+        "--log-blocks",
+        "64",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("lower --log-blocks"),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+/// The MSR excerpts through all five FTLs. Fails loudly in CI when the shared traces are
+/// missing; elsewhere it says so and skips.
+#[test]
+fn the_real_trace_excerpts_go_through_all_five_ftls() {
+    let dir = PathBuf::from(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces/msr"
+    ));
+    if !dir.join("hm_0.sample1000.csv").exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but the shared trace excerpts are missing: {}",
+            dir.display()
+        );
+        println!(
+            "skipping: the shared trace excerpts are not at {}",
+            dir.display()
+        );
+        return;
+    }
+    let dir = dir.to_str().expect("UTF-8 path").to_string();
+    let output = flashkit(&[
+        "reproduce",
+        "fast",
+        "--patterns",
+        "E",
+        "--scale",
+        "0.001",
+        "--log-blocks",
+        "4",
+        "--capacity",
+        "4M",
+        "--op",
+        "0.1",
+        "--traces",
+        &dir,
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let out = text(&output.stdout);
+    let row = out
+        .lines()
+        .find(|l| l.starts_with("hm_0.sample1000.csv"))
+        .unwrap_or_else(|| panic!("no row for hm_0 in:\n{out}"));
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // trace, requests, sector writes, five erase counts, five elapsed times.
+    assert_eq!(cells.len(), 13, "{row}");
+    assert_eq!(cells[1], "1,000", "{row}");
+    assert!(out.contains("rsrch_0.sample1000.csv"));
+}
