@@ -4,7 +4,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use flashkit_core::units::{parse_count, parse_size};
-use flashkit_ftl::{FtlKind, GcPolicy};
+use flashkit_ftl::{FtlKind, GcPolicy, InsertScheme, VetNodes};
 use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -345,6 +345,14 @@ pub struct FtlArgs {
     /// Static wear leveling: allowed erase-count spread, or "off" [default: 100].
     #[arg(long, value_name = "SPREAD|off")]
     pub wear_leveling: Option<WearSetting>,
+    /// VET insertion schemes (lis, bis), comma separated; compare runs each [default: bis].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(deserialize_with = "one_or_many")]
+    pub vet_insert: Vec<InsertScheme>,
+    /// VET node layouts (pd, pf), comma separated; compare runs each [default: pf].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(deserialize_with = "one_or_many")]
+    pub vet_nodes: Vec<VetNodes>,
 }
 
 /// Run options (`[run]` in the config file).

@@ -1,6 +1,6 @@
 //! The FTL chosen at run time: generic inside, an enum at the edge.
 
-use crate::mapping::PageTable;
+use crate::mapping::{Emt, PageTable, Pd, Pf, Vet, VetConfig, VetNodes};
 use crate::page::{PageFtl, PageFtlConfig};
 use crate::{Ftl, FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome};
 use flashkit_core::{Geometry, Lpn, PageRange, StateHasher};
@@ -15,29 +15,39 @@ use std::str::FromStr;
 pub enum FtlKind {
     /// Log-structured page mapping with a flat page table.
     Page,
+    /// The page FTL with the Virtual Extent Trie as its mapping (Suh et al., JSA 2014).
+    Vet,
+    /// The page FTL with the Extent Mapping Tree as its mapping (Suh et al., JSA 2014).
+    Emt,
 }
 
 impl FtlKind {
     /// Every scheme, in report order.
-    pub const ALL: [FtlKind; 1] = [FtlKind::Page];
+    pub const ALL: [FtlKind; 3] = [FtlKind::Page, FtlKind::Vet, FtlKind::Emt];
 
     /// Command-line name.
     pub fn name(self) -> &'static str {
         match self {
             FtlKind::Page => "page",
+            FtlKind::Vet => "vet",
+            FtlKind::Emt => "emt",
         }
     }
 
     /// Whether this scheme can run on `geometry` with `options`, checked without building it.
     pub fn check(self, geometry: &Geometry, options: &FtlOptions) -> Result<(), FtlError> {
         match self {
-            FtlKind::Page => crate::page::check_config(geometry, &options.page),
+            FtlKind::Page | FtlKind::Emt => crate::page::check_config(geometry, &options.page),
+            FtlKind::Vet => {
+                options.vet.check(geometry.logical_pages())?;
+                crate::page::check_config(geometry, &options.page)
+            }
         }
     }
 
     /// Whether the scheme garbage-collects with a victim policy (so `--gc` applies).
     pub fn uses_gc_policy(self) -> bool {
-        matches!(self, FtlKind::Page)
+        matches!(self, FtlKind::Page | FtlKind::Vet | FtlKind::Emt)
     }
 }
 
@@ -67,14 +77,22 @@ impl FromStr for FtlKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FtlOptions {
-    /// Page-mapped FTL options.
+    /// Page-mapped FTL options (also those of the extent-mapped page FTLs).
     pub page: PageFtlConfig,
+    /// Virtual Extent Trie options.
+    pub vet: VetConfig,
 }
 
 /// Any FTL over a NAND device with payload store `S`.
 pub enum AnyFtl<S: PayloadStore> {
     /// [`FtlKind::Page`].
     Page(PageFtl<NandDevice<S>, PageTable>),
+    /// [`FtlKind::Vet`] with pointer-free nodes.
+    VetPf(PageFtl<NandDevice<S>, Vet<Pf>>),
+    /// [`FtlKind::Vet`] with pointer-dependent nodes.
+    VetPd(PageFtl<NandDevice<S>, Vet<Pd>>),
+    /// [`FtlKind::Emt`].
+    Emt(PageFtl<NandDevice<S>, Emt>),
 }
 
 impl<S: PayloadStore> AnyFtl<S> {
@@ -84,8 +102,22 @@ impl<S: PayloadStore> AnyFtl<S> {
         device: NandDevice<S>,
         options: &FtlOptions,
     ) -> Result<Self, FtlError> {
+        let pages = device.geometry().logical_pages();
         Ok(match kind {
             FtlKind::Page => AnyFtl::Page(PageFtl::with_page_table(device, options.page)?),
+            FtlKind::Vet => {
+                options.vet.check(pages)?;
+                let scheme = options.vet.insert;
+                match options.vet.nodes {
+                    VetNodes::Pf => {
+                        AnyFtl::VetPf(PageFtl::new(device, Vet::new(pages, scheme), options.page)?)
+                    }
+                    VetNodes::Pd => {
+                        AnyFtl::VetPd(PageFtl::new(device, Vet::new(pages, scheme), options.page)?)
+                    }
+                }
+            }
+            FtlKind::Emt => AnyFtl::Emt(PageFtl::new(device, Emt::new(pages), options.page)?),
         })
     }
 }
@@ -94,6 +126,9 @@ macro_rules! dispatch {
     ($self:ident, $ftl:ident => $body:expr) => {
         match $self {
             AnyFtl::Page($ftl) => $body,
+            AnyFtl::VetPf($ftl) => $body,
+            AnyFtl::VetPd($ftl) => $body,
+            AnyFtl::Emt($ftl) => $body,
         }
     };
 }

@@ -4,7 +4,8 @@
 //! report statistics, mapping memory, invariants and a state fingerprint. Implementations:
 //!
 //! - [`PageFtl`]: log-structured page mapping over any [`Mapping`] (the page table
-//!   [`PageTable`] now; extent mappings plug in behind the same trait), with garbage
+//!   [`PageTable`], the Extent Mapping Tree [`Emt`] or the Virtual Extent Trie [`Vet`]),
+//!   with garbage
 //!   collection whose victim is a pure choice of a [`VictimPolicy`] (greedy, cost-benefit,
 //!   FIFO), static wear leveling, over-provisioning and TRIM.
 //!
@@ -17,14 +18,17 @@
 //! policy never touches the bookkeeping.
 
 mod any;
-mod mapping;
+pub mod mapping;
 mod page;
 mod policy;
 pub mod reference;
 mod wear;
 
 pub use any::{AnyFtl, FtlKind, FtlOptions};
-pub use mapping::{Mapping, PageTable, PhysRun};
+pub use mapping::{
+    Canonical, Emt, Extent, InsertScheme, Mapping, NodeLayout, PageTable, Pd, Pf, PhysRun, Vet,
+    VetConfig, VetNodes, extent, hash_runs, hmt_memory, vet,
+};
 pub use page::{PageFtl, PageFtlConfig};
 pub use policy::{BlockView, CostBenefit, Fifo, GcPolicy, Greedy, SealedBlock, VictimPolicy};
 pub use wear::{StaticWearLeveling, WearLevelPolicy, WearView};

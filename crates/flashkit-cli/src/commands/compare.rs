@@ -43,19 +43,27 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         } else {
             vec![None]
         };
-        for policy in variants {
-            let mut options = options;
-            if let Some(policy) = policy {
-                options.page.gc_policy = policy;
+        let vets = if kind == FtlKind::Vet {
+            settings::vet_variants(&args.ftl_options, &config.ftl)
+        } else {
+            vec![options.vet]
+        };
+        for vet in vets {
+            for &policy in &variants {
+                let mut options = options;
+                options.vet = vet;
+                if let Some(policy) = policy {
+                    options.page.gc_policy = policy;
+                }
+                specs.push(RunSpec {
+                    label: settings::label(kind, &options),
+                    ftl: kind,
+                    options,
+                    device: device.clone(),
+                    precondition: settings::precondition(&args.run, &config.run),
+                    seed,
+                });
             }
-            specs.push(RunSpec {
-                label: settings::label(kind, &options),
-                ftl: kind,
-                options,
-                device: device.clone(),
-                precondition: settings::precondition(&args.run, &config.run),
-                seed,
-            });
         }
     }
     for spec in &specs {
