@@ -42,6 +42,41 @@ pub enum Command {
     Report(ReportArgs),
     /// List the NAND presets and where their figures come from.
     Presets,
+    /// Rerun a paper's evaluation and print its published figures beside ours.
+    #[command(subcommand)]
+    Reproduce(Reproduce),
+}
+
+/// The papers `flashkit reproduce` knows.
+#[derive(Subcommand, Debug)]
+pub enum Reproduce {
+    /// Extent mapping (Suh et al., JSA 2014): VET and EMT against page and hybrid mapping.
+    Vet(VetReproArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct VetReproArgs {
+    /// Scale of the Table-1-shaped workloads: their requests and address space times this.
+    #[arg(long, default_value_t = 1.0 / 32.0)]
+    pub scale: f64,
+    /// Directory holding the public trace excerpts.
+    #[arg(long, value_name = "DIR", default_value = "../shared/traces")]
+    pub traces: PathBuf,
+    /// Write vet.json and the figures (fig15.svg, fig16.svg) here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write requests of each Fig. 16 workload.
+    #[arg(long, default_value_t = 50_000)]
+    pub spew_requests: u64,
+    /// Largest address space of Fig. 16 in GiB (from 16 GiB, doubling).
+    #[arg(long, default_value_t = 1024)]
+    pub spew_max_gib: u64,
+    /// Seed of the generated workloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A smoke run in seconds: scale 1/1024, one trace, Fig. 16 to 32 GiB.
+    #[arg(long)]
+    pub quick: bool,
 }
 
 #[derive(Args, Debug)]

@@ -65,6 +65,7 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Presets => commands::presets(),
+        Command::Reproduce(which) => commands::reproduce::run(which),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

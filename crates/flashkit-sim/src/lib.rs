@@ -18,6 +18,7 @@
 
 mod host;
 pub mod latency;
+mod mapping_only;
 pub mod mapping_time;
 mod metrics;
 mod precondition;
@@ -25,6 +26,7 @@ mod run;
 pub mod sweep;
 
 pub use host::{Host, HostCounters};
+pub use mapping_only::{MappingOnlyReport, replay_mapping_only};
 pub use mapping_time::{MappingTimeSummary, MappingTimes, TimedMapping};
 pub use metrics::{
     DeviceRecord, EraseSpread, Metric, MetricValue, ReadWriteLatency, RunReport, TraceRecord,

@@ -786,7 +786,10 @@ mod tests {
             let r = &outcome.report;
             assert_eq!(times.translate.summary().requests, r.host.read_requests);
             assert!(times.update.summary().requests >= r.host.write_requests);
-            assert!(times.relocate.summary().requests > 0, "GC ran and was timed");
+            assert!(
+                times.relocate.summary().requests > 0,
+                "GC ran and was timed"
+            );
         }
     }
 

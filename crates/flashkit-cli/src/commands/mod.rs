@@ -4,6 +4,7 @@ pub mod bench;
 pub mod compare;
 pub mod replay;
 pub mod report;
+pub mod reproduce;
 pub mod sweep;
 pub mod trace;
 pub mod trace_tools;
