@@ -234,6 +234,8 @@ impl Emt {
 }
 
 impl Mapping for Emt {
+    const RELOCATES_RUNS: bool = true;
+
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         self.containing(lpn.0).map(|e| e.ppn_of(lpn.0))

@@ -453,10 +453,20 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             };
             // Account for what was copied, even if the device failed part-way.
             let targets = &mut self.reverse[first.index()..first.index() + count as usize];
-            for (target, &(lpn, _)) in targets.iter_mut().zip(run) {
-                *target = lpn.0;
+            if M::RELOCATES_RUNS {
+                for (target, &(lpn, _)) in targets.iter_mut().zip(run) {
+                    *target = lpn.0;
+                }
+                self.mapping.relocate_batch(&run[..count as usize], first);
+            } else {
+                // One pass per page, as before extent mappings: the page table's hot path.
+                for (target, (&(lpn, from), to)) in
+                    targets.iter_mut().zip(run.iter().zip(first.0..))
+                {
+                    *target = lpn.0;
+                    self.mapping.relocate(lpn, from, Ppn(to));
+                }
             }
-            self.mapping.relocate_batch(&run[..count as usize], first);
             self.blocks.add_valid(block, count);
             self.blocks.remove_valid_many(victim, count);
             self.clock += u64::from(count);

@@ -404,6 +404,10 @@ fn fig16(args: &VetReproArgs) -> Result<Vec<ScaleRow>, Failure> {
     Ok(rows)
 }
 
+fn gib(bytes: u64) -> String {
+    format!("{:.2} GiB", bytes as f64 / (1u64 << 30) as f64)
+}
+
 fn mib(bytes: u64) -> String {
     format!("{:.3}", bytes as f64 / (1 << 20) as f64)
 }
@@ -481,7 +485,7 @@ fn print_tables(rows: &[Row], scalability: &[ScaleRow], scale: f64, overhead: f6
         let heap_of = |s: &str| find(rows, &name, s).map_or("-".into(), |r| mib(r.heap_bytes));
         memory.push([
             name.clone(),
-            format_size(pmt.logical_bytes),
+            gib(pmt.logical_bytes),
             mib(pmt.pmt_bytes),
             mib(pmt.hmt_bytes),
             packed("VET BIS PF"),

@@ -204,7 +204,7 @@ struct VetCounts {
 
 /// The Virtual Extent Trie with node layout `L` over hasher `S`.
 #[derive(Clone)]
-pub struct Vet<L: NodeLayout = Pf, S: BuildHasher + Default + Clone = Fib> {
+pub struct Vet<L: NodeLayout = Pf, S: BuildHasher + Default + Clone = Fold> {
     table: HashMap<u32, L::Node, S>,
     layout: L,
     scheme: InsertScheme,
@@ -610,6 +610,8 @@ fn hole(from: u32, to: u32) -> PhysRun {
 }
 
 impl<L: NodeLayout, S: BuildHasher + Default + Clone> Mapping for Vet<L, S> {
+    const RELOCATES_RUNS: bool = true;
+
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         match self.search(lpn.0) {
