@@ -4,7 +4,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use flashkit_core::units::{parse_count, parse_size};
-use flashkit_ftl::{FtlKind, GcPolicy};
+use flashkit_ftl::{FtlKind, GcPolicy, InsertScheme, VetNodes};
 use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -48,6 +48,31 @@ pub enum Command {
     /// Rerun a paper's evaluation, printing the paper's figures beside flashkit's.
     #[command(subcommand)]
     Reproduce(crate::commands::reproduce::Paper),
+}
+
+#[derive(Args, Debug)]
+pub struct VetReproArgs {
+    /// Scale of the Table-1-shaped workloads: their requests and address space times this.
+    #[arg(long, default_value_t = 1.0 / 32.0)]
+    pub scale: f64,
+    /// Directory holding the public trace excerpts.
+    #[arg(long, value_name = "DIR", default_value = "../shared/traces")]
+    pub traces: PathBuf,
+    /// Write vet.json and the figures (fig15.svg, fig16.svg) here.
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
+    /// Write requests of each Fig. 16 workload.
+    #[arg(long, default_value_t = 50_000)]
+    pub spew_requests: u64,
+    /// Largest address space of Fig. 16 in GiB (from 16 GiB, doubling).
+    #[arg(long, default_value_t = 1024)]
+    pub spew_max_gib: u64,
+    /// Seed of the generated workloads.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// A smoke run in seconds: scale 1/1024, one trace, Fig. 16 to 32 GiB.
+    #[arg(long)]
+    pub quick: bool,
 }
 
 #[derive(Args, Debug)]
@@ -365,6 +390,14 @@ pub struct FtlArgs {
     /// [default: on].
     #[arg(long, value_name = "on|off")]
     pub sw_log_block: Option<OnOff>,
+    /// VET insertion schemes (lis, bis), comma separated; compare runs each [default: bis].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(deserialize_with = "one_or_many")]
+    pub vet_insert: Vec<InsertScheme>,
+    /// VET node layouts (pd, pf), comma separated; compare runs each [default: pf].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(deserialize_with = "one_or_many")]
+    pub vet_nodes: Vec<VetNodes>,
 }
 
 /// Run options (`[run]` in the config file).

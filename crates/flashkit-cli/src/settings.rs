@@ -2,7 +2,7 @@
 
 use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, TraceArgs, WorkloadArgs};
 use anyhow::{Context, Result, bail};
-use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig};
+use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, VetConfig};
 use flashkit_sim::{DeviceSpec, Precondition};
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::AddressMapping;
@@ -82,12 +82,42 @@ pub fn ftl_options(flags: &FtlArgs, file: &FtlArgs) -> (Vec<GcPolicy>, FtlOption
             .or(file.sw_log_block)
             .map_or(base.sw_log_block, |s| s.0),
     };
-    (policies, FtlOptions { page, hybrid })
+    let vet = vet_variants(flags, file)[0];
+    (policies, FtlOptions { page, hybrid, vet })
 }
 
-/// A run's name in tables and plots: the scheme, and its GC policy where one applies.
+/// The VET variants to run (every insertion scheme by every node layout asked for), the
+/// defaults where none is given.
+pub fn vet_variants(flags: &FtlArgs, file: &FtlArgs) -> Vec<VetConfig> {
+    fn pick<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
+        if a.is_empty() { b.to_vec() } else { a.to_vec() }
+    }
+    let mut inserts = pick(&flags.vet_insert, &file.vet_insert);
+    let mut layouts = pick(&flags.vet_nodes, &file.vet_nodes);
+    if inserts.is_empty() {
+        inserts.push(VetConfig::default().insert);
+    }
+    if layouts.is_empty() {
+        layouts.push(VetConfig::default().nodes);
+    }
+    let mut variants = Vec::new();
+    for &insert in &inserts {
+        for &nodes in &layouts {
+            variants.push(VetConfig { insert, nodes });
+        }
+    }
+    variants
+}
+
+/// A run's name in tables and plots: the scheme (with its VET variant), and its GC policy
+/// where one applies.
 pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
-    if kind.uses_gc_policy() {
+    if kind == FtlKind::Vet {
+        format!(
+            "vet/{}/{}/{}",
+            options.vet.insert, options.vet.nodes, options.page.gc_policy
+        )
+    } else if kind.uses_gc_policy() {
         format!("{kind}/{}", options.page.gc_policy)
     } else {
         kind.to_string()

@@ -332,3 +332,100 @@ fn presets_name_their_sources() {
     }
     assert!(text.contains("Lee et al."), "{text}");
 }
+
+#[test]
+fn extent_mappings_compare_with_the_page_table_and_reach_its_state() {
+    let output = flashkit(
+        &[
+            &[
+                "compare",
+                "--ftl",
+                "page,vet,emt",
+                "--vet-insert",
+                "lis,bis",
+                "--vet-nodes",
+                "pd,pf",
+                "--gc",
+                "greedy",
+            ],
+            SMALL,
+        ]
+        .concat(),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for needle in [
+        "page/greedy",
+        "vet/lis/pd/greedy",
+        "vet/lis/pf/greedy",
+        "vet/bis/pd/greedy",
+        "vet/bis/pf/greedy",
+        "emt/greedy",
+        "vet canonical generated per write",
+        "emt extents",
+    ] {
+        assert!(text.contains(needle), "missing {needle}: {text}");
+    }
+    let hashes: Vec<&str> = text
+        .lines()
+        .find(|l| l.starts_with("state hash"))
+        .expect("a state hash row")
+        .split_whitespace()
+        .skip(2)
+        .collect();
+    assert_eq!(hashes.len(), 6, "{text}");
+    assert!(
+        hashes.iter().all(|h| *h == hashes[0]),
+        "one FTL, six mappings, one state: {hashes:?}"
+    );
+    assert_error(
+        &flashkit(&["compare", "--vet-nodes", "tree"]),
+        2,
+        "unknown VET node layout \"tree\"",
+    );
+}
+
+#[test]
+fn reproduce_vet_quick_prints_ours_beside_the_papers() {
+    let traces = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces");
+    if !Path::new(traces).join("msr/hm_0.sample1000.csv").exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must have ../shared/traces ({traces})"
+        );
+        println!("skipped: the public trace excerpts are not at {traces}");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = flashkit(&[
+        "reproduce",
+        "vet",
+        "--quick",
+        "--traces",
+        traces,
+        "--out",
+        path_str(dir.path()),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    for needle in [
+        "Table 2",
+        "Fig. 12",
+        "Fig. 16",
+        "15.07",
+        "finance",
+        "hm_0 (identity)",
+        "VET BIS PF",
+        "EMT",
+    ] {
+        assert!(text.contains(needle), "missing {needle}: {text}");
+    }
+    for file in ["vet.json", "fig15.svg", "fig16.svg"] {
+        assert!(dir.path().join(file).exists(), "{file}");
+    }
+    assert_error(
+        &flashkit(&["reproduce", "vet", "--scale", "0"]),
+        2,
+        "--scale",
+    );
+}

@@ -1,7 +1,7 @@
 //! The FTL chosen at run time: generic inside, an enum at the edge.
 
 use crate::hybrid::{BastFtl, BlockFtl, FastFtl, HybridConfig, HybridFtl, SchemeKind};
-use crate::mapping::PageTable;
+use crate::mapping::{Emt, PageTable, Pd, Pf, Vet, VetConfig, VetNodes};
 use crate::page::{PageFtl, PageFtlConfig};
 use crate::{Ftl, FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome};
 use flashkit_core::{Geometry, Lpn, PageRange, StateHasher};
@@ -25,16 +25,22 @@ pub enum FtlKind {
     /// O-FAST: FAST with lazy merges (Lee et al. 2007, section 3.6).
     #[serde(rename = "ofast")]
     OFast,
+    /// The page FTL with the Virtual Extent Trie as its mapping (Suh et al., JSA 2014).
+    Vet,
+    /// The page FTL with the Extent Mapping Tree as its mapping (Suh et al., JSA 2014).
+    Emt,
 }
 
 impl FtlKind {
     /// Every scheme, in report order.
-    pub const ALL: [FtlKind; 5] = [
+    pub const ALL: [FtlKind; 7] = [
         FtlKind::Page,
         FtlKind::Block,
         FtlKind::Bast,
         FtlKind::Fast,
         FtlKind::OFast,
+        FtlKind::Vet,
+        FtlKind::Emt,
     ];
 
     /// Command-line name.
@@ -45,6 +51,8 @@ impl FtlKind {
             FtlKind::Bast => "bast",
             FtlKind::Fast => "fast",
             FtlKind::OFast => "ofast",
+            FtlKind::Vet => "vet",
+            FtlKind::Emt => "emt",
         }
     }
 
@@ -57,17 +65,21 @@ impl FtlKind {
     pub fn check(self, geometry: &Geometry, options: &FtlOptions) -> Result<(), FtlError> {
         let hybrid = |kind| crate::hybrid::check_config(kind, geometry, &options.hybrid);
         match self {
-            FtlKind::Page => crate::page::check_config(geometry, &options.page),
             FtlKind::Block => hybrid(SchemeKind::Block),
             FtlKind::Bast => hybrid(SchemeKind::Bast),
             FtlKind::Fast => hybrid(SchemeKind::Fast),
             FtlKind::OFast => hybrid(SchemeKind::OFast),
+            FtlKind::Page | FtlKind::Emt => crate::page::check_config(geometry, &options.page),
+            FtlKind::Vet => {
+                options.vet.check(geometry.logical_pages())?;
+                crate::page::check_config(geometry, &options.page)
+            }
         }
     }
 
     /// Whether the scheme garbage-collects with a victim policy (so `--gc` applies).
     pub fn uses_gc_policy(self) -> bool {
-        matches!(self, FtlKind::Page)
+        matches!(self, FtlKind::Page | FtlKind::Vet | FtlKind::Emt)
     }
 }
 
@@ -97,10 +109,12 @@ impl FromStr for FtlKind {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct FtlOptions {
-    /// Page-mapped FTL options.
+    /// Page-mapped FTL options (also those of the extent-mapped page FTLs).
     pub page: PageFtlConfig,
     /// Log-block FTL options (BAST, FAST, O-FAST).
     pub hybrid: HybridConfig,
+    /// Virtual Extent Trie options.
+    pub vet: VetConfig,
 }
 
 /// Any FTL over a NAND device with payload store `S`.
@@ -113,6 +127,12 @@ pub enum AnyFtl<S: PayloadStore> {
     Bast(BastFtl<NandDevice<S>>),
     /// [`FtlKind::Fast`] and [`FtlKind::OFast`].
     Fast(FastFtl<NandDevice<S>>),
+    /// [`FtlKind::Vet`] with pointer-free nodes.
+    VetPf(PageFtl<NandDevice<S>, Vet<Pf>>),
+    /// [`FtlKind::Vet`] with pointer-dependent nodes.
+    VetPd(PageFtl<NandDevice<S>, Vet<Pd>>),
+    /// [`FtlKind::Emt`].
+    Emt(PageFtl<NandDevice<S>, Emt>),
 }
 
 impl<S: PayloadStore> AnyFtl<S> {
@@ -122,12 +142,26 @@ impl<S: PayloadStore> AnyFtl<S> {
         device: NandDevice<S>,
         options: &FtlOptions,
     ) -> Result<Self, FtlError> {
+        let pages = device.geometry().logical_pages();
         Ok(match kind {
             FtlKind::Page => AnyFtl::Page(PageFtl::with_page_table(device, options.page)?),
             FtlKind::Block => AnyFtl::Block(HybridFtl::block(device)?),
             FtlKind::Bast => AnyFtl::Bast(HybridFtl::bast(device, options.hybrid)?),
             FtlKind::Fast => AnyFtl::Fast(HybridFtl::fast(device, options.hybrid, false)?),
             FtlKind::OFast => AnyFtl::Fast(HybridFtl::fast(device, options.hybrid, true)?),
+            FtlKind::Vet => {
+                options.vet.check(pages)?;
+                let scheme = options.vet.insert;
+                match options.vet.nodes {
+                    VetNodes::Pf => {
+                        AnyFtl::VetPf(PageFtl::new(device, Vet::new(pages, scheme), options.page)?)
+                    }
+                    VetNodes::Pd => {
+                        AnyFtl::VetPd(PageFtl::new(device, Vet::new(pages, scheme), options.page)?)
+                    }
+                }
+            }
+            FtlKind::Emt => AnyFtl::Emt(PageFtl::new(device, Emt::new(pages), options.page)?),
         })
     }
 }
@@ -139,6 +173,9 @@ macro_rules! dispatch {
             AnyFtl::Block($ftl) => $body,
             AnyFtl::Bast($ftl) => $body,
             AnyFtl::Fast($ftl) => $body,
+            AnyFtl::VetPf($ftl) => $body,
+            AnyFtl::VetPd($ftl) => $body,
+            AnyFtl::Emt($ftl) => $body,
         }
     };
 }

@@ -4,7 +4,8 @@
 //! report statistics, mapping memory, invariants and a state fingerprint. Implementations:
 //!
 //! - [`PageFtl`]: log-structured page mapping over any [`Mapping`] (the page table
-//!   [`PageTable`] now; extent mappings plug in behind the same trait), with garbage
+//!   [`PageTable`], the Extent Mapping Tree [`Emt`] or the Virtual Extent Trie [`Vet`]),
+//!   with garbage
 //!   collection whose victim is a pure choice of a [`VictimPolicy`] (greedy, cost-benefit,
 //!   FIFO), static wear leveling, over-provisioning and TRIM.
 //! - [`HybridFtl`]: block mapping and the log-block FTLs of the FAST paper (Lee et al., TECS
@@ -20,7 +21,7 @@
 
 mod any;
 mod hybrid;
-mod mapping;
+pub mod mapping;
 mod page;
 mod policy;
 pub mod reference;
@@ -29,9 +30,12 @@ mod wear;
 pub use any::{AnyFtl, FtlKind, FtlOptions};
 pub use hybrid::{
     Bast, BastFtl, BastVictim, BlockFtl, BlockMapping, Choice, Fast, FastFtl, HybridConfig,
-    HybridFtl, LogScheme, LogView, RoundRobin, SchemeKind, hybrid_mapping_bytes,
+    HybridFtl, LogScheme, LogView, RoundRobin, SchemeKind, hmt_memory, hybrid_mapping_bytes,
 };
-pub use mapping::{Mapping, PageTable, PhysRun};
+pub use mapping::{
+    Canonical, Emt, Extent, InsertScheme, Mapping, NodeLayout, PageTable, Pd, Pf, PhysRun, Vet,
+    VetConfig, VetNodes, extent, hash_runs, vet,
+};
 pub use page::{PageFtl, PageFtlConfig};
 pub use policy::{BlockView, CostBenefit, Fifo, GcPolicy, Greedy, SealedBlock, VictimPolicy};
 pub use wear::{StaticWearLeveling, WearLevelPolicy, WearView};

@@ -9,7 +9,10 @@
 use flashkit_core::{Geometry, StateHasher};
 use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig, HarnessFailure};
-use flashkit_ftl::{AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig};
+use flashkit_ftl::{
+    AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, HybridConfig, InsertScheme, PageFtlConfig,
+    VetConfig, VetNodes,
+};
 
 /// Every scheme under test, with the option variants worth covering.
 fn schemes() -> Vec<(String, FtlKind, FtlOptions)> {
@@ -22,11 +25,43 @@ fn schemes() -> Vec<(String, FtlKind, FtlOptions)> {
                 wear_leveling_spread,
             };
             let name = format!("page/{gc_policy}/wl={wear_leveling_spread:?}");
-            let options = FtlOptions {
-                page,
-                ..FtlOptions::default()
-            };
-            schemes.push((name, FtlKind::Page, options));
+            schemes.push((
+                name,
+                FtlKind::Page,
+                FtlOptions {
+                    page,
+                    ..FtlOptions::default()
+                },
+            ));
+        }
+    }
+    // The extent mappings under the same page FTL: one GC policy with wear leveling (the
+    // mapping, not the policy, is what differs; tests/extent_ftl.rs covers the rest).
+    let page = PageFtlConfig {
+        gc_policy: GcPolicy::Greedy,
+        gc_threshold_blocks: 2,
+        wear_leveling_spread: Some(3),
+    };
+    schemes.push((
+        "emt".into(),
+        FtlKind::Emt,
+        FtlOptions {
+            page,
+            ..FtlOptions::default()
+        },
+    ));
+    for insert in InsertScheme::ALL {
+        for nodes in VetNodes::ALL {
+            let vet = VetConfig { insert, nodes };
+            schemes.push((
+                format!("vet/{insert}/{nodes}"),
+                FtlKind::Vet,
+                FtlOptions {
+                    page,
+                    vet,
+                    ..FtlOptions::default()
+                },
+            ));
         }
     }
     schemes.push(("block".into(), FtlKind::Block, FtlOptions::default()));

@@ -9,6 +9,8 @@
 //!   a [`Source`] and returns a [`RunReport`]: host and flash counters by cause, write
 //!   amplification, erase-count spread, GC work, elapsed time under the serial cost model,
 //!   mapping memory and a state hash.
+//! - [`mapping_time`] times the page FTL's calls into its mapping ([`TimedMapping`]), for
+//!   the extent-mapping reproduction; [`run_with_mapping_times`] is `run` with it.
 //!
 //! What this layer is not: it never prints. Progress goes to a [`Progress`] the caller
 //! supplies; wall-clock time is measured here, around the models, and reported apart from
@@ -16,18 +18,25 @@
 
 mod host;
 pub mod latency;
+mod mapping_only;
+pub mod mapping_time;
 mod metrics;
 mod precondition;
 mod run;
 pub mod sweep;
 
 pub use host::{Host, HostCounters};
+pub use mapping_only::{MappingOnlyReport, replay_mapping_only};
+pub use mapping_time::{MappingTimeSummary, MappingTimes, TimedMapping};
 pub use metrics::{
     DeviceRecord, EraseSpread, Metric, MetricValue, ReadWriteLatency, RunReport, TraceRecord,
     WallClock,
 };
 pub use precondition::{Precondition, precondition};
-pub use run::{DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, run, run_with};
+pub use run::{
+    DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, run, run_with,
+    run_with_mapping_times,
+};
 
 use flashkit_ftl::FtlError;
 use flashkit_trace::{Op, TraceError};

@@ -1,6 +1,7 @@
 //! One run: build the device and FTL, precondition, replay, report.
 
 use crate::latency::LatencyHistogram;
+use crate::mapping_time::{MappingTimes, TimedMapping};
 use crate::metrics::{
     DeviceRecord, EraseSpread, ReadWriteLatency, RunReport, TraceRecord, WallClock,
 };
@@ -8,7 +9,10 @@ use crate::precondition::{Precondition, precondition};
 use crate::{Host, Progress, SimError};
 use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, Timing, sub_seed};
 use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
-use flashkit_ftl::{AnyFtl, Ftl, FtlKind, FtlOptions, FtlStats};
+use flashkit_ftl::{
+    AnyFtl, Emt, Ftl, FtlKind, FtlOptions, FtlStats, Mapping, PageFtl, PageTable, Pd, Pf, Vet,
+    VetNodes,
+};
 use flashkit_trace::binary::TraceReader;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
 use flashkit_trace::workload::{Workload, WorkloadSpec};
@@ -284,19 +288,148 @@ fn check_fits(spec: &RunSpec, prepared: &PreparedTrace) -> Result<(), SimError> 
 pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
     spec: &RunSpec,
     requests: I,
-    mut trace: TraceRecord,
+    trace: TraceRecord,
     progress: &mut dyn Progress,
 ) -> Result<RunOutcome, SimError> {
-    let (preset, geometry, endurance) = spec.device.resolve()?;
+    let (_, geometry, endurance) = spec.device.resolve()?;
     let device = NandDevice::<S>::new(geometry).with_endurance(endurance);
     let ftl = AnyFtl::build(spec.ftl, device, &spec.options)
         .map_err(|e| SimError::Config(format!("{}: {e}", spec.label)))?;
+    drive(spec, ftl, requests, trace, progress, &|_| {}).map(|(outcome, _)| outcome)
+}
+
+/// Run `spec` on `source` with the page FTL's mapping (page table, VET or EMT, as
+/// `spec.ftl` says) wrapped in a [`TimedMapping`]: the run's report, and the wall-clock time
+/// of every mapping call of the measured part (preconditioning excluded). The report is the
+/// one [`run`] gives, state hash included: timing changes nothing the FTL decides.
+pub fn run_with_mapping_times(
+    spec: &RunSpec,
+    source: &Source,
+    progress: &mut dyn Progress,
+) -> Result<(RunOutcome, MappingTimes), SimError> {
+    let (requests, trace) = open_source(spec, source)?;
+    let (_, geometry, endurance) = spec.device.resolve()?;
+    spec.check()?;
+    let device = NandDevice::<CountsOnly>::new(geometry).with_endurance(endurance);
+    let pages = geometry.logical_pages();
+    let scheme = spec.options.vet.insert;
+    match spec.ftl {
+        FtlKind::Page => timed(
+            spec,
+            device,
+            PageTable::new(pages),
+            requests,
+            trace,
+            progress,
+        ),
+        FtlKind::Emt => timed(spec, device, Emt::new(pages), requests, trace, progress),
+        FtlKind::Vet => match spec.options.vet.nodes {
+            VetNodes::Pf => timed(
+                spec,
+                device,
+                Vet::<Pf>::new(pages, scheme),
+                requests,
+                trace,
+                progress,
+            ),
+            VetNodes::Pd => timed(
+                spec,
+                device,
+                Vet::<Pd>::new(pages, scheme),
+                requests,
+                trace,
+                progress,
+            ),
+        },
+        FtlKind::Block | FtlKind::Bast | FtlKind::Fast | FtlKind::OFast => {
+            Err(SimError::Config(format!(
+                "{}: mapping times are measured for the page-mapped FTLs (page, vet, emt), not {}",
+                spec.label, spec.ftl
+            )))
+        }
+    }
+}
+
+type Requests = Box<dyn Iterator<Item = RequestResult>>;
+
+fn timed<M: Mapping>(
+    spec: &RunSpec,
+    device: NandDevice<CountsOnly>,
+    mapping: M,
+    requests: Requests,
+    trace: TraceRecord,
+    progress: &mut dyn Progress,
+) -> Result<(RunOutcome, MappingTimes), SimError> {
+    let ftl = PageFtl::new(device, TimedMapping::new(mapping), spec.options.page)
+        .map_err(|e| SimError::Config(format!("{}: {e}", spec.label)))?;
+    let reset = |ftl: &PageFtl<NandDevice<CountsOnly>, TimedMapping<M>>| ftl.mapping().reset();
+    let (outcome, host) = drive(spec, ftl, requests, trace, progress, &reset)?;
+    let times = host.ftl().mapping().times();
+    Ok((outcome, times))
+}
+
+/// A source's requests behind one pointer (the timed path does not need the benchmark's
+/// static dispatch), and the record of what they are.
+fn open_source(spec: &RunSpec, source: &Source) -> Result<(Requests, TraceRecord), SimError> {
+    let record = |description: String, digest: String| TraceRecord {
+        description,
+        digest,
+        requests: 0,
+    };
+    Ok(match source {
+        Source::Workload(workload) => {
+            let canonical = format!("{} seed={}", workload.canonical(), spec.seed);
+            let digest = flashkit_trace::binary::digest(canonical.as_bytes());
+            let requests = Workload::new(workload.clone(), sub_seed(spec.seed, "workload"))?;
+            (
+                Box::new(requests.map(Ok)),
+                record(
+                    format!("generated {} workload", workload.pattern.name()),
+                    format!("{digest:032x}"),
+                ),
+            )
+        }
+        Source::Binary(path) => {
+            let reader = TraceReader::open(path)?;
+            let info = reader.info();
+            let description = if info.description.is_empty() {
+                path.display().to_string()
+            } else {
+                info.description.clone()
+            };
+            let digest = format!("{:032x}", info.source_digest);
+            (Box::new(reader), record(description, digest))
+        }
+        Source::Trace(prepared) => {
+            check_fits(spec, prepared)?;
+            let stream = prepared.open()?;
+            (
+                Box::new(stream),
+                record(describe(prepared), format!("{:032x}", prepared.digest)),
+            )
+        }
+    })
+}
+
+/// Precondition, replay and report, whatever the FTL; `measure_start` is called on the FTL
+/// when the measured part begins. Returns the host, FTL inside, for a caller that wants more
+/// than the report.
+fn drive<F: Ftl, I: Iterator<Item = RequestResult>>(
+    spec: &RunSpec,
+    ftl: F,
+    requests: I,
+    mut trace: TraceRecord,
+    progress: &mut dyn Progress,
+    measure_start: &dyn Fn(&F),
+) -> Result<(RunOutcome, Host<F>), SimError> {
+    let (preset, geometry, endurance) = spec.device.resolve()?;
     let mut host = Host::new(ftl);
 
     let precondition_start = Instant::now();
     if let Some(pre) = &spec.precondition {
         precondition(&mut host, pre, spec.seed, progress)?;
     }
+    measure_start(host.ftl());
     let precondition_seconds = precondition_start.elapsed().as_secs_f64();
     let host_before = *host.counters();
     let flash_before = *host.ftl().device().counters();
@@ -362,7 +495,7 @@ pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
         requests_per_second: per_second(index),
         host_pages_written_per_second: per_second(written),
     };
-    Ok(RunOutcome { report, wall })
+    Ok((RunOutcome { report, wall }, host))
 }
 
 /// Requests are read this far ahead of the one being submitted, so that the FTL can
@@ -630,6 +763,33 @@ mod tests {
             .expect("runs")
             .report;
         assert_eq!(r.host.pages_read_mapped, 300);
+    }
+
+    #[test]
+    fn timing_the_mapping_changes_nothing_and_every_mapping_reaches_the_same_state() {
+        let plain = run(&spec(), &workload(), &mut NoProgress)
+            .expect("runs")
+            .report;
+        for (ftl, nodes) in [
+            (FtlKind::Page, VetNodes::Pf),
+            (FtlKind::Emt, VetNodes::Pf),
+            (FtlKind::Vet, VetNodes::Pf),
+            (FtlKind::Vet, VetNodes::Pd),
+        ] {
+            let mut timed_spec = spec();
+            timed_spec.ftl = ftl;
+            timed_spec.options.vet.nodes = nodes;
+            let (outcome, times) =
+                run_with_mapping_times(&timed_spec, &workload(), &mut NoProgress).expect("runs");
+            assert_eq!(outcome.report.state_hash, plain.state_hash, "{ftl} {nodes}");
+            let r = &outcome.report;
+            assert_eq!(times.translate.summary().requests, r.host.read_requests);
+            assert!(times.update.summary().requests >= r.host.write_requests);
+            assert!(
+                times.relocate.summary().requests > 0,
+                "GC ran and was timed"
+            );
+        }
     }
 
     #[test]

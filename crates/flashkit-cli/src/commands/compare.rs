@@ -14,7 +14,10 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     device.resolve().map_err(sim_failure)?;
     let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
     let (mut policies, options) = settings::ftl_options(&args.ftl_options, &config.ftl);
-    if policies.is_empty() {
+    // Without --gc the page-table FTL runs under every policy; the extent-mapped FTLs share
+    // its GC, so they run once, under the default policy, instead of tripling the slowest runs.
+    let gc_given = !policies.is_empty();
+    if !gc_given {
         policies = GcPolicy::ALL.to_vec();
     }
     let kinds = if args.ftl.is_empty() {
@@ -38,24 +41,34 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     };
     let mut specs = Vec::new();
     for kind in kinds {
-        let variants: Vec<Option<GcPolicy>> = if kind.uses_gc_policy() {
+        let variants: Vec<Option<GcPolicy>> = if !kind.uses_gc_policy() {
+            vec![None]
+        } else if kind == FtlKind::Page || gc_given {
             policies.iter().copied().map(Some).collect()
         } else {
-            vec![None]
+            vec![Some(options.page.gc_policy)]
         };
-        for policy in variants {
-            let mut options = options;
-            if let Some(policy) = policy {
-                options.page.gc_policy = policy;
+        let vets = if kind == FtlKind::Vet {
+            settings::vet_variants(&args.ftl_options, &config.ftl)
+        } else {
+            vec![options.vet]
+        };
+        for vet in vets {
+            for &policy in &variants {
+                let mut options = options;
+                options.vet = vet;
+                if let Some(policy) = policy {
+                    options.page.gc_policy = policy;
+                }
+                specs.push(RunSpec {
+                    label: settings::label(kind, &options),
+                    ftl: kind,
+                    options,
+                    device: device.clone(),
+                    precondition: settings::precondition(&args.run, &config.run),
+                    seed,
+                });
             }
-            specs.push(RunSpec {
-                label: settings::label(kind, &options),
-                ftl: kind,
-                options,
-                device: device.clone(),
-                precondition: settings::precondition(&args.run, &config.run),
-                seed,
-            });
         }
     }
     for spec in &specs {

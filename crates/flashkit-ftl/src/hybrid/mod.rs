@@ -62,14 +62,24 @@ impl Default for HybridConfig {
     }
 }
 
-/// The packed size of a hybrid mapping table as the VET paper (Suh et al., JSA 2014) counts
-/// HMT: a block-level map with one 4-byte entry per logical block, plus a page-level map
-/// with one 4-byte entry per log-block page (FAST section 3.2 also uses 4-byte sector-map
-/// entries). `log_blocks = 0` gives a block-mapping table.
+/// The packed size of a hybrid mapping table as the VET paper (Suh et al., JSA 2014, section
+/// 6.3) counts HMT: a block-level map with one 4-byte entry per logical block, plus a
+/// page-level map with one 4-byte entry per log-block page (FAST section 3.2 also uses 4-byte
+/// sector-map entries). `log_blocks = 0` gives a block-mapping table. The log-block FTLs
+/// report this as their `packed_bytes`, and the extent-mapping reproduction uses the same
+/// function for address spaces it does not run, so both count HMT the same way.
+pub fn hmt_memory(logical_pages: u64, pages_per_block: u32, log_blocks: u32) -> u64 {
+    let ppb = u64::from(pages_per_block);
+    4 * logical_pages.div_ceil(ppb) + 4 * u64::from(log_blocks) * ppb
+}
+
+/// [`hmt_memory`] of `geometry`'s logical space with `log_blocks` log blocks.
 pub fn hybrid_mapping_bytes(geometry: &Geometry, log_blocks: u32) -> u64 {
-    let ppb = u64::from(geometry.pages_per_block());
-    let logical_blocks = u64::from(geometry.logical_pages()).div_ceil(ppb);
-    4 * logical_blocks + 4 * u64::from(log_blocks) * ppb
+    hmt_memory(
+        u64::from(geometry.logical_pages()),
+        geometry.pages_per_block(),
+        log_blocks,
+    )
 }
 
 /// What distinguishes the block-mapped FTL, BAST and FAST: what to do with a page that

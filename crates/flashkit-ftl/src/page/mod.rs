@@ -453,9 +453,19 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             };
             // Account for what was copied, even if the device failed part-way.
             let targets = &mut self.reverse[first.index()..first.index() + count as usize];
-            for (target, (&(lpn, from), to)) in targets.iter_mut().zip(run.iter().zip(first.0..)) {
-                *target = lpn.0;
-                self.mapping.relocate(lpn, from, Ppn(to));
+            if M::RELOCATES_RUNS {
+                for (target, &(lpn, _)) in targets.iter_mut().zip(run) {
+                    *target = lpn.0;
+                }
+                self.mapping.relocate_batch(&run[..count as usize], first);
+            } else {
+                // One pass per page, as before extent mappings: the page table's hot path.
+                for (target, (&(lpn, from), to)) in
+                    targets.iter_mut().zip(run.iter().zip(first.0..))
+                {
+                    *target = lpn.0;
+                    self.mapping.relocate(lpn, from, Ppn(to));
+                }
             }
             self.blocks.add_valid(block, count);
             self.blocks.remove_valid_many(victim, count);
@@ -593,6 +603,7 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
             retired_blocks: c.retired_blocks,
             ..FtlStats::default()
         };
+        self.mapping.extra_stats(&mut stats.extra);
         let mapped = self.mapping.mapped_pages() as f64;
         stats.extra.insert("mapped_pages".into(), mapped);
         stats
@@ -610,6 +621,9 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
     }
 
     fn check_invariants(&self) -> Result<(), InvariantViolation> {
+        self.mapping
+            .check_structure()
+            .map_err(|e| InvariantViolation(format!("mapping: {e}")))?;
         self.check_blocks()?;
         self.check_pages()?;
         self.blocks.check_indexes().map_err(InvariantViolation)

@@ -3,6 +3,7 @@
 
 pub mod fast;
 pub mod fatlist;
+pub mod vet;
 
 use crate::Outcome;
 use clap::Subcommand;
@@ -17,11 +18,15 @@ pub enum Paper {
     /// The fat-list paper (NOR flash): micro-benchmark on 1-8 MB, level and turnstile
     /// sweeps, probe table, initialization cost, sensor macro-benchmark.
     Fatlist(fatlist::FatlistArgs),
+    /// Extent mapping (Suh et al., JSA 2014): VET and EMT against page and hybrid mapping
+    /// (Tables 2-4, Figs. 12 and 14-16).
+    Vet(crate::args::VetReproArgs),
 }
 
 pub fn run(paper: Paper) -> Outcome {
     match paper {
         Paper::Fast(args) => fast::run(args),
         Paper::Fatlist(args) => fatlist::run(&args),
+        Paper::Vet(args) => vet::run(args),
     }
 }

@@ -1,0 +1,709 @@
+//! The Virtual Extent Trie (VET): Suh et al., JSA 2014, sections 2.2, 3 and 6.2.1.
+//!
+//! Every write is an extent, stored as its canonical extents (Definition 1): binary keys with
+//! trailing don't-care bits, kept in a hash table. The trie is virtual: a node's children
+//! are found by unfolding its most significant don't-care bit, never through a pointer.
+//! Leaves hold (or point to) their input extent; internal nodes only guide the search.
+//!
+//! - **Read translation** (Algorithm 2) is a binary search on the levels of the path to an
+//!   address: a leaf ends it, an internal node sends it down, a missing node up. A leaf
+//!   gives the whole input extent, so the search starts over after its end. The paper keeps
+//!   the next search key on a stack; it never holds more than one key, so [`SearchKey`] is
+//!   a variable here.
+//! - **Insertion**: LIS (Algorithm 1) creates every ancestor of a leaf; BIS (Algorithm 3)
+//!   only those the binary search for the leaf visits ([`InsertScheme::vital_levels`]).
+//! - **Partial invalidation** (Fig. 3): a write that covers part of an extent removes the
+//!   canonical extents it touches and re-inserts the parts left over; the extent's other
+//!   leaves are re-pointed to the remainder (rewritten in place by the pointer-free layout,
+//!   untouched by the pointer-dependent one, which edits the shared record).
+//! - **Subtree deletion** (Fig. 4): internal nodes carry a reference count, the number of
+//!   leaves whose search path they are on. Removing a leaf releases its path, so when a
+//!   write covers a subtree, removing the leaves it overwrites (which the FTL must visit
+//!   anyway, to learn which physical pages died) removes the whole subtree with them.
+//!   *Departure:* Algorithm 1 deletes a subtree by walking it; under BIS a subtree cannot be
+//!   walked through child keys, because BIS skips levels, so counting is what makes the
+//!   deletion complete. The count lives in the field that tells an internal node from a leaf,
+//!   so it costs no byte.
+//!
+//! Where an address is unmapped the search fails; the first missing node the search met
+//! certifies that its whole canonical extent is unmapped (any leaf below it would have put
+//! that node on its search path), so a read skips the hole in one step per missing node.
+//!
+//! What it is not: a y-fast trie or a routing table (section 7); extents never overlap.
+//! Key decision: a node key is a 32-bit code (`2 * start + 2^level`), so a VET addresses up
+//! to 2^31 logical pages (8 TiB of 4 KiB pages).
+
+mod hashing;
+mod layout;
+
+pub use hashing::{Fib, FibHasher, Fold, Sip};
+pub use layout::{NodeLayout, Pd, Pf, PfNode};
+
+use super::emt::contiguous_runs;
+use super::extent::{Canonical, Extent, canonical_pieces, universe_bits};
+use super::{Mapping, PhysRun, hash_runs};
+use crate::{FtlError, MappingMemory};
+use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
+use hashbrown::HashMap;
+use serde::{Deserialize, Serialize};
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::hash::BuildHasher;
+
+/// How internal nodes are created for a new leaf.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InsertScheme {
+    /// Linear Insertion Scheme (Algorithm 1): every ancestor.
+    Lis,
+    /// Binary Insertion Scheme (Algorithm 3): the ancestors the binary search visits.
+    #[default]
+    Bis,
+}
+
+impl InsertScheme {
+    /// Both schemes.
+    pub const ALL: [InsertScheme; 2] = [InsertScheme::Lis, InsertScheme::Bis];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            InsertScheme::Lis => "lis",
+            InsertScheme::Bis => "bis",
+        }
+    }
+
+    /// The levels above `level` at which a leaf of `level` needs an internal node, as a bit
+    /// mask, in a trie of levels `0..=bits`.
+    pub fn vital_levels(self, level: u32, bits: u32) -> u64 {
+        match self {
+            InsertScheme::Lis => ((1u64 << (bits + 1)) - 1) & !((2u64 << level) - 1),
+            InsertScheme::Bis => {
+                let (mut lo, mut hi, mut mask) = (0i64, i64::from(bits), 0u64);
+                while lo <= hi {
+                    let mid = (lo + hi) / 2;
+                    match mid.cmp(&i64::from(level)) {
+                        std::cmp::Ordering::Greater => {
+                            mask |= 1 << mid;
+                            hi = mid - 1;
+                        }
+                        std::cmp::Ordering::Equal => break,
+                        std::cmp::Ordering::Less => lo = mid + 1,
+                    }
+                }
+                mask
+            }
+        }
+    }
+}
+
+/// The node layout, chosen at run time (the mapping type is generic over [`NodeLayout`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VetNodes {
+    /// Pointer-dependent: leaves point to shared extent records.
+    Pd,
+    /// Pointer-free: leaves embed their extent.
+    #[default]
+    Pf,
+}
+
+impl VetNodes {
+    /// Both layouts.
+    pub const ALL: [VetNodes; 2] = [VetNodes::Pd, VetNodes::Pf];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            VetNodes::Pd => "pd",
+            VetNodes::Pf => "pf",
+        }
+    }
+}
+
+macro_rules! named_enum {
+    ($ty:ty, $what:literal) => {
+        impl fmt::Display for $ty {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+        impl std::str::FromStr for $ty {
+            type Err = String;
+            fn from_str(text: &str) -> Result<Self, String> {
+                <$ty>::ALL
+                    .into_iter()
+                    .find(|k| k.name() == text)
+                    .ok_or_else(|| {
+                        let names: Vec<_> = <$ty>::ALL.iter().map(|k| k.name()).collect();
+                        format!(
+                            "unknown {} {text:?} (expected one of: {})",
+                            $what,
+                            names.join(", ")
+                        )
+                    })
+            }
+        }
+    };
+}
+named_enum!(InsertScheme, "VET insertion scheme");
+named_enum!(VetNodes, "VET node layout");
+
+/// Options of the Virtual Extent Trie.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VetConfig {
+    /// LIS or BIS.
+    pub insert: InsertScheme,
+    /// Pointer-dependent or pointer-free nodes.
+    pub nodes: VetNodes,
+}
+
+impl VetConfig {
+    /// Whether a VET can address `logical_pages` pages (its keys are 32-bit).
+    pub fn check(&self, logical_pages: u32) -> Result<(), FtlError> {
+        if logical_pages > 1 << 31 {
+            return Err(FtlError::Config(format!(
+                "VET keys are 32-bit and address at most 2^31 logical pages; the device has \
+                 {logical_pages}: use larger pages or emt"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The key of the next probe of a binary search on levels: an address and the levels still
+/// possible (Algorithm 2's stack holds one of these at a time).
+#[derive(Clone, Copy, Debug)]
+struct SearchKey {
+    lpn: u32,
+    lo: i32,
+    hi: i32,
+}
+
+/// What a search for one address found.
+enum Found<N> {
+    /// The leaf holding the address.
+    Leaf(N),
+    /// No leaf holds it; the canonical extent of this level around it is unmapped.
+    Hole(u32),
+}
+
+/// Operation counts behind Fig. 12 and the node census.
+#[derive(Clone, Debug, Default)]
+struct VetCounts {
+    writes: u64,
+    generated: u64,
+    overlapped: u64,
+    reads: Cell<u64>,
+    returned: Cell<u64>,
+    relocation_runs: u64,
+    relocation_merges: u64,
+}
+
+/// The Virtual Extent Trie with node layout `L` over hasher `S`.
+#[derive(Clone)]
+pub struct Vet<L: NodeLayout = Pf, S: BuildHasher + Default + Clone = Fold> {
+    table: HashMap<u32, L::Node, S>,
+    layout: L,
+    scheme: InsertScheme,
+    bits: u32,
+    logical_pages: u32,
+    /// The vital internal levels of a leaf, by the leaf's level.
+    vital: Vec<u64>,
+    leaves: u64,
+    extents: u64,
+    mapped: u64,
+    counts: VetCounts,
+    /// Extents a write overlaps, gathered before any is cut; kept to avoid an allocation.
+    scratch: Vec<(Extent, L::Node)>,
+}
+
+impl<L: NodeLayout, S: BuildHasher + Default + Clone> fmt::Debug for Vet<L, S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Vet")
+            .field("layout", &L::NAME)
+            .field("scheme", &self.scheme)
+            .field("nodes", &self.table.len())
+            .field("leaves", &self.leaves)
+            .finish()
+    }
+}
+
+impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
+    /// An empty trie over `logical_pages` pages (at most 2^31, see [`VetConfig::check`]).
+    pub fn new(logical_pages: u32, scheme: InsertScheme) -> Self {
+        assert!(
+            logical_pages <= 1 << 31,
+            "invariant: VetConfig::check refused larger devices"
+        );
+        let bits = universe_bits(logical_pages);
+        Vet {
+            table: HashMap::with_hasher(S::default()),
+            layout: L::default(),
+            scheme,
+            bits,
+            logical_pages,
+            vital: (0..=bits).map(|l| scheme.vital_levels(l, bits)).collect(),
+            leaves: 0,
+            extents: 0,
+            mapped: 0,
+            counts: VetCounts::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// Address bits of the trie (its levels are `0..=bits`).
+    pub fn bits(&self) -> u32 {
+        self.bits
+    }
+
+    /// Every node, as (canonical extent, `Some(input extent)` for a leaf or `None` for an
+    /// internal node), sorted by key: for tests and figures.
+    pub fn nodes(&self) -> Vec<(Canonical, Option<Extent>)> {
+        let mut nodes: Vec<_> = self
+            .table
+            .iter()
+            .map(|(&key, &node)| {
+                let leaf = L::refs(node).is_none().then(|| self.layout.extent(node));
+                (Canonical::from_key(key), leaf)
+            })
+            .collect();
+        nodes.sort_by_key(|(c, _)| (c.start, std::cmp::Reverse(c.level)));
+        nodes
+    }
+
+    /// Leaf nodes.
+    pub fn leaves(&self) -> u64 {
+        self.leaves
+    }
+
+    /// Internal nodes.
+    pub fn internals(&self) -> u64 {
+        self.table.len() as u64 - self.leaves
+    }
+
+    /// Algorithm 2 for one address: binary search on the levels of its path.
+    #[inline]
+    fn search(&self, lpn: u32) -> Found<L::Node> {
+        let mut key = SearchKey {
+            lpn,
+            lo: 0,
+            hi: self.bits as i32,
+        };
+        let mut hole = None;
+        loop {
+            if key.lo > key.hi {
+                return Found::Hole(hole.unwrap_or(0));
+            }
+            let mid = (key.lo + key.hi) / 2;
+            match self
+                .table
+                .get(&Canonical::containing(key.lpn, mid as u32).key())
+            {
+                Some(&node) => match L::refs(node) {
+                    None => return Found::Leaf(node),
+                    Some(_) => key.hi = mid - 1,
+                },
+                None => {
+                    hole.get_or_insert(mid as u32);
+                    key.lo = mid + 1;
+                }
+            }
+        }
+    }
+
+    /// Cover `[start, end)` with runs, holes included; returns the leaves found.
+    fn walk(&self, start: u32, end: u32, out: &mut dyn FnMut(PhysRun)) -> u64 {
+        let (mut at, mut hole_from, mut returned) = (start, None, 0);
+        while at < end {
+            match self.search(at) {
+                Found::Leaf(node) => {
+                    let part = self
+                        .layout
+                        .extent(node)
+                        .clip(at, end)
+                        .expect("invariant: the leaf found holds the address");
+                    if let Some(from) = hole_from.take() {
+                        out(hole(from, at));
+                    }
+                    out(PhysRun {
+                        lpn: Lpn(at),
+                        ppn: Some(Ppn(part.ppn)),
+                        len: part.len,
+                    });
+                    returned += 1;
+                    at = part.end();
+                }
+                Found::Hole(level) => {
+                    hole_from.get_or_insert(at);
+                    at = Canonical::containing(at, level).end().min(u64::from(end)) as u32;
+                }
+            }
+        }
+        if let Some(from) = hole_from {
+            out(hole(from, end));
+        }
+        returned
+    }
+
+    /// The input extents overlapping `[start, end)`, with their nodes, into `found`.
+    fn overlapping(&self, start: u32, end: u32, found: &mut Vec<(Extent, L::Node)>) {
+        let mut at = start;
+        while at < end {
+            match self.search(at) {
+                Found::Leaf(node) => {
+                    let extent = self.layout.extent(node);
+                    found.push((extent, node));
+                    at = extent.end();
+                }
+                Found::Hole(level) => {
+                    at = Canonical::containing(at, level).end().min(u64::from(end)) as u32;
+                }
+            }
+        }
+    }
+
+    /// Store `extent` (Algorithm 1 or 3 for each canonical extent, after the extents it
+    /// overlaps were cut); report the physical pages it invalidated. Returns (canonical
+    /// extents generated, existing canonical extents overlapped).
+    fn write(&mut self, extent: Extent, dropped: &mut impl FnMut(Ppn)) -> (u64, u64) {
+        if extent.len == 0 {
+            return (0, 0);
+        }
+        let mut found = std::mem::take(&mut self.scratch);
+        found.clear();
+        self.overlapping(extent.start, extent.end(), &mut found);
+        let mut overlapped = 0;
+        for &(old, node) in &found {
+            overlapped += self.cut(old, node, extent.start, extent.end(), dropped);
+        }
+        self.scratch = found;
+        let node = self.layout.make(extent);
+        let mut generated = 0;
+        for piece in canonical_pieces(extent.start, extent.end()) {
+            self.insert_leaf(piece, node);
+            generated += 1;
+        }
+        self.extents += 1;
+        self.mapped += u64::from(extent.len);
+        (generated, overlapped)
+    }
+
+    /// Cut logical `[from, to)` out of input extent `old` held by leaves `node` (partial
+    /// invalidation, Fig. 3, or removal of the whole extent). Returns the canonical extents
+    /// of `old` that overlapped the cut.
+    fn cut(
+        &mut self,
+        old: Extent,
+        node: L::Node,
+        from: u32,
+        to: u32,
+        dropped: &mut impl FnMut(Ppn),
+    ) -> u64 {
+        let left = old.clip(old.start, from);
+        let right = old.clip(to, old.end());
+        // Pinned, so that a pointer-dependent record outlives the removal of its last leaf
+        // while its remainder is re-inserted.
+        self.layout.attach(node);
+        let left_node = left.map(|l| self.layout.retarget(node, l).unwrap_or(node));
+        let right_node = right.map(|r| match left_node {
+            None => self.layout.retarget(node, r).unwrap_or(node),
+            Some(_) => self.layout.make(r),
+        });
+        self.extents = self.extents + u64::from(left.is_some()) + u64::from(right.is_some()) - 1;
+        let mut overlapped = 0;
+        for piece in canonical_pieces(old.start, old.end()) {
+            if piece.end() <= u64::from(from) || piece.start >= to {
+                let side = if piece.start < from {
+                    left_node
+                } else {
+                    right_node
+                };
+                let side = side.expect("invariant: a piece outside the cut is in a remainder");
+                if side != node {
+                    self.set_leaf(piece, side);
+                }
+                continue;
+            }
+            overlapped += 1;
+            self.remove_leaf(piece);
+            if piece.start < from {
+                let side = left_node.expect("invariant: left remainder");
+                for rest in canonical_pieces(piece.start, from) {
+                    self.insert_leaf(rest, side);
+                }
+            }
+            if piece.end() > u64::from(to) {
+                let side = right_node.expect("invariant: right remainder");
+                for rest in canonical_pieces(to, piece.end() as u32) {
+                    self.insert_leaf(rest, side);
+                }
+            }
+        }
+        let gone = old
+            .clip(from, to)
+            .expect("invariant: the extent overlaps the cut");
+        for ppn in gone.ppn..gone.ppn + gone.len {
+            dropped(Ppn(ppn));
+        }
+        self.mapped -= u64::from(gone.len);
+        self.layout.detach(node);
+        overlapped
+    }
+
+    /// Add a leaf and the internal nodes on its search path (or count one more leaf on
+    /// those that exist).
+    fn insert_leaf(&mut self, piece: Canonical, node: L::Node) {
+        let mut levels = self.vital[piece.level as usize];
+        while levels != 0 {
+            let level = levels.trailing_zeros();
+            levels &= levels - 1;
+            let key = Canonical::containing(piece.start, level).key();
+            let slot = self.table.entry(key).or_insert(L::internal(0));
+            let refs = L::refs(*slot).expect("invariant: no leaf above a new leaf");
+            *slot = L::internal(refs + 1);
+        }
+        self.layout.attach(node);
+        let previous = self.table.insert(piece.key(), node);
+        debug_assert!(previous.is_none(), "invariant: {piece:?} was free");
+        self.leaves += 1;
+    }
+
+    /// Remove a leaf and release its search path: internal nodes no other leaf needs go.
+    fn remove_leaf(&mut self, piece: Canonical) {
+        let node = self
+            .table
+            .remove(&piece.key())
+            .expect("invariant: the leaf exists");
+        self.layout.detach(node);
+        self.leaves -= 1;
+        let mut levels = self.vital[piece.level as usize];
+        while levels != 0 {
+            let level = levels.trailing_zeros();
+            levels &= levels - 1;
+            let key = Canonical::containing(piece.start, level).key();
+            let slot = self
+                .table
+                .get_mut(&key)
+                .expect("invariant: a leaf's path exists");
+            let refs = L::refs(*slot).expect("invariant: internal");
+            if refs == 1 {
+                self.table.remove(&key);
+            } else {
+                *slot = L::internal(refs - 1);
+            }
+        }
+    }
+
+    /// Point an existing leaf at another node.
+    fn set_leaf(&mut self, piece: Canonical, node: L::Node) {
+        let slot = self
+            .table
+            .get_mut(&piece.key())
+            .expect("invariant: the leaf exists");
+        let old = std::mem::replace(slot, node);
+        self.layout.detach(old);
+        self.layout.attach(node);
+    }
+
+    /// Garbage collection moved logical `[lpn, lpn + len)` to physical `[to, to + len)`; a
+    /// run that continues its logical predecessor physically joins it.
+    fn relocate_run(&mut self, lpn: u32, to: u32, len: u32) {
+        self.counts.relocation_runs += 1;
+        let mut extent = Extent {
+            start: lpn,
+            len,
+            ppn: to,
+        };
+        if lpn > 0
+            && let Found::Leaf(node) = self.search(lpn - 1)
+            && let before = self.layout.extent(node)
+            && before.end() == lpn
+            && before.ppn + before.len == to
+        {
+            self.counts.relocation_merges += 1;
+            extent = Extent {
+                start: before.start,
+                len: before.len + len,
+                ppn: before.ppn,
+            };
+        }
+        self.write(extent, &mut |_| {});
+    }
+
+    /// Check the trie's structure: every leaf reachable by the search, every internal
+    /// node's count equal to the leaves whose path it is on, no node below a leaf.
+    pub fn check(&self) -> Result<(), String> {
+        let mut refs: BTreeMap<u32, u32> = BTreeMap::new();
+        let mut leaves = 0;
+        for (&key, &node) in &self.table {
+            if L::refs(node).is_some() {
+                continue;
+            }
+            leaves += 1;
+            let piece = Canonical::from_key(key);
+            let extent = self.layout.extent(node);
+            if u64::from(extent.start) > u64::from(piece.start)
+                || u64::from(extent.end()) < piece.end()
+            {
+                return Err(format!("leaf {piece:?} outside its extent {extent:?}"));
+            }
+            for (lpn, level) in [
+                (piece.start, piece.level),
+                ((piece.end() - 1) as u32, piece.level),
+            ] {
+                match self.search(lpn) {
+                    Found::Leaf(found) if found == node => {}
+                    _ => return Err(format!("the search for {lpn} misses leaf at level {level}")),
+                }
+            }
+            let mut levels = self.vital[piece.level as usize];
+            while levels != 0 {
+                let level = levels.trailing_zeros();
+                levels &= levels - 1;
+                *refs
+                    .entry(Canonical::containing(piece.start, level).key())
+                    .or_default() += 1;
+            }
+        }
+        let mut pieces: Vec<Canonical> = self
+            .table
+            .iter()
+            .filter(|&(_, &node)| L::refs(node).is_none())
+            .map(|(&key, _)| Canonical::from_key(key))
+            .collect();
+        pieces.sort();
+        for pair in pieces.windows(2) {
+            if pair[0].end() > u64::from(pair[1].start) {
+                return Err(format!("leaves {:?} and {:?} overlap", pair[0], pair[1]));
+            }
+        }
+        if leaves != self.leaves {
+            return Err(format!(
+                "{} leaves counted, {leaves} in the table",
+                self.leaves
+            ));
+        }
+        for (&key, &node) in &self.table {
+            if let Some(count) = L::refs(node) {
+                let expected = refs.get(&key).copied().unwrap_or(0);
+                if count != expected {
+                    return Err(format!(
+                        "internal {:?} counts {count} leaves, {expected} use it",
+                        Canonical::from_key(key)
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn hole(from: u32, to: u32) -> PhysRun {
+    PhysRun {
+        lpn: Lpn(from),
+        ppn: None,
+        len: to - from,
+    }
+}
+
+impl<L: NodeLayout, S: BuildHasher + Default + Clone> Mapping for Vet<L, S> {
+    const RELOCATES_RUNS: bool = true;
+
+    #[inline]
+    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+        match self.search(lpn.0) {
+            Found::Leaf(node) => Some(self.layout.extent(node).ppn_of(lpn.0)),
+            Found::Hole(_) => None,
+        }
+    }
+
+    fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
+        let returned = self.walk(range.start.0, range.end() as u32, out);
+        let c = &self.counts;
+        c.reads.set(c.reads.get() + 1);
+        c.returned.set(c.returned.get() + returned);
+    }
+
+    fn update(&mut self, start: Lpn, ppn: Ppn, len: u32, invalidated: &mut impl FnMut(Ppn)) {
+        let extent = Extent {
+            start: start.0,
+            len,
+            ppn: ppn.0,
+        };
+        let (generated, overlapped) = self.write(extent, invalidated);
+        self.counts.writes += 1;
+        self.counts.generated += generated;
+        self.counts.overlapped += overlapped;
+    }
+
+    fn relocate(&mut self, lpn: Lpn, _from: Ppn, to: Ppn) {
+        self.relocate_run(lpn.0, to.0, 1);
+    }
+
+    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn) {
+        for (offset, len) in contiguous_runs(moved) {
+            self.relocate_run(moved[offset].0.0, to.0 + offset as u32, len);
+        }
+    }
+
+    fn remove(&mut self, range: PageRange, invalidated: &mut impl FnMut(Ppn)) {
+        let (start, end) = (range.start.0, range.end() as u32);
+        let mut found = std::mem::take(&mut self.scratch);
+        found.clear();
+        self.overlapping(start, end, &mut found);
+        for &(old, node) in &found {
+            self.cut(old, node, start, end, invalidated);
+        }
+        self.scratch = found;
+    }
+
+    fn mapped_pages(&self) -> u64 {
+        self.mapped
+    }
+
+    fn memory(&self) -> MappingMemory {
+        MappingMemory {
+            packed_bytes: self.table.len() as u64 * L::PACKED_NODE_BYTES
+                + self.layout.packed_bytes(),
+            heap_bytes: (self.table.allocation_size()
+                + self.scratch.capacity() * std::mem::size_of::<(Extent, L::Node)>())
+                as u64
+                + self.layout.heap_bytes(),
+        }
+    }
+
+    fn hash_state(&self, hasher: &mut StateHasher) {
+        hash_runs(hasher, |out| {
+            self.walk(0, self.logical_pages, out);
+        });
+    }
+
+    fn check_structure(&self) -> Result<(), String> {
+        self.check()
+    }
+
+    fn extra_stats(&self, extra: &mut BTreeMap<String, f64>) {
+        let c = &self.counts;
+        let per = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
+        extra.insert("vet_leaves".into(), self.leaves as f64);
+        extra.insert("vet_internal_nodes".into(), self.internals() as f64);
+        extra.insert("vet_extents".into(), self.extents as f64);
+        extra.insert(
+            "vet_canonical_generated_per_write".into(),
+            per(c.generated, c.writes),
+        );
+        extra.insert(
+            "vet_canonical_overlapped_per_write".into(),
+            per(c.overlapped, c.writes),
+        );
+        extra.insert(
+            "vet_canonical_returned_per_read".into(),
+            per(c.returned.get(), c.reads.get()),
+        );
+        extra.insert("vet_relocation_runs".into(), c.relocation_runs as f64);
+        extra.insert("vet_relocation_merges".into(), c.relocation_merges as f64);
+    }
+}

@@ -1,0 +1,122 @@
+//! A mapping without an FTL: the VET paper's own setting (Suh et al., JSA 2014, section 6),
+//! for address spaces too large to model a device for (Fig. 16 goes to 1 TB).
+//!
+//! Writes land on a log that never wraps: physical pages are handed out in order and a write
+//! is split where it crosses an erase block, as the page FTL splits it, but nothing is ever
+//! collected, so no extent is split by garbage collection. Reads and trims go to the mapping
+//! as they would from the page FTL. What it is not: a flash model; it measures mapping
+//! memory only, which depends on the logical extents and the block boundaries alone.
+
+use crate::SimError;
+use flashkit_core::{Lpn, PageRange, Ppn};
+use flashkit_ftl::Mapping;
+use flashkit_trace::{Op, RequestResult};
+
+/// What a mapping-only replay did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct MappingOnlyReport {
+    /// Write requests applied.
+    pub writes: u64,
+    /// Read requests translated.
+    pub reads: u64,
+    /// Pages written.
+    pub pages_written: u64,
+}
+
+/// Apply `requests` to `mapping` over `logical_pages` pages of `page_bytes`, with physical
+/// pages from an endless log of `pages_per_block`-page blocks.
+pub fn replay_mapping_only<M: Mapping>(
+    mapping: &mut M,
+    requests: impl Iterator<Item = RequestResult>,
+    logical_pages: u32,
+    page_bytes: u32,
+    pages_per_block: u32,
+) -> Result<MappingOnlyReport, SimError> {
+    let mut report = MappingOnlyReport::default();
+    let mut next = 0u64;
+    for (index, request) in requests.enumerate() {
+        let request = request?;
+        let first = request.offset / u64::from(page_bytes);
+        let end = (request.offset + u64::from(request.size)).div_ceil(u64::from(page_bytes));
+        if end > u64::from(logical_pages) {
+            return Err(SimError::OutOfRange {
+                index: index as u64,
+                op: request.op,
+                offset: request.offset,
+                size: request.size,
+                capacity_bytes: u64::from(logical_pages) * u64::from(page_bytes),
+            });
+        }
+        let range = PageRange::new(Lpn(first as u32), (end - first) as u32);
+        match request.op {
+            Op::Write => {
+                report.writes += 1;
+                report.pages_written += u64::from(range.count);
+                let (mut lpn, mut left) = (range.start.0, range.count);
+                while left > 0 {
+                    let room = pages_per_block - (next % u64::from(pages_per_block)) as u32;
+                    let count = left.min(room);
+                    let ppn = Ppn((next % (1 << 31)) as u32);
+                    mapping.update(Lpn(lpn), ppn, count, &mut |_| {});
+                    next += u64::from(count);
+                    lpn += count;
+                    left -= count;
+                }
+            }
+            Op::Read => {
+                report.reads += 1;
+                mapping.translate(range, &mut |_| {});
+            }
+            Op::Trim => mapping.remove(range, &mut |_| {}),
+            Op::Flush => {}
+        }
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashkit_ftl::{Emt, InsertScheme, Pf, Vet};
+    use flashkit_trace::Request;
+
+    fn write(offset: u64, size: u32) -> RequestResult {
+        Ok(Request {
+            time_ns: 0,
+            op: Op::Write,
+            offset,
+            size,
+            volume: 0,
+        })
+    }
+
+    #[test]
+    fn a_write_across_a_block_boundary_becomes_two_extents() {
+        let mut emt = Emt::new(1024);
+        let requests = vec![write(0, 4096 * 6), write(4096 * 100, 4096 * 4)];
+        let report =
+            replay_mapping_only(&mut emt, requests.into_iter(), 1024, 4096, 8).expect("replays");
+        assert_eq!(report.pages_written, 10);
+        // Pages 0..6 at 0..6; pages 100..102 at 6..8, then 102..104 in the next block.
+        assert_eq!(emt.extents(), 3);
+        assert_eq!(emt.lookup(Lpn(103)), Some(Ppn(9)));
+        let mut vet = Vet::<Pf>::new(1024, InsertScheme::Bis);
+        let requests = vec![write(0, 4096 * 6), write(4096 * 100, 4096 * 4)];
+        replay_mapping_only(&mut vet, requests.into_iter(), 1024, 4096, 8).expect("replays");
+        assert_eq!(vet.lookup(Lpn(103)), Some(Ppn(9)));
+    }
+
+    #[test]
+    fn a_request_beyond_the_space_is_an_error() {
+        let mut emt = Emt::new(16);
+        let error = replay_mapping_only(
+            &mut emt,
+            vec![write(4096 * 15, 8192)].into_iter(),
+            16,
+            4096,
+            8,
+        )
+        .expect_err("refused");
+        assert!(error.to_string().contains("beyond"), "{error}");
+    }
+}
