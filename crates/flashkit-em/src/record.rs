@@ -141,10 +141,7 @@ impl Record for KeyPayload {
         }
     }
     fn from_key(key: u64) -> Self {
-        KeyPayload {
-            key,
-            payload: !key,
-        }
+        KeyPayload { key, payload: !key }
     }
     fn fingerprint(&self) -> u64 {
         mix(self.key ^ mix(self.payload).rotate_left(17))

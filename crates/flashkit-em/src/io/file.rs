@@ -164,7 +164,8 @@ impl FileIo {
             create: false,
             ..open.segment.clone()
         };
-        open.file = open_file(&segment, false).map_err(|e| io_error(&segment.path, "open", 0, e))?;
+        open.file =
+            open_file(&segment, false).map_err(|e| io_error(&segment.path, "open", 0, e))?;
         open.direct = false;
         self.fallback = Some(format!(
             "{} refused an O_DIRECT transfer ({why})",
@@ -225,7 +226,8 @@ impl BlockIo for FileIo {
 
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
         check_aligned("read", offset, buf.len(), self.sizes.read_bytes);
-        self.stats.count_read(buf.len() as u64, self.sizes.read_bytes);
+        self.stats
+            .count_read(buf.len() as u64, self.sizes.read_bytes);
         let index = self.locate(offset, buf.len());
         if self.needs_bounce(index, buf.as_ptr()) {
             let mut bounce = self.bounce(buf.len());
@@ -288,13 +290,17 @@ mod tests {
         ];
         let mut io = FileIo::open(sizes, segments, true).expect("open");
         let mut data = AlignedBuf::new(8192);
-        data.bytes_mut().iter_mut().enumerate().for_each(|(i, b)| *b = i as u8);
+        data.bytes_mut()
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = i as u8);
         io.write(1 << 20, data.bytes()).expect("write");
         // An unaligned heap buffer goes through the bounce buffer.
         let mut back = vec![1u8; 4096];
         io.read((1 << 20) + 4096, &mut back).expect("read");
         assert_eq!(back, data.bytes()[4096..]);
-        io.read(0, &mut back).expect("read past the end of an empty file");
+        io.read(0, &mut back)
+            .expect("read past the end of an empty file");
         assert!(back.iter().all(|&b| b == 0));
         io.set_len(1 << 20, 100).expect("truncate");
         assert_eq!(

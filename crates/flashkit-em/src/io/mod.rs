@@ -191,10 +191,7 @@ mod tests {
         assert!(BlockSizes::new(1000, 4096).is_err());
         assert!(BlockSizes::new(256, 4096).is_err());
         assert!(BlockSizes::new(8192, 4096).is_err());
-        assert_eq!(
-            BlockSizes::same(4096).expect("valid").align_bytes(),
-            4096
-        );
+        assert_eq!(BlockSizes::same(4096).expect("valid").align_bytes(), 4096);
     }
 
     #[test]

@@ -48,7 +48,8 @@ impl BlockIo for SimIo {
 
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
         check_aligned("read", offset, buf.len(), self.sizes.read_bytes);
-        self.stats.count_read(buf.len() as u64, self.sizes.read_bytes);
+        self.stats
+            .count_read(buf.len() as u64, self.sizes.read_bytes);
         let chunk = self.chunk_bytes();
         let first = (offset / chunk as u64) as usize;
         match &self.chunks {

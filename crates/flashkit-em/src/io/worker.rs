@@ -65,7 +65,9 @@ where
         let result = body(&mut pipeline);
         let drained = pipeline.drain();
         drop(pipeline);
-        let served = worker.join().expect("invariant: the I/O worker does not panic");
+        let served = worker
+            .join()
+            .expect("invariant: the I/O worker does not panic");
         let value = result?;
         drained?;
         served?;
@@ -150,7 +152,10 @@ impl Pipeline {
                 return Ok(buf);
             }
             // Waiting for a transfer nobody asked for would block forever: a caller bug.
-            assert!(self.outstanding > 0, "wait for I/O tag {tag}, which was never submitted");
+            assert!(
+                self.outstanding > 0,
+                "wait for I/O tag {tag}, which was never submitted"
+            );
             let reply = self.replies.recv().map_err(|_| {
                 EmError::Device("the I/O worker stopped before a transfer was done".into())
             })?;

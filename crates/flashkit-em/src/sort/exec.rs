@@ -52,8 +52,16 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
     plan: &Plan,
     layout: &Layout,
 ) -> Result<SortOutcome, EmError> {
-    assert_eq!(plan.record_bytes, R::BYTES as u64, "plan made for another record size");
-    assert_eq!(io.block_sizes(), plan.sizes, "plan made for other block sizes");
+    assert_eq!(
+        plan.record_bytes,
+        R::BYTES as u64,
+        "plan made for another record size"
+    );
+    assert_eq!(
+        io.block_sizes(),
+        plan.sizes,
+        "plan made for other block sizes"
+    );
     let levels = level_layout(plan, layout);
     let start = io.stats();
     let clock = Instant::now();
@@ -106,7 +114,12 @@ fn form_runs<R: Record>(
     let mut scratch = AlignedBuf::new(buffer_bytes);
     let read_run = |pipe: &mut Pipeline, i: u64, buf: AlignedBuf| {
         let len = padded(plan.run_len(i) * rb, br);
-        pipe.read(2 * i, layout.input + i * plan.run_records * rb, len as usize, buf);
+        pipe.read(
+            2 * i,
+            layout.input + i * plan.run_records * rb,
+            len as usize,
+            buf,
+        );
     };
     read_run(pipe, 0, free.pop().expect("invariant: three free buffers"));
     let mut pending_write: Option<u64> = None;
@@ -235,13 +248,23 @@ fn merge_runs<R: Record>(
             let offset = target.0 + written_blocks * bw;
             pipe.write(out_tag(written_blocks % 2), offset, bw as usize, full);
             written_blocks += 1;
-            out = take_spare(pipe, &mut spare, out_tag(written_blocks % 2), written_blocks)?;
+            out = take_spare(
+                pipe,
+                &mut spare,
+                out_tag(written_blocks % 2),
+                written_blocks,
+            )?;
             filled = 0;
         }
     }
     if filled > 0 {
         account::<R>(&out, filled, &mut checksum, &mut last_key)?;
-        pipe.write(out_tag(written_blocks % 2), target.0 + written_blocks * bw, bw as usize, out);
+        pipe.write(
+            out_tag(written_blocks % 2),
+            target.0 + written_blocks * bw,
+            bw as usize,
+            out,
+        );
     }
     pipe.drain()?;
     for j in 0..k {
@@ -320,7 +343,11 @@ fn advance_block<R: Record>(
 /// Issue exactly the transfers [`execute`] would, without data or computation. The order of
 /// a merge's reads differs (round robin instead of data-driven) but not their number, size
 /// or addresses, so the counters end exactly where a real sort's would.
-pub fn replay<I: BlockIo + ?Sized>(io: &mut I, plan: &Plan, layout: &Layout) -> Result<IoStats, EmError> {
+pub fn replay<I: BlockIo + ?Sized>(
+    io: &mut I,
+    plan: &Plan,
+    layout: &Layout,
+) -> Result<IoStats, EmError> {
     let start = io.stats();
     let levels = level_layout(plan, layout);
     let rb = plan.record_bytes;
@@ -329,10 +356,16 @@ pub fn replay<I: BlockIo + ?Sized>(io: &mut I, plan: &Plan, layout: &Layout) -> 
     for i in 0..plan.runs {
         let len = plan.run_len(i) * rb;
         for b in 0..len.div_ceil(br) {
-            io.read(layout.input + i * plan.run_records * rb + b * br, &mut buf.bytes_mut()[..br as usize])?;
+            io.read(
+                layout.input + i * plan.run_records * rb + b * br,
+                &mut buf.bytes_mut()[..br as usize],
+            )?;
         }
         for b in 0..len.div_ceil(bw) {
-            io.write(levels[0].offsets[i as usize] + b * bw, &buf.bytes()[..bw as usize])?;
+            io.write(
+                levels[0].offsets[i as usize] + b * bw,
+                &buf.bytes()[..bw as usize],
+            )?;
         }
     }
     for (pass, merges) in plan.passes.iter().enumerate() {
@@ -341,7 +374,10 @@ pub fn replay<I: BlockIo + ?Sized>(io: &mut I, plan: &Plan, layout: &Layout) -> 
             for run in merge.first..merge.first + merge.count {
                 let run = run as usize;
                 for b in 0..(from.lengths[run] * rb).div_ceil(br) {
-                    io.read(from.offsets[run] + b * br, &mut buf.bytes_mut()[..br as usize])?;
+                    io.read(
+                        from.offsets[run] + b * br,
+                        &mut buf.bytes_mut()[..br as usize],
+                    )?;
                 }
             }
             for b in 0..(to.lengths[index] * rb).div_ceil(bw) {

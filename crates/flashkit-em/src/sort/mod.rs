@@ -145,7 +145,13 @@ pub fn sort_in_simulator<R: Record>(
     memory_bytes: u64,
     fan_in: FanIn,
 ) -> Result<(Vec<R>, SortOutcome), EmError> {
-    let plan = Plan::new(records.len() as u64, R::BYTES as u64, sizes, memory_bytes, fan_in)?;
+    let plan = Plan::new(
+        records.len() as u64,
+        R::BYTES as u64,
+        sizes,
+        memory_bytes,
+        fan_in,
+    )?;
     let layout = Layout::packed(&plan);
     let mut io = SimIo::with_data(sizes);
     write_records(&mut io, layout.input, records)?;

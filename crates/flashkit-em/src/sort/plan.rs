@@ -108,7 +108,8 @@ impl Plan {
                 sizes.write_bytes
             )));
         }
-        let max_fan_in = (memory_bytes.saturating_sub(2 * sizes.write_bytes)) / (2 * sizes.read_bytes);
+        let max_fan_in =
+            (memory_bytes.saturating_sub(2 * sizes.write_bytes)) / (2 * sizes.read_bytes);
         if max_fan_in < 2 {
             return Err(EmError::Config(format!(
                 "memory {memory_bytes} B cannot merge two runs: a merge needs 2 B_r buffers \
@@ -146,7 +147,11 @@ impl Plan {
             let previous = levels.last().expect("invariant: level 0 exists");
             let next = pass
                 .iter()
-                .map(|m| previous[m.first as usize..(m.first + m.count) as usize].iter().sum())
+                .map(|m| {
+                    previous[m.first as usize..(m.first + m.count) as usize]
+                        .iter()
+                        .sum()
+                })
                 .collect();
             levels.push(next);
         }
@@ -219,7 +224,11 @@ fn choose_fan_in(
                 let passes = passes_needed(runs, max_fan_in);
                 // The smallest f with f^passes >= runs.
                 let mut f = (runs as f64).powf(1.0 / passes as f64).ceil() as u64;
-                while f > 2 && (f - 1).checked_pow(passes as u32).is_some_and(|p| p >= runs) {
+                while f > 2
+                    && (f - 1)
+                        .checked_pow(passes as u32)
+                        .is_some_and(|p| p >= runs)
+                {
                     f -= 1;
                 }
                 while f.checked_pow(passes as u32).is_some_and(|p| p < runs) {
@@ -287,7 +296,11 @@ mod tests {
             let v = plan.volumes();
             let passes = plan.merge_passes() as u64;
             assert_eq!(v.read_bytes, (1 + passes) * plan.input_bytes(), "2^{log_n}");
-            assert_eq!(passes, u64::from(log_n > 25), "2^{log_n}: one run fits 2^25");
+            assert_eq!(
+                passes,
+                u64::from(log_n > 25),
+                "2^{log_n}: one run fits 2^25"
+            );
         }
     }
 
