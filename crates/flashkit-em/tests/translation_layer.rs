@@ -59,6 +59,7 @@ fn run(seed: u64, buffers: usize, capacity: Option<u32>, pages: u64, ops: usize)
         0,
         "only whole B_w blocks reach the device"
     );
+    tl.tl_stats().compactions
 }
 
 #[test]
