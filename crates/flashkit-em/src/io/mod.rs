@@ -19,6 +19,7 @@ mod file;
 #[cfg(feature = "ftl")]
 mod ftl;
 mod sim;
+mod split;
 pub mod worker;
 
 pub use buffer::AlignedBuf;
@@ -26,6 +27,7 @@ pub use file::{FileIo, Segment};
 #[cfg(feature = "ftl")]
 pub use ftl::FtlIo;
 pub use sim::SimIo;
+pub use split::SplitIo;
 
 use crate::EmError;
 use serde::Serialize;

@@ -14,6 +14,7 @@
 //! models (merge `M/B_r` ways) while distribution can only split `M/B_w` ways.
 
 mod exec;
+pub mod files;
 mod loser;
 mod plan;
 pub mod radix;
