@@ -38,6 +38,9 @@ pub enum Command {
     Bench(BenchArgs),
     /// List the NAND presets and where their figures come from.
     Presets,
+    /// External-memory algorithms under the flash models (Ajwani et al., SEA 2009).
+    #[command(subcommand)]
+    Em(crate::commands::em::EmCommand),
 }
 
 #[derive(Args, Debug)]

@@ -55,6 +55,7 @@ fn main() -> ExitCode {
         Command::Trace(TraceCommand::Stats(args)) => commands::trace::stats(args),
         Command::Bench(args) => commands::bench::run(args),
         Command::Presets => commands::presets(),
+        Command::Em(command) => commands::em::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

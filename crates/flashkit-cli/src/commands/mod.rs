@@ -2,6 +2,7 @@
 
 pub mod bench;
 pub mod compare;
+pub mod em;
 pub mod replay;
 pub mod trace;
 
