@@ -14,7 +14,7 @@ fn run<I: BlockIo>(io: I, seed: u64, ops: usize) {
     let mut rng = SimRng::for_stream(seed, "pq-model");
     let heap_capacity = rng.random_range(16..200);
     let fan_in = rng.random_range(2..6);
-    let key_range = if seed % 2 == 0 { 50 } else { u64::MAX };
+    let key_range = if seed.is_multiple_of(2) { 50 } else { u64::MAX };
     let push_share = rng.random_range(0.5..0.8);
     let mut pq = ExternalPq::<u64, _>::new(io, heap_capacity, fan_in).expect("pq");
     let mut model = BinaryHeap::new();
