@@ -20,6 +20,7 @@ mod file;
 mod ftl;
 mod sim;
 mod split;
+pub mod stream;
 pub mod worker;
 
 pub use buffer::AlignedBuf;
