@@ -27,6 +27,10 @@ pub enum EmCommand {
     Gen(GenArgs),
     /// Sort a file of fixed-width records with external multi-way mergesort.
     Sort(SortArgs),
+    /// Mehlhorn-Meyer BFS on a generated graph, on the simulated device.
+    Bfs(crate::commands::em_graph::GraphArgs),
+    /// Textbook DFS on a generated graph, on the simulated device.
+    Dfs(crate::commands::em_graph::GraphArgs),
 }
 
 /// Memory and block sizes shared by the em commands.
@@ -147,6 +151,8 @@ pub fn run(command: EmCommand) -> Outcome {
         EmCommand::Model(args) => model(args),
         EmCommand::Gen(args) => generate(args),
         EmCommand::Sort(args) => sort(args),
+        EmCommand::Bfs(args) => crate::commands::em_graph::bfs(args),
+        EmCommand::Dfs(args) => crate::commands::em_graph::dfs(args),
     }
 }
 

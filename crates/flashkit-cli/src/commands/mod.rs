@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod compare;
 pub mod em;
+pub mod em_graph;
 pub mod replay;
 pub mod trace;
 

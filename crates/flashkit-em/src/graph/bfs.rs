@@ -340,16 +340,27 @@ fn bfs_phase<I: BlockIo + ?Sized>(
         wanted.sort_unstable();
         wanted.dedup();
         for c in wanted {
-            loaded[c as usize] = true;
-            let (first, end) = (index[c as usize], index[c as usize + 1]);
-            let first_block = first * 16 / br;
-            let end_block = (end * 16).div_ceil(br);
+            if loaded[c as usize] {
+                continue;
+            }
+            let per_block = br / 16;
+            let first_block = index[c as usize] / per_block;
+            let end_block = (index[c as usize + 1] * 16).div_ceil(br);
+            // Every cluster that lies wholly inside the blocks read comes into the pool:
+            // with large blocks one read brings many small clusters.
+            let (span_start, span_end) = (first_block * per_block, end_block * per_block);
             for block in first_block..end_block {
                 io.read(file.at + block * br, &mut buf.bytes_mut()[..br as usize])?;
-                let records = buf.records::<KeyPayload>();
-                for (i, r) in records.iter().enumerate().take((br / 16) as usize) {
-                    let at = block * (br / 16) + i as u64;
-                    if at < first || at >= end {
+                for (i, r) in buf.records::<KeyPayload>()[..per_block as usize]
+                    .iter()
+                    .enumerate()
+                {
+                    let at = block * per_block + i as u64;
+                    if at >= *index.last().expect("invariant: the index has an end") {
+                        break;
+                    }
+                    let rc = (r.key >> 32) as usize;
+                    if loaded[rc] || index[rc] < span_start || index[rc + 1] > span_end {
                         continue;
                     }
                     let list = pool.entry(r.key as u32).or_default();
@@ -358,6 +369,9 @@ fn bfs_phase<I: BlockIo + ?Sized>(
                         pool_bytes += 8;
                     }
                 }
+            }
+            for rc in clusters_in(index, span_start, span_end) {
+                loaded[rc] = true;
             }
         }
         peak = peak.max(pool_bytes);
@@ -396,6 +410,12 @@ fn bfs_phase<I: BlockIo + ?Sized>(
         bfs: IoStats::default(),
         level_of,
     })
+}
+
+/// The clusters whose records all lie in `[start, end)`.
+fn clusters_in(index: &[u64], start: u64, end: u64) -> impl Iterator<Item = usize> + '_ {
+    let first = index.partition_point(|&at| at < start);
+    (first..index.len() - 1).take_while(move |&c| index[c + 1] <= end)
 }
 
 /// The pool lives on the device this level: read it and write it back, in whole blocks.
