@@ -110,12 +110,12 @@ pub fn bfs(args: GraphArgs) -> Outcome {
 
 fn print_bfs(args: &GraphArgs, graph: &Graph, r: &BfsReport, physical: IoStats) {
     println!(
-        "Mehlhorn-Meyer BFS on a {} graph: {} vertices, {} adjacency entries; mode {}; {}",
+        "Mehlhorn-Meyer BFS on a {} graph: {} vertices, {} adjacency entries; mode {}; \
+         simulated device",
         args.graph,
         graph.vertices(),
         graph.edge_entries(),
         args.io.name(),
-        "simulated device"
     );
     println!(
         "mu = {}, {} clusters, {} cluster-growing rounds, {} levels, hot pool peak {} KB ({} \
