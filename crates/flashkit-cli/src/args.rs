@@ -41,6 +41,9 @@ pub enum Command {
     /// External-memory algorithms under the flash models (Ajwani et al., SEA 2009).
     #[command(subcommand)]
     Em(crate::commands::em::EmCommand),
+    /// Rerun a paper's evaluation and print its published figures beside flashkit's.
+    #[command(subcommand)]
+    Reproduce(crate::commands::reproduce::Reproduce),
 }
 
 #[derive(Args, Debug)]

@@ -56,6 +56,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => commands::bench::run(args),
         Command::Presets => commands::presets(),
         Command::Em(command) => commands::em::run(command),
+        Command::Reproduce(command) => commands::reproduce::run(command),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

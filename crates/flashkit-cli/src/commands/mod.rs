@@ -5,6 +5,7 @@ pub mod compare;
 pub mod em;
 pub mod em_graph;
 pub mod replay;
+pub mod reproduce;
 pub mod trace;
 
 use crate::Outcome;

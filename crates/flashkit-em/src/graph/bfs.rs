@@ -92,6 +92,18 @@ pub fn run<I: BlockIo + ?Sized>(
     source: u32,
     config: &BfsConfig,
 ) -> Result<BfsReport, EmError> {
+    run_probed(io, graph, source, config, |io| io.stats())
+}
+
+/// [`run`], with the phases' I/O measured by `probe` (for a translation layer, the
+/// physical counters underneath instead of the layer's own).
+pub fn run_probed<I: BlockIo + ?Sized>(
+    io: &mut I,
+    graph: &Graph,
+    source: u32,
+    config: &BfsConfig,
+    probe: impl Fn(&I) -> IoStats,
+) -> Result<BfsReport, EmError> {
     let sizes = io.block_sizes();
     let mut regions = Regions {
         next: 0,
@@ -106,7 +118,7 @@ pub fn run<I: BlockIo + ?Sized>(
     let mu = config
         .mu
         .unwrap_or_else(|| model.bfs_mu(vertices, sizes.read_bytes, 4));
-    let start = io.stats();
+    let start = probe(io);
     let isolated = (0..vertices as usize)
         .filter(|&v| graph.offsets[v] == graph.offsets[v + 1])
         .count() as u64;
@@ -118,8 +130,8 @@ pub fn run<I: BlockIo + ?Sized>(
     };
     let (cluster, clusters, rounds) = grow_clusters(io, &csr, source, mu, config.seed)?;
     let (file, index) = build_cluster_file(io, &csr, &cluster, clusters, config, &mut regions)?;
-    let preprocessing = io.stats() - start;
-    let start = io.stats();
+    let preprocessing = probe(io) - start;
+    let start = probe(io);
     let mut report = bfs_phase(
         io,
         &file,
@@ -134,7 +146,7 @@ pub fn run<I: BlockIo + ?Sized>(
     report.clusters = clusters;
     report.rounds = rounds;
     report.preprocessing = preprocessing;
-    report.bfs = io.stats() - start;
+    report.bfs = probe(io) - start;
     Ok(report)
 }
 
