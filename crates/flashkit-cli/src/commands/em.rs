@@ -97,8 +97,8 @@ pub struct SortArgs {
     #[arg(long, value_name = "FILE")]
     pub input: PathBuf,
     /// Output file.
-    #[arg(long, value_name = "FILE")]
-    pub output: PathBuf,
+    #[arg(long, value_name = "FILE", required_unless_present = "in_memory")]
+    pub output: Option<PathBuf>,
     /// Record type: u32, u64, kv16.
     #[arg(long, default_value = "u64", value_name = "TYPE")]
     pub record: RecordKind,
@@ -120,6 +120,10 @@ pub struct SortArgs {
     /// Also write the figures as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Benchmark only: load the whole input into memory and time the in-memory radix sort
+    /// alone (the in-memory bound of the sorting benchmark); writes nothing.
+    #[arg(long)]
+    pub in_memory: bool,
     #[command(flatten)]
     pub params: ModelParams,
 }
@@ -295,19 +299,29 @@ fn generate(args: GenArgs) -> Outcome {
 }
 
 fn sort(args: SortArgs) -> Outcome {
+    if args.in_memory {
+        return match args.record {
+            RecordKind::U32 => in_memory::<u32>(&args.input),
+            RecordKind::U64 => in_memory::<u64>(&args.input),
+            RecordKind::KeyPayload => in_memory::<KeyPayload>(&args.input),
+        };
+    }
     let model = args.params.model()?;
     let mode = if args.tl { IoMode::Tl } else { args.io };
+    let output = args
+        .output
+        .clone()
+        .expect("invariant: clap requires --output without --in-memory");
     let scratch_dir = match &args.tmp {
         Some(dir) => dir.clone(),
-        None => args
-            .output
+        None => output
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), PathBuf::from),
     };
     let spec = FileSortSpec {
         input: args.input.clone(),
-        output: args.output.clone(),
+        output,
         scratch_dir,
         memory_bytes: model.memory_bytes,
         sizes: model.sizes,
@@ -344,6 +358,42 @@ fn sort(args: SortArgs) -> Outcome {
         )
         .context("writing the JSON report")?;
     }
+    Ok(())
+}
+
+/// Time the in-memory radix sort of the whole input (its bound in the benchmark).
+fn in_memory<R: flashkit_em::record::Record>(input: &std::path::Path) -> Outcome {
+    use flashkit_em::io::AlignedBuf;
+    use std::io::Read;
+    let records = flashkit_em::sort::files::count_records::<R>(input).map_err(failure)?;
+    let bytes = records as usize * R::BYTES;
+    let mut data = AlignedBuf::new(bytes);
+    let mut file =
+        std::fs::File::open(input).with_context(|| format!("cannot open {}", input.display()))?;
+    file.read_exact(&mut data.bytes_mut()[..bytes])
+        .with_context(|| format!("reading {}", input.display()))?;
+    let mut scratch = AlignedBuf::new(bytes);
+    let n = records as usize;
+    let started = Instant::now();
+    let in_scratch = flashkit_em::sort::radix::radix_sort(
+        &mut data.records_mut::<R>()[..n],
+        &mut scratch.records_mut::<R>()[..n],
+    );
+    let seconds = started.elapsed().as_secs_f64();
+    let sorted = if in_scratch { &scratch } else { &data };
+    let ok = sorted.records::<R>()[..n]
+        .windows(2)
+        .all(|w| w[0].key() <= w[1].key());
+    if !ok {
+        return Err(Failure::Runtime(anyhow::anyhow!(
+            "in-memory radix sort left records out of order"
+        )));
+    }
+    println!(
+        "in-memory radix sort of {records} {} records ({}): {seconds:.2} s",
+        R::KIND.name(),
+        format_size(bytes as u64)
+    );
     Ok(())
 }
 
