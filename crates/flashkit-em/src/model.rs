@@ -227,4 +227,27 @@ mod tests {
         // 8 blocks: runs of 64 MiB; 16 runs need two 4-way passes.
         assert_eq!(stxxl_sort_passes(1 << 30, 16 * MIB, 8), (16, 2));
     }
+
+    #[test]
+    fn stxxl_with_a_quarter_of_m_has_table_1s_pass_counts() {
+        // Table 1's read volume over the input volume is 1 + merge passes. STXXL's schedule
+        // with a budget of M/4 = 128 MiB gives exactly those ratios for both block sizes.
+        let paper_bw = [
+            (25, 2.0),
+            (26, 2.0),
+            (27, 2.0),
+            (28, 3.0),
+            (29, 3.0),
+            (30, 3.0),
+            (31, 4.0),
+            (32, 4.0),
+        ];
+        for (log_n, ratio) in paper_bw {
+            let bytes = 4u64 << log_n;
+            let (_, passes) = stxxl_sort_passes(bytes, 16 * MIB, 128 * MIB / (16 * MIB));
+            assert_eq!(1.0 + passes as f64, ratio, "B_w at 2^{log_n}");
+            let (_, passes) = stxxl_sort_passes(bytes, 128 << 10, 128 * MIB / (128 << 10));
+            assert_eq!(passes, 1, "B_r at 2^{log_n}");
+        }
+    }
 }

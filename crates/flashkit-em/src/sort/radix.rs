@@ -18,9 +18,9 @@ const MSD_THRESHOLD: usize = 1 << 16;
 /// Sort `data` by key using `scratch` (at least as long). Returns `true` when the sorted
 /// records ended up in `scratch` rather than in `data`.
 ///
-/// Large inputs take one most-significant-digit pass into 256 buckets first; each bucket,
-/// a 256th of a run (512 KiB of a 128 MiB run), then fits in the L2 cache for its LSD
-/// passes, and the buckets are shared between two threads.
+/// Large inputs are split by most-significant-digit passes until a bucket is small enough
+/// for the L2 cache (a 256th of a 128 MiB run already is), and the small buckets are sorted
+/// by LSD passes there. The buckets of the first split are shared between two threads.
 pub fn radix_sort<R: Record>(data: &mut [R], scratch: &mut [R]) -> bool {
     let n = data.len();
     assert!(scratch.len() >= n, "radix sort scratch is too small");
@@ -28,21 +28,13 @@ pub fn radix_sort<R: Record>(data: &mut [R], scratch: &mut [R]) -> bool {
     if n < MSD_THRESHOLD {
         return lsd(data, scratch, R::KEY_BYTES);
     }
-    let top = 8 * (R::KEY_BYTES - 1);
-    let mut count = [0usize; RADIX];
-    for record in data.iter() {
-        count[((record.key() >> top) & 0xff) as usize] += 1;
-    }
+    let top = R::KEY_BYTES - 1;
+    let count = histogram(data, top);
     if count.contains(&n) {
-        return lsd(data, scratch, R::KEY_BYTES - 1);
+        sort_back(data, scratch, top - 1);
+        return false;
     }
-    let mut offsets = [0usize; RADIX];
-    let mut sum = 0;
-    for (offset, &c) in offsets.iter_mut().zip(count.iter()) {
-        *offset = sum;
-        sum += c;
-    }
-    scatter(data, scratch, &mut offsets, top);
+    scatter_by(data, scratch, &count, top);
     // Two groups of whole buckets of about equal size, one per thread.
     let mut split_bucket = 0;
     let mut left = 0;
@@ -53,22 +45,105 @@ pub fn radix_sort<R: Record>(data: &mut [R], scratch: &mut [R]) -> bool {
     let (data_a, data_b) = data.split_at_mut(left);
     let (scratch_a, scratch_b) = scratch.split_at_mut(left);
     std::thread::scope(|scope| {
-        scope.spawn(|| sort_buckets(scratch_a, data_a, &count[..split_bucket]));
-        sort_buckets(scratch_b, data_b, &count[split_bucket..]);
+        scope.spawn(|| sort_buckets_into(scratch_a, data_a, &count[..split_bucket], top - 1));
+        sort_buckets_into(scratch_b, data_b, &count[split_bucket..], top - 1);
     });
     false
 }
 
-/// Sort each bucket (held in `from`, sizes `counts`) by the lower digits into `to`.
-fn sort_buckets<R: Record>(from: &mut [R], to: &mut [R], counts: &[usize]) {
+fn histogram<R: Record>(data: &[R], digit: usize) -> [usize; RADIX] {
+    let mut count = [0usize; RADIX];
+    for record in data {
+        count[((record.key() >> (8 * digit)) & 0xff) as usize] += 1;
+    }
+    count
+}
+
+fn scatter_by<R: Record>(from: &[R], to: &mut [R], count: &[usize; RADIX], digit: usize) {
+    let mut offsets = [0usize; RADIX];
+    let mut sum = 0;
+    for (offset, &c) in offsets.iter_mut().zip(count.iter()) {
+        *offset = sum;
+        sum += c;
+    }
+    scatter(from, to, &mut offsets, 8 * digit);
+}
+
+/// Sort each bucket (held in `from`, sizes `counts`) by digits `0..=digit` into `to`.
+fn sort_buckets_into<R: Record>(from: &mut [R], to: &mut [R], counts: &[usize], digit: usize) {
     let mut start = 0;
     for &c in counts {
-        let (bucket, bucket_to) = (&mut from[start..start + c], &mut to[start..start + c]);
-        // The bucket is in `from`; LSD passes ping-pong between the two, and the result
-        // must end in `to`.
-        if !lsd(bucket, bucket_to, R::KEY_BYTES - 1) {
-            bucket_to.copy_from_slice(bucket);
+        sort_into(
+            &mut from[start..start + c],
+            &mut to[start..start + c],
+            digit,
+        );
+        start += c;
+    }
+}
+
+/// `src` holds records equal above `digit`; sort them by digits `0..=digit` into `dst`
+/// (`src` is scratch).
+fn sort_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
+    let n = src.len();
+    if n < MSD_THRESHOLD {
+        if !lsd(src, dst, digit + 1) {
+            dst.copy_from_slice(src);
         }
+        return;
+    }
+    let count = histogram(src, digit);
+    if count.contains(&n) {
+        if digit == 0 {
+            dst.copy_from_slice(src);
+        } else {
+            sort_into(src, dst, digit - 1);
+        }
+        return;
+    }
+    scatter_by(src, dst, &count, digit);
+    if digit > 0 {
+        let mut start = 0;
+        for &c in &count {
+            sort_back(
+                &mut dst[start..start + c],
+                &mut src[start..start + c],
+                digit - 1,
+            );
+            start += c;
+        }
+    }
+}
+
+/// Sort `data` (records equal above `digit`) by digits `0..=digit` in place, `scratch`
+/// beside it.
+fn sort_back<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
+    let n = data.len();
+    if n < MSD_THRESHOLD {
+        if lsd(data, scratch, digit + 1) {
+            data.copy_from_slice(scratch);
+        }
+        return;
+    }
+    let count = histogram(data, digit);
+    if count.contains(&n) {
+        if digit > 0 {
+            sort_back(data, scratch, digit - 1);
+        }
+        return;
+    }
+    scatter_by(data, scratch, &count, digit);
+    if digit == 0 {
+        data.copy_from_slice(scratch);
+        return;
+    }
+    let mut start = 0;
+    for &c in &count {
+        sort_into(
+            &mut scratch[start..start + c],
+            &mut data[start..start + c],
+            digit - 1,
+        );
         start += c;
     }
 }
@@ -168,6 +243,16 @@ mod tests {
         );
         let big32: Vec<u32> = (0..100_000).map(|_| u32::random(&mut rng)).collect();
         check(big32);
+        // Buckets above the threshold recurse: 2^21 keys in 256 buckets of 2^13... and a
+        // skewed input whose top two bytes are constant and whose third splits.
+        let huge: Vec<u64> = (0..1 << 21).map(|_| u64::random(&mut rng) >> 4).collect();
+        check(huge.clone());
+        check(
+            huge.iter()
+                .map(|k| k & 0xff_ffff_ffff)
+                .collect::<Vec<u64>>(),
+        );
+        check(huge.iter().map(|k| (k & 0x3) << 40).collect::<Vec<u64>>());
     }
 
     #[test]
