@@ -41,7 +41,7 @@ use thiserror::Error;
 #[derive(Debug, Error)]
 pub enum EmError {
     /// A file operation failed.
-    #[error("{op} of {path} at byte {offset}: {source}")]
+    #[error("{op} of {path} at byte {offset}")]
     Io {
         /// The file.
         path: PathBuf,
@@ -49,7 +49,7 @@ pub enum EmError {
         op: &'static str,
         /// Byte offset inside the file.
         offset: u64,
-        /// The operating system's error.
+        /// The operating system's error (shown after the message by error chains).
         source: std::io::Error,
     },
     /// An input file is not what the algorithm needs.
