@@ -45,6 +45,9 @@ pub enum Command {
     /// NOR-flash indexes: fat lists, soft lists and the mu-tree.
     #[command(subcommand)]
     Index(crate::commands::index::IndexCommand),
+    /// External-memory algorithms under the flash models (Ajwani et al., SEA 2009).
+    #[command(subcommand)]
+    Em(crate::commands::em::EmCommand),
     /// Rerun a paper's evaluation, printing the paper's figures beside flashkit's.
     #[command(subcommand)]
     Reproduce(crate::commands::reproduce::Paper),

@@ -2,6 +2,8 @@
 
 pub mod bench;
 pub mod compare;
+pub mod em;
+pub mod em_graph;
 pub mod index;
 pub mod replay;
 pub mod report;

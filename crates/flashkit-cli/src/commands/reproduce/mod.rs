@@ -3,6 +3,7 @@
 
 pub mod fast;
 pub mod fatlist;
+pub mod flashmodel;
 pub mod vet;
 
 use crate::Outcome;
@@ -18,6 +19,9 @@ pub enum Paper {
     /// The fat-list paper (NOR flash): micro-benchmark on 1-8 MB, level and turnstile
     /// sweeps, probe table, initialization cost, sensor macro-benchmark.
     Fatlist(fatlist::FatlistArgs),
+    /// Ajwani et al., "On Computational Models for Flash Memory Devices" (SEA 2009):
+    /// Table 1 (sorting), Table 2 (BFS) and a real-disk sort.
+    Flashmodel(flashmodel::FlashmodelArgs),
     /// Extent mapping (Suh et al., JSA 2014): VET and EMT against page and hybrid mapping
     /// (Tables 2-4, Figs. 12 and 14-16).
     Vet(crate::args::VetReproArgs),
@@ -27,6 +31,7 @@ pub fn run(paper: Paper) -> Outcome {
     match paper {
         Paper::Fast(args) => fast::run(args),
         Paper::Fatlist(args) => fatlist::run(&args),
+        Paper::Flashmodel(args) => flashmodel::run(args),
         Paper::Vet(args) => vet::run(args),
     }
 }

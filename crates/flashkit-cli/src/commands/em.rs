@@ -1,0 +1,491 @@
+//! `flashkit em`: external-memory algorithms under the flash models of Ajwani et al.
+//! (SEA 2009): model calculators, input generation, sorting real files, BFS and DFS.
+
+use crate::args::Size;
+use crate::output::write_json;
+use crate::{Failure, Outcome};
+use anyhow::Context;
+use clap::{Args, Subcommand};
+use flashkit_core::units::format_size;
+use flashkit_em::EmError;
+use flashkit_em::io::{BlockSizes, IoStats};
+use flashkit_em::model::{Cost, FlashModel};
+use flashkit_em::record::{KeyPayload, RecordKind};
+use flashkit_em::sort::files::{
+    FileSortReport, FileSortSpec, InputOrder, IoMode, generate_file, sort_file,
+};
+use flashkit_em::sort::{FanIn, Plan};
+use flashkit_report::Table;
+use std::path::PathBuf;
+use std::time::Instant;
+
+#[derive(Subcommand, Debug)]
+pub enum EmCommand {
+    /// Predict volumes and costs under both flash models from N, M, B_r and B_w.
+    Model(ModelArgs),
+    /// Write a file of random (or sorted, reversed, equal) fixed-width records.
+    Gen(GenArgs),
+    /// Sort a file of fixed-width records with external multi-way mergesort.
+    Sort(SortArgs),
+    /// Mehlhorn-Meyer BFS on a generated graph, on the simulated device.
+    Bfs(crate::commands::em_graph::GraphArgs),
+    /// Textbook DFS on a generated graph, on the simulated device.
+    Dfs(crate::commands::em_graph::GraphArgs),
+}
+
+/// Memory and block sizes shared by the em commands.
+#[derive(Args, Debug, Clone)]
+pub struct ModelParams {
+    /// Internal memory M.
+    #[arg(long, default_value = "512M", value_name = "SIZE")]
+    pub memory: Size,
+    /// Read block size B_r.
+    #[arg(long, default_value = "128K", value_name = "SIZE")]
+    pub br: Size,
+    /// Write block size B_w.
+    #[arg(long, default_value = "16M", value_name = "SIZE")]
+    pub bw: Size,
+    /// The general model's write penalty c.
+    #[arg(long, default_value_t = 1.0, value_name = "C")]
+    pub c: f64,
+}
+
+impl ModelParams {
+    pub fn model(&self) -> Result<FlashModel, Failure> {
+        let sizes = BlockSizes::new(self.br.0, self.bw.0).map_err(failure)?;
+        FlashModel::new(self.memory.0, sizes, self.c).map_err(failure)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct ModelArgs {
+    /// Records to sort: a count (1M, 300k) or a power of two (2^28).
+    #[arg(long, default_value = "2^28", value_parser = parse_records, value_name = "N")]
+    pub records: u64,
+    /// Record type: u32, u64, kv16.
+    #[arg(long, default_value = "u32", value_name = "TYPE")]
+    pub record: RecordKind,
+    /// Graph vertices for the BFS and DFS predictions (a count or 2^k).
+    #[arg(long, default_value = "2^22", value_parser = parse_records, value_name = "V")]
+    pub vertices: u64,
+    #[command(flatten)]
+    pub params: ModelParams,
+}
+
+#[derive(Args, Debug)]
+pub struct GenArgs {
+    /// Output file.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: PathBuf,
+    /// Number of records (a count or 2^k).
+    #[arg(long, value_parser = parse_records, value_name = "N")]
+    pub records: u64,
+    /// Record type: u32, u64, kv16.
+    #[arg(long, default_value = "u64", value_name = "TYPE")]
+    pub record: RecordKind,
+    /// Order: random, sorted, reversed, equal.
+    #[arg(long, default_value = "random", value_name = "ORDER")]
+    pub order: InputOrder,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+#[derive(Args, Debug)]
+pub struct SortArgs {
+    /// Input file of raw little-endian records.
+    #[arg(long, value_name = "FILE")]
+    pub input: PathBuf,
+    /// Output file.
+    #[arg(long, value_name = "FILE", required_unless_present = "in_memory")]
+    pub output: Option<PathBuf>,
+    /// Record type: u32, u64, kv16.
+    #[arg(long, default_value = "u64", value_name = "TYPE")]
+    pub record: RecordKind,
+    /// Block sizes to transfer with: flash (read B_r, write B_w), br, bw, tl.
+    #[arg(long, default_value = "flash", value_name = "MODE")]
+    pub io: IoMode,
+    /// Shorthand for --io tl: pages of B_r through the translation layer.
+    #[arg(long, conflicts_with = "io")]
+    pub tl: bool,
+    /// Merge fan-in: model, read (M/B_r), write (M/B_w) or a number.
+    #[arg(long, default_value = "model", value_name = "POLICY")]
+    pub fan_in: FanIn,
+    /// Directory for the temporary runs [default: the output's directory].
+    #[arg(long, value_name = "DIR")]
+    pub tmp: Option<PathBuf>,
+    /// Go through the page cache instead of asking for O_DIRECT.
+    #[arg(long)]
+    pub buffered: bool,
+    /// Also write the figures as JSON.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Benchmark only: load the whole input into memory and time the in-memory radix sort
+    /// alone (the in-memory bound of the sorting benchmark); writes nothing.
+    #[arg(long)]
+    pub in_memory: bool,
+    #[command(flatten)]
+    pub params: ModelParams,
+}
+
+/// A count such as `1M`, `300k` or a power of two such as `2^28`.
+pub fn parse_records(text: &str) -> Result<u64, String> {
+    if let Some(exponent) = text.strip_prefix("2^") {
+        let e: u32 = exponent
+            .parse()
+            .map_err(|_| format!("{text:?}: the exponent is not a whole number"))?;
+        return 1u64
+            .checked_shl(e)
+            .filter(|_| e < 64)
+            .ok_or_else(|| format!("{text:?} does not fit in 64 bits"));
+    }
+    flashkit_core::units::parse_count(text)
+}
+
+/// Sort an em error: bad parameters and bad input files are usage errors (exit 2).
+pub fn failure(error: EmError) -> Failure {
+    match error {
+        EmError::Config(_) | EmError::Input { .. } => Failure::Usage(error.into()),
+        other => Failure::Runtime(other.into()),
+    }
+}
+
+pub fn run(command: EmCommand) -> Outcome {
+    match command {
+        EmCommand::Model(args) => model(args),
+        EmCommand::Gen(args) => generate(args),
+        EmCommand::Sort(args) => sort(args),
+        EmCommand::Bfs(args) => crate::commands::em_graph::bfs(args),
+        EmCommand::Dfs(args) => crate::commands::em_graph::dfs(args),
+    }
+}
+
+/// Gigabytes with two decimals, as the paper's tables print volumes.
+pub fn gb(bytes: u64) -> String {
+    format!("{:.2}", bytes as f64 / 1e9)
+}
+
+/// A plan's predicted I/O as it reaches the device in `mode` (under the translation layer,
+/// writes arrive as whole `B_w` blocks).
+pub fn device_prediction(plan: &Plan, mode: IoMode, device: BlockSizes) -> IoStats {
+    let v = plan.volumes();
+    let mut io = IoStats {
+        read_ios: v.read_ios,
+        write_ios: v.write_ios,
+        read_bytes: v.read_bytes,
+        write_bytes: v.write_bytes,
+    };
+    if mode == IoMode::Tl {
+        io.write_ios = v.write_bytes.div_ceil(device.write_bytes);
+    }
+    io
+}
+
+fn cost_cells(cost: &Cost) -> [String; 2] {
+    [format!("{:.0}", cost.general), gb(cost.unit_bytes)]
+}
+
+fn model(args: ModelArgs) -> Outcome {
+    let model = args.params.model()?;
+    let record_bytes = args.record.bytes();
+    let input = args.records * record_bytes;
+    println!(
+        "flash model: M = {}, B_r = {}, B_w = {}, c = {}; sorting {} {} records ({} GB)",
+        format_size(model.memory_bytes),
+        format_size(model.sizes.read_bytes),
+        format_size(model.sizes.write_bytes),
+        model.write_penalty,
+        args.records,
+        args.record.name(),
+        gb(input)
+    );
+    println!("\nmultiway mergesort (exact: the schedule does not depend on the data)");
+    let mut table = Table::new([
+        "mode",
+        "runs",
+        "fan-in",
+        "passes",
+        "RDV [GB]",
+        "WRV [GB]",
+        "read I/Os",
+        "write I/Os",
+        "general x+cy",
+        "unit [GB]",
+    ]);
+    for mode in IoMode::ALL {
+        let plan = Plan::new(
+            args.records,
+            record_bytes,
+            mode.algorithm_sizes(model.sizes),
+            model.memory_bytes,
+            FanIn::Model,
+        )
+        .map_err(failure)?;
+        let io = device_prediction(&plan, mode, model.sizes);
+        let cost = model.cost(&io);
+        let [general, unit] = cost_cells(&cost);
+        table.push([
+            mode.name().to_string(),
+            plan.runs.to_string(),
+            plan.fan_in.to_string(),
+            plan.merge_passes().to_string(),
+            gb(io.read_bytes),
+            gb(io.write_bytes),
+            io.read_ios.to_string(),
+            io.write_ios.to_string(),
+            general,
+            unit,
+        ]);
+    }
+    print!("{}", table.render());
+    println!(
+        "Lemma 3 bound N log_(M/B_r)(N/B_r): {} GB; merging M/B_w ways instead: {} GB",
+        gb(model.sort_bound_bytes(input) as u64),
+        gb(model.sort_bound_bytes_with_b_w(input) as u64)
+    );
+    print_bounds(&model, &args);
+    Ok(())
+}
+
+fn print_bounds(model: &FlashModel, args: &ModelArgs) {
+    let v = args.vertices;
+    println!("\nbounds with every constant 1 (how costs scale, not what a run measures):");
+    println!(
+        "BFS on {v} vertices (4-byte ids): mu = {} with B_r, {} with B_w; Lemma 4: {} GB",
+        model.bfs_mu(v, model.sizes.read_bytes, 4),
+        model.bfs_mu(v, model.sizes.write_bytes, 4),
+        gb((model.bfs_bound_items(v, 4) * 4.0) as u64)
+    );
+    let (dfs_flash, dfs_bw) = model.dfs_bytes(v, 2 * v);
+    println!(
+        "DFS on {v} vertices, {} edges: |E| B_r + |V| B_w = {} GB; with B_w blocks {} GB",
+        2 * v,
+        gb(dfs_flash),
+        gb(dfs_bw)
+    );
+    let (two_level, plain) = model.btree_search_bytes(args.records, 16);
+    println!(
+        "B-tree search over {} entries: two-level {} KiB, B_w-node B-tree {} KiB",
+        args.records,
+        (two_level / 1024.0).round(),
+        (plain / 1024.0).round()
+    );
+    let (merging, distributing) = model.pq_bytes_per_op(args.records, 8);
+    println!(
+        "priority queue, amortised bytes per operation: merging {merging:.1}, distributing \
+         {distributing:.1}"
+    );
+}
+
+fn generate(args: GenArgs) -> Outcome {
+    let started = Instant::now();
+    let backend = match args.record {
+        RecordKind::U32 => generate_file::<u32>(&args.output, args.records, args.order, args.seed),
+        RecordKind::U64 => generate_file::<u64>(&args.output, args.records, args.order, args.seed),
+        RecordKind::KeyPayload => {
+            generate_file::<KeyPayload>(&args.output, args.records, args.order, args.seed)
+        }
+    }
+    .map_err(failure)?;
+    println!(
+        "wrote {} {} records ({}) to {} in {:.2} s ({backend})",
+        args.records,
+        args.record.name(),
+        format_size(args.records * args.record.bytes()),
+        args.output.display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+fn sort(args: SortArgs) -> Outcome {
+    if args.in_memory {
+        return match args.record {
+            RecordKind::U32 => in_memory::<u32>(&args.input),
+            RecordKind::U64 => in_memory::<u64>(&args.input),
+            RecordKind::KeyPayload => in_memory::<KeyPayload>(&args.input),
+        };
+    }
+    let model = args.params.model()?;
+    let mode = if args.tl { IoMode::Tl } else { args.io };
+    let output = args
+        .output
+        .clone()
+        .expect("invariant: clap requires --output without --in-memory");
+    let scratch_dir = match &args.tmp {
+        Some(dir) => dir.clone(),
+        None => output
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .map_or_else(|| PathBuf::from("."), PathBuf::from),
+    };
+    let spec = FileSortSpec {
+        input: args.input.clone(),
+        output,
+        scratch_dir,
+        memory_bytes: model.memory_bytes,
+        sizes: model.sizes,
+        mode,
+        fan_in: args.fan_in,
+        direct: !args.buffered,
+    };
+    let started = Instant::now();
+    let report = match args.record {
+        RecordKind::U32 => sort_file::<u32>(&spec),
+        RecordKind::U64 => sort_file::<u64>(&spec),
+        RecordKind::KeyPayload => sort_file::<KeyPayload>(&spec),
+    }
+    .map_err(failure)?;
+    let wall = started.elapsed().as_secs_f64();
+    print_sort(&report, &model, args.record, wall);
+    if let Some(path) = &args.json {
+        #[derive(serde::Serialize)]
+        struct Doc<'a> {
+            report: &'a FileSortReport,
+            model: &'a FlashModel,
+            cost: Cost,
+            wall_seconds: f64,
+        }
+        let cost = model.cost(&report.device);
+        write_json(
+            path,
+            &Doc {
+                report: &report,
+                model: &model,
+                cost,
+                wall_seconds: wall,
+            },
+        )
+        .context("writing the JSON report")?;
+    }
+    Ok(())
+}
+
+/// Time the in-memory radix sort of the whole input (its bound in the benchmark).
+fn in_memory<R: flashkit_em::record::Record>(input: &std::path::Path) -> Outcome {
+    use flashkit_em::io::AlignedBuf;
+    use std::io::Read;
+    let records = flashkit_em::sort::files::count_records::<R>(input).map_err(failure)?;
+    let bytes = records as usize * R::BYTES;
+    let mut data = AlignedBuf::new(bytes);
+    let mut file =
+        std::fs::File::open(input).with_context(|| format!("cannot open {}", input.display()))?;
+    file.read_exact(&mut data.bytes_mut()[..bytes])
+        .with_context(|| format!("reading {}", input.display()))?;
+    let mut scratch = AlignedBuf::new(bytes);
+    let n = records as usize;
+    let started = Instant::now();
+    let in_scratch = flashkit_em::sort::radix::radix_sort(
+        &mut data.records_mut::<R>()[..n],
+        &mut scratch.records_mut::<R>()[..n],
+    );
+    let seconds = started.elapsed().as_secs_f64();
+    let sorted = if in_scratch { &scratch } else { &data };
+    let ok = sorted.records::<R>()[..n]
+        .windows(2)
+        .all(|w| w[0].key() <= w[1].key());
+    if !ok {
+        return Err(Failure::Runtime(anyhow::anyhow!(
+            "in-memory radix sort left records out of order"
+        )));
+    }
+    println!(
+        "in-memory radix sort of {records} {} records ({}): {seconds:.2} s",
+        R::KIND.name(),
+        format_size(bytes as u64)
+    );
+    Ok(())
+}
+
+fn print_sort(report: &FileSortReport, model: &FlashModel, kind: RecordKind, wall: f64) {
+    let o = &report.outcome;
+    let plan = &o.plan;
+    let input = report.records * kind.bytes();
+    println!(
+        "sorted {} {} records ({}) in {:.2} s: {:.0} MB/s of input",
+        report.records,
+        kind.name(),
+        format_size(input),
+        wall,
+        input as f64 / wall / 1e6
+    );
+    println!(
+        "mode {}, M = {}, runs of {} records: {} runs, fan-in {}, {} merge pass(es); {}",
+        report.mode.name(),
+        format_size(model.memory_bytes),
+        plan.run_records,
+        plan.runs,
+        plan.fan_in,
+        plan.merge_passes(),
+        report.backend
+    );
+    let merge = o.total - o.run_formation;
+    let mut table = Table::new([
+        "phase",
+        "RDV [GB]",
+        "WRV [GB]",
+        "read I/Os",
+        "write I/Os",
+        "time [s]",
+        "MB/s moved",
+    ]);
+    let merge_seconds = o.total_seconds - o.run_formation_seconds;
+    for (name, io, seconds) in [
+        ("run formation", o.run_formation, o.run_formation_seconds),
+        ("merge", merge, merge_seconds),
+        ("total (algorithm)", o.total, o.total_seconds),
+        ("device", report.device, o.total_seconds),
+    ] {
+        table.push([
+            name.to_string(),
+            gb(io.read_bytes),
+            gb(io.write_bytes),
+            io.read_ios.to_string(),
+            io.write_ios.to_string(),
+            format!("{seconds:.2}"),
+            format!(
+                "{:.0}",
+                (io.read_bytes + io.write_bytes) as f64 / seconds.max(1e-9) / 1e6
+            ),
+        ]);
+    }
+    print!("{}", table.render());
+    let p = report.predicted;
+    println!(
+        "predicted by the plan: RDV {} GB, WRV {} GB, {} read and {} write I/Os",
+        gb(p.read_bytes),
+        gb(p.write_bytes),
+        p.read_ios,
+        p.write_ios
+    );
+    let cost = model.cost(&report.device);
+    println!(
+        "cost at the device: general model x + c*y = {:.0}; unit-cost model {} GB moved",
+        cost.general,
+        gb(cost.unit_bytes)
+    );
+    if let Some(tl) = report.tl {
+        println!(
+            "translation layer: {} page reads served from its write buffers, {} B_w blocks at peak",
+            tl.buffer_hits, tl.peak_blocks
+        );
+    }
+    println!(
+        "verified: keys in order across every block; multiset checksum {:016x} over {} records \
+         equals the input's",
+        o.checksum.sum, o.checksum.count
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn record_counts_parse_as_counts_or_powers_of_two() {
+        assert_eq!(parse_records("2^28"), Ok(1 << 28));
+        assert_eq!(parse_records("10k"), Ok(10_000));
+        assert!(parse_records("2^64").is_err());
+        assert!(parse_records("2^x").is_err());
+    }
+}

@@ -1,0 +1,205 @@
+//! Double buffering: a worker thread that owns the [`BlockIo`] and carries out transfers in
+//! the order they were submitted, while the caller computes.
+//!
+//! The caller submits a transfer with a buffer and a tag and later waits for that tag; the
+//! buffer comes back with the data. Because one worker serves requests first in, first out,
+//! the sequence of I/Os the device sees is exactly the submission order: counts and traces
+//! are as deterministic as with synchronous calls.
+
+use super::{AlignedBuf, BlockIo};
+use crate::EmError;
+use std::collections::BTreeMap;
+use std::sync::mpsc::{Receiver, Sender, channel};
+
+enum Request {
+    Read {
+        tag: u64,
+        offset: u64,
+        len: usize,
+        buf: AlignedBuf,
+    },
+    Write {
+        tag: u64,
+        offset: u64,
+        len: usize,
+        buf: AlignedBuf,
+    },
+    Discard {
+        offset: u64,
+        len: u64,
+    },
+}
+
+struct Reply {
+    tag: u64,
+    buf: AlignedBuf,
+    result: Result<(), EmError>,
+}
+
+/// The caller's end of an I/O worker.
+pub struct Pipeline {
+    requests: Sender<Request>,
+    replies: Receiver<Reply>,
+    arrived: BTreeMap<u64, AlignedBuf>,
+    outstanding: usize,
+}
+
+/// Run `body` with a [`Pipeline`] whose worker thread owns `io` for the duration.
+pub fn with_pipeline<I, T>(
+    io: &mut I,
+    body: impl FnOnce(&mut Pipeline) -> Result<T, EmError>,
+) -> Result<T, EmError>
+where
+    I: BlockIo + ?Sized,
+{
+    let (request_tx, request_rx) = channel::<Request>();
+    let (reply_tx, reply_rx) = channel::<Reply>();
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || serve(io, request_rx, reply_tx));
+        let mut pipeline = Pipeline {
+            requests: request_tx,
+            replies: reply_rx,
+            arrived: BTreeMap::new(),
+            outstanding: 0,
+        };
+        let result = body(&mut pipeline);
+        let drained = pipeline.drain();
+        drop(pipeline);
+        let served = worker
+            .join()
+            .expect("invariant: the I/O worker does not panic");
+        let value = result?;
+        drained?;
+        served?;
+        Ok(value)
+    })
+}
+
+fn serve<I: BlockIo + ?Sized>(
+    io: &mut I,
+    requests: Receiver<Request>,
+    replies: Sender<Reply>,
+) -> Result<(), EmError> {
+    for request in requests {
+        let (tag, buf, result) = match request {
+            Request::Read {
+                tag,
+                offset,
+                len,
+                mut buf,
+            } => {
+                let result = io.read(offset, &mut buf.bytes_mut()[..len]);
+                (tag, buf, result)
+            }
+            Request::Write {
+                tag,
+                offset,
+                len,
+                buf,
+            } => {
+                let result = io.write(offset, &buf.bytes()[..len]);
+                (tag, buf, result)
+            }
+            Request::Discard { offset, len } => {
+                io.discard(offset, len)?;
+                continue;
+            }
+        };
+        if replies.send(Reply { tag, buf, result }).is_err() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+impl Pipeline {
+    /// Read `len` bytes at `offset` into `buf`; collect it with [`Pipeline::wait`]`(tag)`.
+    pub fn read(&mut self, tag: u64, offset: u64, len: usize, buf: AlignedBuf) {
+        self.send(Request::Read {
+            tag,
+            offset,
+            len,
+            buf,
+        });
+    }
+
+    /// Write the first `len` bytes of `buf` at `offset`; [`Pipeline::wait`]`(tag)` returns
+    /// the buffer once written.
+    pub fn write(&mut self, tag: u64, offset: u64, len: usize, buf: AlignedBuf) {
+        self.send(Request::Write {
+            tag,
+            offset,
+            len,
+            buf,
+        });
+    }
+
+    /// Discard a range (in submission order with the transfers).
+    pub fn discard(&mut self, offset: u64, len: u64) {
+        // A send fails only when the worker has stopped, which `wait` reports.
+        let _ = self.requests.send(Request::Discard { offset, len });
+    }
+
+    fn send(&mut self, request: Request) {
+        self.outstanding += 1;
+        let _ = self.requests.send(request);
+    }
+
+    /// The buffer of the transfer tagged `tag`, once it is done.
+    pub fn wait(&mut self, tag: u64) -> Result<AlignedBuf, EmError> {
+        loop {
+            if let Some(buf) = self.arrived.remove(&tag) {
+                return Ok(buf);
+            }
+            // Waiting for a transfer nobody asked for would block forever: a caller bug.
+            assert!(
+                self.outstanding > 0,
+                "wait for I/O tag {tag}, which was never submitted"
+            );
+            let reply = self.replies.recv().map_err(|_| {
+                EmError::Device("the I/O worker stopped before a transfer was done".into())
+            })?;
+            self.outstanding -= 1;
+            reply.result?;
+            self.arrived.insert(reply.tag, reply.buf);
+        }
+    }
+
+    /// Wait for every outstanding transfer and drop the buffers nobody waited for, so that
+    /// their tags can be used again.
+    pub fn drain(&mut self) -> Result<(), EmError> {
+        while self.outstanding > 0 {
+            let reply = self.replies.recv().map_err(|_| {
+                EmError::Device("the I/O worker stopped before a transfer was done".into())
+            })?;
+            self.outstanding -= 1;
+            reply.result?;
+        }
+        self.arrived.clear();
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{BlockSizes, SimIo};
+
+    #[test]
+    fn transfers_happen_in_submission_order_and_buffers_come_back() {
+        let mut io = SimIo::with_data(BlockSizes::same(4096).expect("valid"));
+        with_pipeline(&mut io, |pipe| {
+            let mut buf = AlignedBuf::new(8192);
+            buf.bytes_mut().fill(9);
+            pipe.write(1, 0, 8192, buf);
+            pipe.read(2, 4096, 4096, AlignedBuf::new(4096));
+            let read = pipe.wait(2)?;
+            assert!(read.bytes().iter().all(|&b| b == 9));
+            assert_eq!(pipe.wait(1)?.len(), 8192);
+            Ok(())
+        })
+        .expect("pipeline");
+        assert_eq!(io.stats().write_ios, 2);
+        assert_eq!(io.stats().read_ios, 1);
+    }
+}

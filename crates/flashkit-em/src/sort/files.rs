@@ -1,0 +1,343 @@
+//! Sorting real files, and writing inputs for it.
+//!
+//! The input file is raw little-endian records; the output is the same records in key
+//! order, cut to the input's exact length. Temporary runs live in one scratch file that is
+//! removed afterwards. Four I/O modes follow the paper's Table 1 and the model: `flash`
+//! (reads of `B_r`, writes of `B_w`), `br` and `bw` (one block size for both, as STXXL was
+//! run), and `tl` (pages of `B_r`, temporary data through the translation layer, so the
+//! scratch file sees only `B_w` writes).
+
+use super::{Layout, Plan, SortOutcome, Volumes, sort};
+use crate::EmError;
+use crate::io::{AlignedBuf, BlockIo, BlockSizes, FileIo, IoStats, Segment, SplitIo};
+use crate::record::Record;
+use crate::tl::{TlStats, TranslationLayer};
+use flashkit_core::{SimRng, SimRngExt};
+use serde::Serialize;
+use std::path::{Path, PathBuf};
+
+/// Which block sizes the sort transfers with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IoMode {
+    /// Reads of `B_r`, writes of `B_w`: the unit-cost model's algorithm.
+    Flash,
+    /// `B_r` for both (Table 1's "B_r" column).
+    ReadBlocks,
+    /// `B_w` for both (Table 1's "B_w" column).
+    WriteBlocks,
+    /// Pages of `B_r`; temporary data through the translation layer (Table 1's "TL").
+    Tl,
+}
+
+impl IoMode {
+    /// Every mode.
+    pub const ALL: [IoMode; 4] = [
+        IoMode::Tl,
+        IoMode::ReadBlocks,
+        IoMode::WriteBlocks,
+        IoMode::Flash,
+    ];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            IoMode::Flash => "flash",
+            IoMode::ReadBlocks => "br",
+            IoMode::WriteBlocks => "bw",
+            IoMode::Tl => "tl",
+        }
+    }
+
+    /// The block sizes the algorithm sees.
+    pub fn algorithm_sizes(self, device: BlockSizes) -> BlockSizes {
+        let (br, bw) = (device.read_bytes, device.write_bytes);
+        match self {
+            IoMode::Flash => device,
+            IoMode::ReadBlocks | IoMode::Tl => BlockSizes {
+                read_bytes: br,
+                write_bytes: br,
+            },
+            IoMode::WriteBlocks => BlockSizes {
+                read_bytes: bw,
+                write_bytes: bw,
+            },
+        }
+    }
+}
+
+impl std::str::FromStr for IoMode {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        IoMode::ALL
+            .into_iter()
+            .find(|m| m.name() == text)
+            .ok_or_else(|| format!("unknown I/O mode {text:?} (expected flash, br, bw or tl)"))
+    }
+}
+
+/// A file sort's parameters.
+#[derive(Clone, Debug)]
+pub struct FileSortSpec {
+    /// Input file.
+    pub input: PathBuf,
+    /// Output file (created or truncated).
+    pub output: PathBuf,
+    /// Directory of the scratch file.
+    pub scratch_dir: PathBuf,
+    /// Memory `M`.
+    pub memory_bytes: u64,
+    /// The device's `B_r` and `B_w`.
+    pub sizes: BlockSizes,
+    /// Block sizes the algorithm uses.
+    pub mode: IoMode,
+    /// Fan-in policy.
+    pub fan_in: super::FanIn,
+    /// Ask for `O_DIRECT`.
+    pub direct: bool,
+}
+
+/// What a file sort did.
+#[derive(Clone, Debug, Serialize)]
+pub struct FileSortReport {
+    /// Records sorted.
+    pub records: u64,
+    /// The mode.
+    pub mode: IoMode,
+    /// The sort's own outcome (its I/O as the algorithm saw it).
+    pub outcome: SortOutcome,
+    /// The predicted volumes of the plan.
+    pub predicted: Volumes,
+    /// What reached the files (differs from the algorithm's I/O under the layer).
+    pub device: IoStats,
+    /// The translation layer's counters, in `tl` mode.
+    pub tl: Option<TlStats>,
+    /// The backend, and whether `O_DIRECT` was used.
+    pub backend: String,
+}
+
+const OUTPUT_BASE: u64 = 1 << 52;
+const SCRATCH_BASE: u64 = 2 << 52;
+
+/// Count the records of `path`, refusing a length that is not a whole number of them.
+pub fn count_records<R: Record>(path: &Path) -> Result<u64, EmError> {
+    let len = std::fs::metadata(path)
+        .map_err(|source| EmError::Io {
+            path: path.to_path_buf(),
+            op: "stat",
+            offset: 0,
+            source,
+        })?
+        .len();
+    if !len.is_multiple_of(R::BYTES as u64) {
+        return Err(EmError::Input {
+            path: path.to_path_buf(),
+            detail: format!(
+                "length {len} B is not a whole number of {}-byte {} records (record {} is cut \
+                 short after {} B)",
+                R::BYTES,
+                R::KIND.name(),
+                len / R::BYTES as u64,
+                len % R::BYTES as u64
+            ),
+        });
+    }
+    Ok(len / R::BYTES as u64)
+}
+
+/// Sort the file `spec.input` into `spec.output`.
+pub fn sort_file<R: Record>(spec: &FileSortSpec) -> Result<FileSortReport, EmError> {
+    let records = count_records::<R>(&spec.input)?;
+    let sizes = spec.mode.algorithm_sizes(spec.sizes);
+    let plan = Plan::new(
+        records,
+        R::BYTES as u64,
+        sizes,
+        spec.memory_bytes,
+        spec.fan_in,
+    )?;
+    let area = plan.area_bytes();
+    let layout = Layout {
+        input: 0,
+        output: OUTPUT_BASE,
+        scratch: [SCRATCH_BASE, SCRATCH_BASE + area],
+    };
+    let scratch_path = spec
+        .scratch_dir
+        .join(format!("flashkit-sort-{}.tmp", std::process::id()));
+    let result = run::<R>(spec, &plan, &layout, &scratch_path);
+    let _ = std::fs::remove_file(&scratch_path);
+    let (outcome, device, tl, backend) = result?;
+    Ok(FileSortReport {
+        records,
+        mode: spec.mode,
+        predicted: plan.volumes(),
+        outcome,
+        device,
+        tl,
+        backend,
+    })
+}
+
+type RunResult = (SortOutcome, IoStats, Option<TlStats>, String);
+
+fn run<R: Record>(
+    spec: &FileSortSpec,
+    plan: &Plan,
+    layout: &Layout,
+    scratch: &Path,
+) -> Result<RunResult, EmError> {
+    let outer = vec![
+        Segment::existing(&spec.input, 0),
+        Segment::create(&spec.output, OUTPUT_BASE),
+    ];
+    let exact = plan.input_bytes();
+    if spec.mode == IoMode::Tl {
+        let files = FileIo::open(plan.sizes, outer, spec.direct)?;
+        let physical = FileIo::open(spec.sizes, vec![Segment::create(scratch, 0)], spec.direct)?;
+        let layer = TranslationLayer::new(physical, 2, None)?;
+        let mut io = SplitIo::new(files, layer, SCRATCH_BASE);
+        let outcome = sort::<R, _>(&mut io, plan, layout)?;
+        io.low.set_len(OUTPUT_BASE, exact)?;
+        io.sync()?;
+        let device = sum(io.low.stats(), io.high.inner().stats());
+        let backend = io.describe();
+        Ok((outcome, device, Some(io.high.tl_stats()), backend))
+    } else {
+        let mut segments = outer;
+        segments.push(Segment::create(scratch, SCRATCH_BASE));
+        let mut io = FileIo::open(plan.sizes, segments, spec.direct)?;
+        let outcome = sort::<R, _>(&mut io, plan, layout)?;
+        io.set_len(OUTPUT_BASE, exact)?;
+        io.sync()?;
+        let backend = io.describe();
+        Ok((outcome, io.stats(), None, backend))
+    }
+}
+
+fn sum(a: IoStats, b: IoStats) -> IoStats {
+    IoStats {
+        read_ios: a.read_ios + b.read_ios,
+        write_ios: a.write_ios + b.write_ios,
+        read_bytes: a.read_bytes + b.read_bytes,
+        write_bytes: a.write_bytes + b.write_bytes,
+    }
+}
+
+/// The order of a generated input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum InputOrder {
+    /// Uniformly random keys.
+    Random,
+    /// Increasing keys.
+    Sorted,
+    /// Decreasing keys.
+    Reversed,
+    /// One key repeated.
+    Equal,
+}
+
+impl std::str::FromStr for InputOrder {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "random" => Ok(InputOrder::Random),
+            "sorted" => Ok(InputOrder::Sorted),
+            "reversed" => Ok(InputOrder::Reversed),
+            "equal" => Ok(InputOrder::Equal),
+            other => Err(format!(
+                "unknown input order {other:?} (expected random, sorted, reversed or equal)"
+            )),
+        }
+    }
+}
+
+/// Write `records` records of type `R` to `path` (seeded), with `O_DIRECT` if allowed.
+/// Returns the backend description.
+pub fn generate_file<R: Record>(
+    path: &Path,
+    records: u64,
+    order: InputOrder,
+    seed: u64,
+) -> Result<String, EmError> {
+    const CHUNK: u64 = 16 << 20;
+    let sizes = BlockSizes::same(CHUNK)?;
+    let mut io = FileIo::open(sizes, vec![Segment::create(path, 0)], true)?;
+    let mut rng = SimRng::for_stream(seed, "em-gen");
+    let mut buf = AlignedBuf::new(CHUNK as usize);
+    let per_chunk = CHUNK / R::BYTES as u64;
+    let stride = (u64::MAX >> (64 - 8 * R::KEY_BYTES as u32)) / records.max(1);
+    let mut written = 0u64;
+    while written < records {
+        let take = per_chunk.min(records - written) as usize;
+        for (i, slot) in buf.records_mut::<R>()[..take].iter_mut().enumerate() {
+            let index = written + i as u64;
+            *slot = match order {
+                InputOrder::Random => R::random(&mut rng),
+                InputOrder::Sorted => R::from_key(index * stride),
+                InputOrder::Reversed => R::from_key((records - 1 - index) * stride),
+                InputOrder::Equal => R::from_key(0x5eed),
+            };
+        }
+        io.write(written * R::BYTES as u64, buf.bytes())?;
+        written += take as u64;
+    }
+    io.set_len(0, records * R::BYTES as u64)?;
+    io.sync()?;
+    Ok(io.describe())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sort::FanIn;
+
+    fn sort_with<R: Record>(mode: IoMode, order: InputOrder, records: u64) {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let input = dir.path().join("in");
+        let output = dir.path().join("out");
+        generate_file::<R>(&input, records, order, 7).expect("generate");
+        let spec = FileSortSpec {
+            input: input.clone(),
+            output: output.clone(),
+            scratch_dir: dir.path().to_path_buf(),
+            memory_bytes: 256 << 10,
+            sizes: BlockSizes::new(4096, 16384).expect("valid"),
+            mode,
+            fan_in: FanIn::Model,
+            direct: true,
+        };
+        let report = sort_file::<R>(&spec).expect("sort");
+        assert_eq!(report.records, records);
+        let bytes = std::fs::read(&output).expect("output");
+        assert_eq!(bytes.len() as u64, records * R::BYTES as u64);
+        let sorted: &[R] = bytemuck::cast_slice(&bytes);
+        assert!(sorted.windows(2).all(|w| w[0].key() <= w[1].key()));
+        assert_eq!(report.outcome.total.read_bytes, report.predicted.read_bytes);
+        assert!(
+            !dir.path()
+                .join(format!("flashkit-sort-{}.tmp", std::process::id()))
+                .exists()
+        );
+    }
+
+    #[test]
+    fn files_sort_in_every_mode() {
+        for mode in IoMode::ALL {
+            sort_with::<u64>(mode, InputOrder::Random, 100_000);
+        }
+        sort_with::<u32>(IoMode::Tl, InputOrder::Reversed, 50_001);
+        sort_with::<crate::record::KeyPayload>(IoMode::Flash, InputOrder::Equal, 20_000);
+    }
+
+    #[test]
+    fn a_file_cut_mid_record_is_refused_with_its_length_named() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("bad");
+        std::fs::write(&path, [0u8; 13]).expect("write");
+        let error = count_records::<u64>(&path).expect_err("13 bytes");
+        let text = error.to_string();
+        assert!(text.contains("13 B") && text.contains("record 1"), "{text}");
+    }
+}

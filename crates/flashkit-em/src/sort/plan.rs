@@ -1,0 +1,346 @@
+//! The mergesort plan: run length, fan-in and the merge tree, derived from `N`, `M`, `B_r`
+//! and `B_w` alone. The plan is data-independent, so its volumes are exact predictions:
+//! a sort on any backend moves exactly what [`Plan::volumes`] says, and a counting-only
+//! simulator can replay a plan of 2^32 records in a second (section 3.1; Table 1).
+//!
+//! Memory budget (all buffers are counted against `M`):
+//! - run formation keeps four run buffers: one being read, one being sorted, the radix
+//!   sort's scratch and one being written; a run is `M/4` rounded down to whole `B_w`;
+//! - a merge of `f` runs keeps two `B_r` buffers per input (one consumed, one being
+//!   prefetched) and two `B_w` output buffers: `2*f*B_r + 2*B_w <= M`.
+
+use crate::EmError;
+use crate::io::BlockSizes;
+use serde::Serialize;
+
+/// How many runs one merge combines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FanIn {
+    /// As many as memory allows with `B_r` input buffers: `Theta(M/B_r)`, the optimal
+    /// choice of Lemma 3.
+    ReadBlocks,
+    /// As many as memory allows if inputs were buffered in `B_w` blocks: `Theta(M/B_w)`,
+    /// the choice the paper shows to cost `O(N log_{M/B_w} N/B_w)`.
+    WriteBlocks,
+    /// The model's choice: the fewest passes the `B_r` bound allows, with the runs spread
+    /// evenly over the merges of each pass (fan-in `ceil(runs^(1/passes))`).
+    Model,
+    /// A fixed fan-in (at least 2, at most what memory allows).
+    Fixed(u64),
+}
+
+impl std::str::FromStr for FanIn {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        match text {
+            "read" | "br" => Ok(FanIn::ReadBlocks),
+            "write" | "bw" => Ok(FanIn::WriteBlocks),
+            "model" => Ok(FanIn::Model),
+            other => other
+                .parse()
+                .map(FanIn::Fixed)
+                .map_err(|_| format!("fan-in {other:?} is not read, write, model or a number")),
+        }
+    }
+}
+
+/// One merge: consecutive runs `first..first + count` of the previous level become one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct Merge {
+    /// First input run (index into the previous level).
+    pub first: u64,
+    /// Number of input runs.
+    pub count: u64,
+}
+
+/// The sort's schedule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    /// Record size in bytes.
+    pub record_bytes: u64,
+    /// Records to sort.
+    pub records: u64,
+    /// Block sizes the sort reads and writes with.
+    pub sizes: BlockSizes,
+    /// Memory budget in bytes.
+    pub memory_bytes: u64,
+    /// Records in a full run.
+    pub run_records: u64,
+    /// Runs formed.
+    pub runs: u64,
+    /// Largest fan-in memory allows.
+    pub max_fan_in: u64,
+    /// Fan-in used.
+    pub fan_in: u64,
+    /// Merge passes: for each, its merges in order (a run left alone is a one-way merge,
+    /// a copy).
+    pub passes: Vec<Vec<Merge>>,
+}
+
+/// Bytes moved and I/Os issued, predicted or measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Volumes {
+    /// Bytes read.
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
+    /// Read I/Os (of `B_r`).
+    pub read_ios: u64,
+    /// Write I/Os (of `B_w`).
+    pub write_ios: u64,
+}
+
+impl Plan {
+    /// Plan a sort of `records` records of `record_bytes` bytes in `memory_bytes`.
+    pub fn new(
+        records: u64,
+        record_bytes: u64,
+        sizes: BlockSizes,
+        memory_bytes: u64,
+        fan_in: FanIn,
+    ) -> Result<Plan, EmError> {
+        let run_bytes = (memory_bytes / 4) / sizes.write_bytes * sizes.write_bytes;
+        if run_bytes == 0 || run_bytes < record_bytes {
+            return Err(EmError::Config(format!(
+                "memory {memory_bytes} B is too small: run formation needs 4 buffers of at \
+                 least one B_w = {} B block",
+                sizes.write_bytes
+            )));
+        }
+        let max_fan_in =
+            (memory_bytes.saturating_sub(2 * sizes.write_bytes)) / (2 * sizes.read_bytes);
+        if max_fan_in < 2 {
+            return Err(EmError::Config(format!(
+                "memory {memory_bytes} B cannot merge two runs: a merge needs 2 B_r buffers \
+                 per input and 2 B_w output buffers"
+            )));
+        }
+        let run_records = run_bytes / record_bytes;
+        let runs = records.div_ceil(run_records).max(1);
+        let fan_in = choose_fan_in(fan_in, runs, max_fan_in, sizes, memory_bytes)?;
+        let passes = merge_passes(runs, fan_in);
+        Ok(Plan {
+            record_bytes,
+            records,
+            sizes,
+            memory_bytes,
+            run_records,
+            runs,
+            max_fan_in,
+            fan_in,
+            passes,
+        })
+    }
+
+    /// Records in run `index` of level 0.
+    pub fn run_len(&self, index: u64) -> u64 {
+        let start = index * self.run_records;
+        self.run_records.min(self.records - start)
+    }
+
+    /// Records in each run of every level: level 0 is run formation's output, level `p`
+    /// the output of pass `p`.
+    pub fn levels(&self) -> Vec<Vec<u64>> {
+        let mut levels = vec![(0..self.runs).map(|i| self.run_len(i)).collect::<Vec<_>>()];
+        for pass in &self.passes {
+            let previous = levels.last().expect("invariant: level 0 exists");
+            let next = pass
+                .iter()
+                .map(|m| {
+                    previous[m.first as usize..(m.first + m.count) as usize]
+                        .iter()
+                        .sum()
+                })
+                .collect();
+            levels.push(next);
+        }
+        levels
+    }
+
+    /// Exact volumes and I/O counts of executing this plan. Run formation reads the input
+    /// in whole `B_r` blocks and writes each run in whole `B_w` blocks; each merge reads its
+    /// inputs' blocks and writes its output's. A run left alone at the end of a pass is
+    /// copied (a one-way merge), so that every level lives in one scratch area.
+    pub fn volumes(&self) -> Volumes {
+        let mut v = Volumes::default();
+        let levels = self.levels();
+        for &len in &levels[0] {
+            self.add_read(&mut v, len);
+            self.add_write(&mut v, len);
+        }
+        for (pass, merges) in self.passes.iter().enumerate() {
+            for m in merges {
+                let inputs = &levels[pass][m.first as usize..(m.first + m.count) as usize];
+                for &len in inputs {
+                    self.add_read(&mut v, len);
+                }
+                self.add_write(&mut v, inputs.iter().sum());
+            }
+        }
+        v
+    }
+
+    fn add_read(&self, v: &mut Volumes, records: u64) {
+        let blocks = (records * self.record_bytes).div_ceil(self.sizes.read_bytes);
+        v.read_ios += blocks;
+        v.read_bytes += blocks * self.sizes.read_bytes;
+    }
+
+    fn add_write(&self, v: &mut Volumes, records: u64) {
+        let blocks = (records * self.record_bytes).div_ceil(self.sizes.write_bytes);
+        v.write_ios += blocks;
+        v.write_bytes += blocks * self.sizes.write_bytes;
+    }
+
+    /// Merge passes with at least one real merge.
+    pub fn merge_passes(&self) -> usize {
+        self.passes.len()
+    }
+
+    /// The input size in bytes.
+    pub fn input_bytes(&self) -> u64 {
+        self.records * self.record_bytes
+    }
+}
+
+fn choose_fan_in(
+    policy: FanIn,
+    runs: u64,
+    max_fan_in: u64,
+    sizes: BlockSizes,
+    memory_bytes: u64,
+) -> Result<u64, EmError> {
+    Ok(match policy {
+        FanIn::ReadBlocks => max_fan_in,
+        FanIn::WriteBlocks => {
+            let f = memory_bytes.saturating_sub(2 * sizes.write_bytes) / (2 * sizes.write_bytes);
+            f.clamp(2, max_fan_in)
+        }
+        FanIn::Model => {
+            if runs <= 1 {
+                max_fan_in
+            } else {
+                let passes = passes_needed(runs, max_fan_in);
+                // The smallest f with f^passes >= runs.
+                let mut f = (runs as f64).powf(1.0 / passes as f64).ceil() as u64;
+                while f > 2
+                    && (f - 1)
+                        .checked_pow(passes as u32)
+                        .is_some_and(|p| p >= runs)
+                {
+                    f -= 1;
+                }
+                while f.checked_pow(passes as u32).is_some_and(|p| p < runs) {
+                    f += 1;
+                }
+                f.clamp(2, max_fan_in)
+            }
+        }
+        FanIn::Fixed(f) => {
+            if f < 2 || f > max_fan_in {
+                return Err(EmError::Config(format!(
+                    "fan-in {f} is outside 2..={max_fan_in}, what the memory allows"
+                )));
+            }
+            f
+        }
+    })
+}
+
+/// Passes a merge tree of fan-in `f` needs for `runs` runs.
+pub fn passes_needed(runs: u64, f: u64) -> u64 {
+    let mut passes = 0;
+    let mut remaining = runs;
+    while remaining > 1 {
+        remaining = remaining.div_ceil(f);
+        passes += 1;
+    }
+    passes
+}
+
+fn merge_passes(runs: u64, f: u64) -> Vec<Vec<Merge>> {
+    let mut passes = Vec::new();
+    let mut count = runs;
+    while count > 1 {
+        let merges: Vec<Merge> = (0..count)
+            .step_by(f as usize)
+            .map(|first| Merge {
+                first,
+                count: f.min(count - first),
+            })
+            .collect();
+        count = merges.len() as u64;
+        passes.push(merges);
+    }
+    passes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn paper(sizes: BlockSizes, log_n: u32) -> Plan {
+        Plan::new(1 << log_n, 4, sizes, 512 * MIB, FanIn::ReadBlocks).expect("valid")
+    }
+
+    #[test]
+    fn the_papers_parameters_give_one_merge_pass_with_b_r() {
+        let br = BlockSizes::same(128 << 10).expect("valid");
+        for log_n in 25..=32 {
+            let plan = paper(br, log_n);
+            assert_eq!(plan.run_records * 4, 128 * MIB);
+            assert!(plan.merge_passes() <= 1, "2^{log_n}");
+            let v = plan.volumes();
+            let passes = plan.merge_passes() as u64;
+            assert_eq!(v.read_bytes, (1 + passes) * plan.input_bytes(), "2^{log_n}");
+            assert_eq!(
+                passes,
+                u64::from(log_n > 25),
+                "2^{log_n}: one run fits 2^25"
+            );
+        }
+    }
+
+    #[test]
+    fn b_w_blocks_need_an_extra_pass_once_runs_outnumber_the_fan_in() {
+        let bw = BlockSizes::same(16 * MIB).expect("valid");
+        let plan = paper(bw, 28);
+        assert_eq!(plan.max_fan_in, 15);
+        assert_eq!((plan.runs, plan.merge_passes()), (8, 1));
+        let plan = paper(bw, 29);
+        assert_eq!((plan.runs, plan.merge_passes()), (16, 2));
+        assert_eq!(plan.volumes().read_bytes, 3 * plan.input_bytes());
+    }
+
+    #[test]
+    fn the_model_balances_the_merge_tree() {
+        let sizes = BlockSizes::new(4096, 4096).expect("valid");
+        // 2 * 11 * 4 KiB + 2 * 4 KiB: at most 11-way; runs of 24 KiB (6144 records).
+        let memory = 96 * 1024;
+        // 100 runs: two passes of 10-way merges rather than 11-way ones and a 1-way.
+        let plan = Plan::new(100 * 6144, 4, sizes, memory, FanIn::Model).expect("valid");
+        assert_eq!((plan.runs, plan.max_fan_in), (100, 11));
+        assert_eq!(plan.fan_in, 10);
+        assert_eq!(plan.merge_passes(), 2);
+        let plan = Plan::new(50 * 6144, 4, sizes, memory, FanIn::Model).expect("valid");
+        assert_eq!((plan.fan_in, plan.merge_passes()), (8, 2));
+    }
+
+    #[test]
+    fn too_little_memory_is_refused() {
+        let sizes = BlockSizes::new(4096, 1 << 20).expect("valid");
+        assert!(Plan::new(1000, 8, sizes, 2 << 20, FanIn::ReadBlocks).is_err());
+        assert!(Plan::new(1000, 8, sizes, 64 << 20, FanIn::Fixed(1)).is_err());
+    }
+
+    #[test]
+    fn empty_input_is_one_empty_run() {
+        let sizes = BlockSizes::same(4096).expect("valid");
+        let plan = Plan::new(0, 8, sizes, 1 << 20, FanIn::Model).expect("valid");
+        assert_eq!((plan.runs, plan.merge_passes()), (1, 0));
+        assert_eq!(plan.volumes(), Volumes::default());
+    }
+}

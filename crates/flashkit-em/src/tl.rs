@@ -1,0 +1,354 @@
+//! The translation layer of section 4 of Ajwani et al. (SEA 2009), after Easy Computing's
+//! Managed Flash Technology: the algorithm reads and writes pages of `B_r`; the layer
+//! appends written pages to an in-memory `B_w` buffer and writes the buffer whole when it is
+//! full, so the device sees only `B_w` writes however random the algorithm's writes are.
+//!
+//! It keeps in memory the logical-to-physical page map, the reverse map and a valid-page
+//! count per physical `B_w` block; a block whose pages are all overwritten or discarded is
+//! free again. Reads of pages still in a write buffer (the open one, or the last few written)
+//! are served from memory. With a bounded capacity, when no block is free the block with the
+//! fewest valid pages is compacted: its valid pages are read back and rewritten at the head
+//! of the same block, and writing continues behind them.
+//!
+//! What this is not: an FTL for a real device (nothing persists, the map lives in memory, as
+//! the paper's layer does for temporary data). Key decision: `O(1)` buffers: one open buffer
+//! and `write_buffers - 1` recently written ones kept for reads.
+
+use crate::EmError;
+use crate::io::{AlignedBuf, BlockIo, BlockSizes, IoStats, check_aligned};
+use serde::Serialize;
+use std::collections::VecDeque;
+
+const UNMAPPED: u32 = u32::MAX;
+
+/// Counters of the layer itself.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct TlStats {
+    /// Page reads served from a write buffer.
+    pub buffer_hits: u64,
+    /// Pages moved by compaction.
+    pub pages_moved: u64,
+    /// Blocks compacted.
+    pub compactions: u64,
+    /// Highest physical block count in use.
+    pub peak_blocks: u64,
+}
+
+/// The translation layer over a device `D` with `B_r < B_w` (or equal).
+pub struct TranslationLayer<D> {
+    inner: D,
+    page: usize,
+    per_block: u32,
+    stats: IoStats,
+    tl: TlStats,
+    map: Vec<u32>,
+    reverse: Vec<u32>,
+    valid: Vec<u32>,
+    free: Vec<u32>,
+    capacity_blocks: Option<u32>,
+    open_block: u32,
+    open: AlignedBuf,
+    fill: u32,
+    recent: VecDeque<(u32, AlignedBuf)>,
+    write_buffers: usize,
+}
+
+impl<D: BlockIo> TranslationLayer<D> {
+    /// A layer over `inner` with `write_buffers` (at least 1) `B_w` buffers and, if given, at
+    /// most `capacity_blocks` physical `B_w` blocks.
+    pub fn new(
+        inner: D,
+        write_buffers: usize,
+        capacity_blocks: Option<u32>,
+    ) -> Result<Self, EmError> {
+        let sizes = inner.block_sizes();
+        let per_block = (sizes.write_bytes / sizes.read_bytes) as u32;
+        if write_buffers == 0 || capacity_blocks == Some(0) {
+            return Err(EmError::Config(
+                "the translation layer needs at least one write buffer and one block".into(),
+            ));
+        }
+        Ok(TranslationLayer {
+            page: sizes.read_bytes as usize,
+            per_block,
+            stats: IoStats::default(),
+            tl: TlStats {
+                peak_blocks: 1,
+                ..TlStats::default()
+            },
+            map: Vec::new(),
+            reverse: vec![UNMAPPED; per_block as usize],
+            valid: vec![0],
+            free: Vec::new(),
+            capacity_blocks,
+            open_block: 0,
+            open: AlignedBuf::new(sizes.write_bytes as usize),
+            fill: 0,
+            recent: VecDeque::new(),
+            write_buffers,
+            inner,
+        })
+    }
+
+    /// The device underneath (its counters are the physical I/O).
+    pub fn inner(&self) -> &D {
+        &self.inner
+    }
+
+    /// The layer's own counters.
+    pub fn tl_stats(&self) -> TlStats {
+        self.tl
+    }
+
+    /// Bytes of the in-memory map, reverse map and block table.
+    pub fn memory_bytes(&self) -> u64 {
+        4 * (self.map.len() + self.reverse.len() + self.valid.len() + self.free.len()) as u64
+    }
+
+    fn block_of(&self, ppn: u32) -> u32 {
+        ppn / self.per_block
+    }
+
+    /// Where a page's bytes are in memory, if a write buffer holds them.
+    fn buffered(&self, ppn: u32) -> Option<&[u8]> {
+        let block = self.block_of(ppn);
+        let slot = (ppn % self.per_block) as usize * self.page;
+        if block == self.open_block {
+            return Some(&self.open.bytes()[slot..slot + self.page]);
+        }
+        self.recent
+            .iter()
+            .find(|(b, _)| *b == block)
+            .map(|(_, buf)| &buf.bytes()[slot..slot + self.page])
+    }
+
+    fn read_page(&mut self, lpn: usize, out: &mut [u8]) -> Result<(), EmError> {
+        let ppn = self.map.get(lpn).copied().unwrap_or(UNMAPPED);
+        if ppn == UNMAPPED {
+            out.fill(0);
+            return Ok(());
+        }
+        if let Some(data) = self.buffered(ppn) {
+            out.copy_from_slice(data);
+            self.tl.buffer_hits += 1;
+            return Ok(());
+        }
+        self.inner.read(u64::from(ppn) * self.page as u64, out)
+    }
+
+    /// Forget the current location of `lpn`, freeing its block if it held nothing else
+    /// (and telling the device, at the block's physical address, that it is dead).
+    fn invalidate(&mut self, lpn: usize) -> Result<(), EmError> {
+        let old = self.map[lpn];
+        if old == UNMAPPED {
+            return Ok(());
+        }
+        self.map[lpn] = UNMAPPED;
+        self.reverse[old as usize] = UNMAPPED;
+        let block = self.block_of(old);
+        self.valid[block as usize] -= 1;
+        if self.valid[block as usize] == 0 && block != self.open_block {
+            self.recent.retain(|(b, _)| *b != block);
+            self.free.push(block);
+            let bytes = self.page as u64 * u64::from(self.per_block);
+            self.inner.discard(u64::from(block) * bytes, bytes)?;
+        }
+        Ok(())
+    }
+
+    fn append(&mut self, lpn: usize, data: &[u8]) -> Result<(), EmError> {
+        if self.fill == self.per_block {
+            self.seal()?;
+        }
+        let ppn = self.open_block * self.per_block + self.fill;
+        let slot = self.fill as usize * self.page;
+        self.open.bytes_mut()[slot..slot + self.page].copy_from_slice(data);
+        if self.map.len() <= lpn {
+            self.map.resize(lpn + 1, UNMAPPED);
+        }
+        self.map[lpn] = ppn;
+        self.reverse[ppn as usize] = lpn as u32;
+        self.valid[self.open_block as usize] += 1;
+        self.fill += 1;
+        Ok(())
+    }
+
+    /// Write the full open buffer as one `B_w` block and open another block.
+    fn seal(&mut self) -> Result<(), EmError> {
+        let len = self.page * self.per_block as usize;
+        let offset = u64::from(self.open_block) * len as u64;
+        self.inner.write(offset, &self.open.bytes()[..len])?;
+        let written = std::mem::replace(&mut self.open, AlignedBuf::new(0));
+        if self.write_buffers > 1 && self.valid[self.open_block as usize] > 0 {
+            self.recent.push_back((self.open_block, written));
+        }
+        let reuse = if self.recent.len() >= self.write_buffers {
+            self.recent.pop_front().map(|(_, buf)| buf)
+        } else {
+            None
+        };
+        self.open = reuse.unwrap_or_else(|| AlignedBuf::new(len));
+        self.fill = 0;
+        self.open_block = self.allocate()?;
+        Ok(())
+    }
+
+    fn allocate(&mut self) -> Result<u32, EmError> {
+        if let Some(block) = self.free.pop() {
+            return Ok(block);
+        }
+        let used = self.valid.len() as u32;
+        if self.capacity_blocks.is_none_or(|cap| used < cap) {
+            self.valid.push(0);
+            self.reverse
+                .resize(self.reverse.len() + self.per_block as usize, UNMAPPED);
+            self.tl.peak_blocks = self.tl.peak_blocks.max(u64::from(used) + 1);
+            return Ok(used);
+        }
+        self.compact()
+    }
+
+    /// Compact the block with the fewest valid pages into itself; returns it as the open
+    /// block with its survivors already appended.
+    fn compact(&mut self) -> Result<u32, EmError> {
+        let victim = (0..self.valid.len() as u32)
+            .filter(|&b| b != self.open_block)
+            .min_by_key(|&b| (self.valid[b as usize], b))
+            .expect("invariant: a bounded layer has at least one sealed block here");
+        if self.valid[victim as usize] == self.per_block {
+            return Err(EmError::Device(format!(
+                "the translation layer is full: all {} blocks hold only valid pages",
+                self.valid.len()
+            )));
+        }
+        let mut survivors = Vec::new();
+        let mut page = vec![0u8; self.page];
+        for slot in 0..self.per_block {
+            let ppn = victim * self.per_block + slot;
+            let lpn = self.reverse[ppn as usize];
+            if lpn != UNMAPPED {
+                self.read_page(lpn as usize, &mut page)?;
+                survivors.push((lpn as usize, page.clone()));
+            }
+        }
+        for &(lpn, _) in &survivors {
+            self.invalidate(lpn)?;
+        }
+        self.free.retain(|&b| b != victim);
+        self.recent.retain(|(b, _)| *b != victim);
+        self.open_block = victim;
+        self.tl.compactions += 1;
+        self.tl.pages_moved += survivors.len() as u64;
+        for (lpn, data) in survivors {
+            self.append(lpn, &data)?;
+        }
+        Ok(victim)
+    }
+
+    /// Check the maps against each other and the valid counts; linear in the size.
+    pub fn check_invariants(&self) -> Result<(), String> {
+        let mut counts = vec![0u32; self.valid.len()];
+        for (lpn, &ppn) in self.map.iter().enumerate() {
+            if ppn != UNMAPPED {
+                if self.reverse[ppn as usize] != lpn as u32 {
+                    return Err(format!("page {lpn} maps to {ppn}, which maps elsewhere"));
+                }
+                counts[self.block_of(ppn) as usize] += 1;
+            }
+        }
+        if counts != self.valid {
+            return Err("valid-page counts differ from the map".into());
+        }
+        for &block in &self.free {
+            if self.valid[block as usize] != 0 || block == self.open_block {
+                return Err(format!("free block {block} holds valid pages or is open"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<D: BlockIo> BlockIo for TranslationLayer<D> {
+    fn block_sizes(&self) -> BlockSizes {
+        BlockSizes {
+            read_bytes: self.page as u64,
+            write_bytes: self.page as u64,
+        }
+    }
+
+    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
+        check_aligned("read", offset, buf.len(), self.page as u64);
+        self.stats.count_read(buf.len() as u64, self.page as u64);
+        let first = (offset / self.page as u64) as usize;
+        let page = self.page;
+        for (i, out) in buf.chunks_mut(page).enumerate() {
+            self.read_page(first + i, out)?;
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, offset: u64, buf: &[u8]) -> Result<(), EmError> {
+        check_aligned("write", offset, buf.len(), self.page as u64);
+        self.stats.count_write(buf.len() as u64, self.page as u64);
+        let first = (offset / self.page as u64) as usize;
+        for (i, data) in buf.chunks(self.page).enumerate() {
+            let lpn = first + i;
+            if lpn < self.map.len() {
+                self.invalidate(lpn)?;
+            }
+            self.append(lpn, data)?;
+        }
+        Ok(())
+    }
+
+    fn discard(&mut self, offset: u64, len: u64) -> Result<(), EmError> {
+        let page = self.page as u64;
+        let first = offset.div_ceil(page) as usize;
+        let end = (((offset + len) / page) as usize).min(self.map.len());
+        for lpn in first..end {
+            self.invalidate(lpn)?;
+        }
+        Ok(())
+    }
+
+    /// Write the open buffer (whole, even if partly filled) and sync the device.
+    fn sync(&mut self) -> Result<(), EmError> {
+        if self.fill > 0 {
+            self.seal()?;
+        }
+        self.inner.sync()
+    }
+
+    fn stats(&self) -> IoStats {
+        self.stats
+    }
+
+    fn describe(&self) -> String {
+        format!("translation layer over {}", self.inner.describe())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::SimIo;
+
+    #[test]
+    fn random_writes_reach_the_device_as_whole_b_w_blocks() {
+        let sim = SimIo::with_data(BlockSizes::new(512, 4096).expect("valid"));
+        let mut tl = TranslationLayer::new(sim, 2, None).expect("tl");
+        for i in 0..64u64 {
+            let lpn = (i * 37) % 64;
+            tl.write(lpn * 512, &[i as u8; 512]).expect("write");
+        }
+        // The eighth block is full but stays open until a page needs room or a sync.
+        assert_eq!(tl.inner().stats().write_ios, 7);
+        tl.sync().expect("sync");
+        assert_eq!(tl.inner().stats().write_ios, 8);
+        assert_eq!(tl.inner().stats().write_bytes, 64 * 512);
+        let mut page = [0u8; 512];
+        tl.read(0, &mut page).expect("read");
+        assert_eq!(page[0], 0);
+        tl.check_invariants().expect("invariants");
+    }
+}
