@@ -34,7 +34,7 @@ pub use log::LogRecord;
 pub use node::{Node, NodeLayout};
 pub use storage::grr::Grr;
 pub use storage::ipl::Ipl;
-pub use storage::{BootReport, NodeStore, Placement, StoreStats};
+pub use storage::{AnyPlacement, BootReport, NodeStore, Placement, StoreStats};
 
 use flashkit_core::BlockId;
 use flashkit_device::DeviceError;
@@ -113,6 +113,12 @@ pub enum NandIndexError {
         /// The page in the block.
         page: u32,
         /// The field and what is wrong with it.
+        detail: String,
+    },
+    /// A benchmark read back something else than it wrote.
+    #[error("benchmark: {detail}")]
+    Mismatch {
+        /// The key and both values.
         detail: String,
     },
     /// Boot found no tree on the flash.

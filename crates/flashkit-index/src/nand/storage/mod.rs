@@ -939,3 +939,89 @@ impl<P: Placement> NodeStore<P> {
         timing.serial_cost_ns(self.dev.counters())
     }
 }
+
+/// The placement policy chosen at run time (the CLI's `--structure ipl|grr`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "scheme", rename_all = "lowercase")]
+pub enum AnyPlacement {
+    /// In-Page Logging.
+    Ipl(ipl::Ipl),
+    /// GRR.
+    Grr(grr::Grr),
+}
+
+impl AnyPlacement {
+    /// The scheme and its parameters, e.g. `grr m=8 k=4 l=8`.
+    pub fn describe(&self) -> String {
+        match self {
+            AnyPlacement::Ipl(p) => format!("ipl k={}", p.log_pages),
+            AnyPlacement::Grr(p) => format!(
+                "grr m={} k={} l={}{}",
+                p.blocks_per_set,
+                p.log_pages,
+                p.log_limit,
+                if p.adaptive { " adaptive" } else { "" }
+            ),
+        }
+    }
+}
+
+impl Placement for AnyPlacement {
+    fn name(&self) -> &'static str {
+        match self {
+            AnyPlacement::Ipl(p) => p.name(),
+            AnyPlacement::Grr(p) => p.name(),
+        }
+    }
+
+    fn new_set(&self, view: &StoreView) -> SetShape {
+        match self {
+            AnyPlacement::Ipl(p) => p.new_set(view),
+            AnyPlacement::Grr(p) => p.new_set(view),
+        }
+    }
+
+    fn place(&self, set: &SetView<'_>) -> Option<usize> {
+        match self {
+            AnyPlacement::Ipl(p) => p.place(set),
+            AnyPlacement::Grr(p) => p.place(set),
+        }
+    }
+
+    fn on_log_full(&self, block: &BlockView) -> Overflow {
+        match self {
+            AnyPlacement::Ipl(p) => p.on_log_full(block),
+            AnyPlacement::Grr(p) => p.on_log_full(block),
+        }
+    }
+
+    fn merge_shape(&self, block: &BlockView, reason: Overflow, view: &StoreView) -> MergeShape {
+        match self {
+            AnyPlacement::Ipl(p) => p.merge_shape(block, reason, view),
+            AnyPlacement::Grr(p) => p.merge_shape(block, reason, view),
+        }
+    }
+}
+
+impl StoreStats {
+    /// Counts since an earlier snapshot (the peak is the later one's).
+    pub fn since(&self, e: &StoreStats) -> StoreStats {
+        StoreStats {
+            node_fetches: self.node_fetches - e.node_fetches,
+            fetch_log_pages: self.fetch_log_pages - e.fetch_log_pages,
+            node_writes: self.node_writes - e.node_writes,
+            log_flushes: self.log_flushes - e.log_flushes,
+            log_pages_written: self.log_pages_written - e.log_pages_written,
+            log_area_grows: self.log_area_grows - e.log_area_grows,
+            merges: self.merges - e.merges,
+            merges_for_room: self.merges_for_room - e.merges_for_room,
+            merges_at_limit: self.merges_at_limit - e.merges_at_limit,
+            spread_merges: self.spread_merges - e.spread_merges,
+            merge_page_copies: self.merge_page_copies - e.merge_page_copies,
+            sets_opened: self.sets_opened - e.sets_opened,
+            blocks_reclaimed: self.blocks_reclaimed - e.blocks_reclaimed,
+            nodes_freed: self.nodes_freed - e.nodes_freed,
+            peak_blocks_in_use: self.peak_blocks_in_use,
+        }
+    }
+}
