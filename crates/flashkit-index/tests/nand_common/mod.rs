@@ -25,11 +25,59 @@ pub struct Run {
     pub prefill: usize,
 }
 
-/// What a run did, for assertions that it exercised what it should.
+/// What a run did, for assertions that it exercised what it should (counters of every
+/// incarnation of the tree, summed over cold restarts, which start the counters afresh).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Summary {
     pub ops: u64,
+    /// Restarts of either kind.
     pub restarts: u64,
+    /// Restarts that dropped the tree and opened a new one on the device.
+    pub cold_restarts: u64,
+    pub block_merges: u64,
+    pub log_area_grows: u64,
+    pub spread_merges: u64,
+    pub blocks_reclaimed: u64,
+    pub evictions: u64,
+    pub dirty_evictions: u64,
+    pub image_drops: u64,
+    pub splits: u64,
+    pub node_merges: u64,
+    pub borrows: u64,
+}
+
+impl Summary {
+    /// Add the counters of a tree about to be dropped (or at the end of a run).
+    fn absorb<P: Placement, R: Replacement>(&mut self, tree: &BTree<P, R>) {
+        let (s, b, t) = (tree.store_stats(), tree.buffer_stats(), tree.tree_stats());
+        self.block_merges += s.merges;
+        self.log_area_grows += s.log_area_grows;
+        self.spread_merges += s.spread_merges;
+        self.blocks_reclaimed += s.blocks_reclaimed;
+        self.evictions += b.clean_evictions + b.dirty_evictions + b.new_node_evictions;
+        self.dirty_evictions += b.dirty_evictions;
+        self.image_drops += b.image_drops;
+        self.splits += t.leaf_splits + t.inner_splits;
+        self.node_merges += t.node_merges;
+        self.borrows += t.borrows;
+    }
+
+    /// Add another run's summary.
+    pub fn add(&mut self, o: &Summary) {
+        self.ops += o.ops;
+        self.restarts += o.restarts;
+        self.cold_restarts += o.cold_restarts;
+        self.block_merges += o.block_merges;
+        self.log_area_grows += o.log_area_grows;
+        self.spread_merges += o.spread_merges;
+        self.blocks_reclaimed += o.blocks_reclaimed;
+        self.evictions += o.evictions;
+        self.dirty_evictions += o.dirty_evictions;
+        self.image_drops += o.image_drops;
+        self.splits += o.splits;
+        self.node_merges += o.node_merges;
+        self.borrows += o.borrows;
+    }
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -87,7 +135,34 @@ pub fn timing() -> flashkit_core::Timing {
     NandPreset::GRR_PAPER.timing
 }
 
-pub fn run<P: Placement, R: Replacement>(tree: &mut BTree<P, R>, run: &Run) -> Summary {
+/// Restart the tree: odd restarts are warm ([`BTree::restart`]: flush, forget the RAM
+/// structures, boot), even ones cold (close the tree, drop it, open a new one on the device
+/// with nothing but the flash and the configuration).
+fn restart<P: Placement + Clone, R: Replacement + Clone>(
+    tree: BTree<P, R>,
+    summary: &mut Summary,
+) -> Result<(BTree<P, R>, u64), String> {
+    summary.restarts += 1;
+    if summary.restarts % 2 == 1 {
+        let mut tree = tree;
+        let boot = tree.restart().map_err(|e| format!("restart: {e}"))?;
+        return Ok((tree, boot.pages_read));
+    }
+    summary.cold_restarts += 1;
+    summary.absorb(&tree);
+    let placement = tree.store().policy().clone();
+    let replacement = tree.pool().policy().clone();
+    let buffer = tree.pool().config();
+    let dev = tree.close().map_err(|e| format!("close: {e}"))?;
+    let (tree, boot) =
+        BTree::open(dev, placement, replacement, buffer).map_err(|e| format!("open: {e}"))?;
+    Ok((tree, boot.pages_read))
+}
+
+pub fn run<P: Placement + Clone, R: Replacement + Clone>(
+    mut tree: BTree<P, R>,
+    run: &Run,
+) -> Summary {
     let mut rng = SimRng::for_stream(run.seed, "nand-reference");
     let weights = weights(&mut rng);
     let mut model: BTreeMap<Key, Value> = BTreeMap::new();
@@ -179,22 +254,20 @@ pub fn run<P: Placement, R: Replacement>(tree: &mut BTree<P, R>, run: &Run) -> S
         }
         summary.ops += 1;
         if (i + 1) % run.check_every == 0 {
-            check(tree, &model, |what| fail(i, what));
+            check(&tree, &model, |what| fail(i, what));
         }
         if run.restart_every > 0 && (i + 1) % run.restart_every == 0 {
-            let boot = tree
-                .restart()
-                .unwrap_or_else(|e| fail(i, format!("restart: {e}")));
-            summary.restarts += 1;
-            if boot.pages_read == 0 {
+            let (t, pages_read) = restart(tree, &mut summary).unwrap_or_else(|e| fail(i, e));
+            tree = t;
+            if pages_read == 0 {
                 fail(i, "a boot that read nothing".into());
             }
-            check(tree, &model, |what| {
+            check(&tree, &model, |what| {
                 fail(i, format!("after restart: {what}"))
             });
         }
     }
-    check(tree, &model, |what| fail(run.ops, what));
+    check(&tree, &model, |what| fail(run.ops, what));
     for (&k, &v) in &model {
         assert_eq!(
             tree.get(k).expect("get"),
@@ -202,6 +275,7 @@ pub fn run<P: Placement, R: Replacement>(tree: &mut BTree<P, R>, run: &Run) -> S
             "{label}: final sweep, key {k}"
         );
     }
+    summary.absorb(&tree);
     summary
 }
 

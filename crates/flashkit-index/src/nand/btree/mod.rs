@@ -148,6 +148,13 @@ impl<P: Placement, R: Replacement> BTree<P, R> {
         Ok(boot)
     }
 
+    /// Flush the buffer and give the device back: a clean shutdown. Everything else (buffer,
+    /// node map, sets, root) is RAM and is dropped; [`BTree::open`] finds the tree again.
+    pub fn close(mut self) -> Result<NandDevice<PageBytes>, NandIndexError> {
+        self.pool.flush_all(&mut self.store)?;
+        Ok(self.store.into_parts().0)
+    }
+
     /// Write every buffered change to flash (the buffer keeps its now clean units).
     pub fn flush(&mut self) -> Result<(), NandIndexError> {
         self.pool.flush_all(&mut self.store)
