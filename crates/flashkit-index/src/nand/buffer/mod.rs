@@ -32,6 +32,8 @@
 //! a slab with an intrusive LRU list; steady state allocates nothing.
 
 mod policy;
+#[cfg(test)]
+mod tests;
 
 pub use policy::{
     AnyReplacement, BufferView, CfSemi, Cflru, Lru, Replacement, UnitState, UnitView, Victim,
