@@ -381,8 +381,8 @@ fn fig7(runner: &mut Runner<'_>) -> Outcome {
     println!("== Fig. 7: buffer hit ratios of the Fig. 6 runs under each buffer policy");
     let mut table = Table::new(["scheme", "lru", "cflru", "cfsemi"]);
     let mut placements = vec![("ipl".to_string(), ipl())];
-    placements.extend([1u32, 2, 4, 8].map(|k| (format!("grr m=8 k={k}"), grr(8, k))));
-    placements.extend([2u32, 4, 16].map(|m| (format!("grr m={m} k=4"), grr(m, 4))));
+    placements.extend([1u32, 2, 4, 8].map(|k| (format!("grr m=8 k={k} l=8"), grr(8, k))));
+    placements.extend([2u32, 4, 16].map(|m| (format!("grr m={m} k=4 l=8"), grr(m, 4))));
     let base = runner
         .get(runner.config(ipl(), AnyReplacement::Lru))?
         .total
