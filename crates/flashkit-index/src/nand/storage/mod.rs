@@ -27,11 +27,14 @@
 //!   sequence number and its block's set; boot reads them all, applies the logs, finds the
 //!   root by its epoch and rebuilds the node map, the sets and the free list.
 
+mod any;
 mod boot;
 mod check;
 pub mod grr;
 pub mod ipl;
+mod merge;
 
+pub use any::AnyPlacement;
 pub use boot::BootReport;
 
 use crate::nand::log::apply_all;
@@ -690,181 +693,6 @@ impl<P: Placement> NodeStore<P> {
         Ok(Flushed::LogPage)
     }
 
-    /// Merge a block: read its log pages and its live nodes' images, write the up-to-date
-    /// images to fresh blocks of the same set, erase the old block.
-    fn merge(
-        &mut self,
-        block: u32,
-        reason: Overflow,
-        pending: Option<(NodeId, &[u8])>,
-    ) -> Result<(), NandIndexError> {
-        let shape = self
-            .policy
-            .merge_shape(&self.view(block), reason, &self.store_view());
-        let spread = shape.spread && self.ram.free.len() >= 2;
-        if self.ram.free.is_empty() {
-            return Err(NandIndexError::OutOfSpace {
-                detail: format!(
-                    "merging {} needs a free block; all {} are in use",
-                    BlockId(block),
-                    self.ram.blocks.len()
-                ),
-            });
-        }
-        self.collect_logs(block)?;
-        let old = self.ram.blocks[block as usize].tag;
-        let mut targets = [BlockId(u32::MAX); 2];
-        targets[0] = self.take_free(BlockTag {
-            base_log_pages: shape.log_pages as u16,
-            ..old
-        });
-        if spread {
-            let position = self
-                .ram
-                .sets
-                .get(&old.set)
-                .map_or(0, |s| s.blocks.len() as u16);
-            targets[1] = self.take_free(BlockTag {
-                position,
-                base_log_pages: shape.log_pages as u16,
-                ..old
-            });
-        }
-        self.rewrite_live(block, &targets[..1 + usize::from(spread)], pending)?;
-        self.dev.erase(BlockId(block), Cause::Gc)?;
-        self.reset_block(BlockId(block));
-        self.ram.free.push_back(BlockId(block));
-        if let Some(set) = self.ram.sets.get_mut(&old.set) {
-            for b in set.blocks.iter_mut() {
-                if b.0 == block {
-                    *b = targets[0];
-                }
-            }
-            if spread {
-                set.blocks.push(targets[1]);
-            }
-        }
-        self.stats.merges += 1;
-        match reason {
-            Overflow::MergeForRoom => {
-                self.stats.merges_for_room += 1;
-                self.ram.since_set.merges_for_room += 1;
-            }
-            _ => {
-                self.stats.merges_at_limit += 1;
-                self.ram.since_set.merges_at_limit += 1;
-            }
-        }
-        self.stats.spread_merges += u64::from(spread);
-        Ok(())
-    }
-
-    /// Read every log page of `block` (merge reads) into `merge_logs`, one span per page.
-    fn collect_logs(&mut self, block: u32) -> Result<(), NandIndexError> {
-        let mut logs = std::mem::take(&mut self.merge_logs);
-        let mut spans = std::mem::take(&mut self.merge_spans);
-        logs.clear();
-        spans.clear();
-        let pages = self.ram.blocks[block as usize].pages.len() as u32;
-        let mut result = Ok(());
-        for page in 0..pages {
-            if self.ram.blocks[block as usize].pages[page as usize].0 != PageKind::Log {
-                continue;
-            }
-            match self.read_checked(block, page, Cause::Gc) {
-                Ok((header, payload)) => {
-                    let start = logs.len();
-                    logs.extend_from_slice(payload);
-                    spans.push((header.node, start, logs.len()));
-                }
-                Err(e) => {
-                    result = Err(e);
-                    break;
-                }
-            }
-        }
-        self.merge_logs = logs;
-        self.merge_spans = spans;
-        result
-    }
-
-    /// Rewrite the live nodes of `block` (page order) round robin into `targets`.
-    fn rewrite_live(
-        &mut self,
-        block: u32,
-        targets: &[BlockId],
-        pending: Option<(NodeId, &[u8])>,
-    ) -> Result<(), NandIndexError> {
-        let pages = self.ram.blocks[block as usize].pages.clone();
-        let mut node = std::mem::take(&mut self.scratch);
-        let mut payload = std::mem::take(&mut self.payload);
-        let mut written = 0usize;
-        let mut result = Ok(());
-        for (page, &(kind, id)) in pages.iter().enumerate() {
-            let here = Loc {
-                block,
-                page: page as u32,
-            };
-            if kind != PageKind::Node || self.loc(id) != here {
-                continue;
-            }
-            let target = targets[written % targets.len()];
-            written += 1;
-            result = self.rewrite_one(here, id, &mut node, &mut payload, target, pending);
-            if result.is_err() {
-                break;
-            }
-        }
-        self.scratch = node;
-        self.payload = payload;
-        result
-    }
-
-    fn rewrite_one(
-        &mut self,
-        here: Loc,
-        id: NodeId,
-        node: &mut Node,
-        payload: &mut Vec<u8>,
-        target: BlockId,
-        pending: Option<(NodeId, &[u8])>,
-    ) -> Result<(), NandIndexError> {
-        let corrupt = |page: u32, detail: String| NandIndexError::Corrupt {
-            block: BlockId(here.block),
-            page,
-            detail,
-        };
-        let (_, image) = self.read_checked(here.block, here.page, Cause::Gc)?;
-        node.decode(image)
-            .map_err(|d| corrupt(here.page, format!("node image: {d}")))?;
-        for &(owner, start, end) in &self.merge_spans {
-            if owner == id {
-                apply_all(&self.merge_logs[start..end], node)
-                    .map_err(|d| corrupt(here.page, format!("log of {id}: {d}")))?;
-            }
-        }
-        if let Some((owner, records)) = pending
-            && owner == id
-        {
-            apply_all(records, node)
-                .map_err(|d| corrupt(here.page, format!("pending log of {id}: {d}")))?;
-        }
-        payload.clear();
-        node.encode(payload);
-        let page = self.program(target.0, PageKind::Node, id, payload, Cause::Gc)?;
-        self.ram.blocks[here.block as usize].live -= 1;
-        self.ram.blocks[target.index()].live += 1;
-        self.set_loc(
-            id,
-            Loc {
-                block: target.0,
-                page,
-            },
-        );
-        self.stats.merge_page_copies += 1;
-        Ok(())
-    }
-
     /// The node is gone from the tree: its image becomes garbage, erased with its block's
     /// next merge, or at once if it was the block's last live node.
     pub fn free(&mut self, id: NodeId) -> Result<(), NandIndexError> {
@@ -937,69 +765,6 @@ impl<P: Placement> NodeStore<P> {
     /// The serial cost of everything done so far under `timing`.
     pub fn elapsed_ns(&self, timing: &Timing) -> u64 {
         timing.serial_cost_ns(self.dev.counters())
-    }
-}
-
-/// The placement policy chosen at run time (the CLI's `--structure ipl|grr`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(tag = "scheme", rename_all = "lowercase")]
-pub enum AnyPlacement {
-    /// In-Page Logging.
-    Ipl(ipl::Ipl),
-    /// GRR.
-    Grr(grr::Grr),
-}
-
-impl AnyPlacement {
-    /// The scheme and its parameters, e.g. `grr m=8 k=4 l=8`.
-    pub fn describe(&self) -> String {
-        match self {
-            AnyPlacement::Ipl(p) => format!("ipl k={}", p.log_pages),
-            AnyPlacement::Grr(p) => format!(
-                "grr m={} k={} l={}{}",
-                p.blocks_per_set,
-                p.log_pages,
-                p.log_limit,
-                if p.adaptive { " adaptive" } else { "" }
-            ),
-        }
-    }
-}
-
-impl Placement for AnyPlacement {
-    fn name(&self) -> &'static str {
-        match self {
-            AnyPlacement::Ipl(p) => p.name(),
-            AnyPlacement::Grr(p) => p.name(),
-        }
-    }
-
-    fn new_set(&self, view: &StoreView) -> SetShape {
-        match self {
-            AnyPlacement::Ipl(p) => p.new_set(view),
-            AnyPlacement::Grr(p) => p.new_set(view),
-        }
-    }
-
-    fn place(&self, set: &SetView<'_>) -> Option<usize> {
-        match self {
-            AnyPlacement::Ipl(p) => p.place(set),
-            AnyPlacement::Grr(p) => p.place(set),
-        }
-    }
-
-    fn on_log_full(&self, block: &BlockView) -> Overflow {
-        match self {
-            AnyPlacement::Ipl(p) => p.on_log_full(block),
-            AnyPlacement::Grr(p) => p.on_log_full(block),
-        }
-    }
-
-    fn merge_shape(&self, block: &BlockView, reason: Overflow, view: &StoreView) -> MergeShape {
-        match self {
-            AnyPlacement::Ipl(p) => p.merge_shape(block, reason, view),
-            AnyPlacement::Grr(p) => p.merge_shape(block, reason, view),
-        }
     }
 }
 
