@@ -143,3 +143,138 @@ fn reproduce_fatlist_prints_the_papers_figures_beside_ours() {
     assert!(stdout.contains("Fig. 21"), "{stdout}");
     assert!(stdout.contains("paper:"), "{stdout}");
 }
+
+/// A small B-tree run: 200 files of the Table 4 workload, a buffer of a tenth of the tree.
+const NAND_SMALL: [&str; 6] = ["--files", "200", "--capacity", "4M", "--buffer-size", "16K"];
+
+#[test]
+fn index_bench_runs_the_btree_on_ipl_and_grr_under_every_buffer() {
+    for structure in ["ipl", "grr"] {
+        for buffer in ["lru", "cflru", "cfsemi"] {
+            let mut args = vec![
+                "index",
+                "bench",
+                "--structure",
+                structure,
+                "--buffer",
+                buffer,
+            ];
+            args.extend(NAND_SMALL);
+            let out = flashkit(&args);
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            assert!(
+                out.status.success(),
+                "{structure} {buffer}: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            for want in [
+                "create",
+                "mixed",
+                "flush",
+                "total",
+                "hit ratio",
+                "merge copies",
+            ] {
+                assert!(
+                    stdout.contains(want),
+                    "{structure} {buffer}: no {want} in\n{stdout}"
+                );
+            }
+            assert!(stdout.contains(&format!("{buffer} buffer")), "{stdout}");
+        }
+    }
+}
+
+#[test]
+fn index_bench_btree_json_is_deterministic_and_grr_beats_ipl_on_writes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let mut docs = Vec::new();
+    for (name, structure) in [("a.json", "grr"), ("b.json", "grr"), ("c.json", "ipl")] {
+        let path = dir.path().join(name);
+        let path_text = path.to_str().expect("utf-8 path");
+        let mut args = vec![
+            "index",
+            "bench",
+            "--structure",
+            structure,
+            "--rw",
+            "0/100",
+            "--json",
+            path_text,
+        ];
+        args.extend(NAND_SMALL);
+        let out = flashkit(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = std::fs::read_to_string(&path).expect("written");
+        let mut doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
+        doc["wall_seconds"] = serde_json::Value::Null;
+        docs.push(doc);
+    }
+    assert_eq!(docs[0], docs[1], "same seed, same document");
+    let erases = |doc: &serde_json::Value| {
+        let e = &doc["report"]["total"]["counters"]["erases"];
+        e["host"].as_u64().expect("a count") + e["gc"].as_u64().expect("a count")
+    };
+    assert!(erases(&docs[2]) > 0, "IPL merges under an all-write mix");
+    assert!(
+        erases(&docs[0]) < erases(&docs[2]),
+        "GRR erases less than IPL"
+    );
+    assert_eq!(docs[0]["workload"]["files"], 200);
+    assert_eq!(docs[0]["spec"]["placement"]["scheme"], "grr");
+}
+
+#[test]
+fn bad_btree_parameters_are_usage_errors_naming_the_option() {
+    let cases: [(&[&str], &str); 7] = [
+        (&["--structure", "grr", "--buffer", "arc"], "arc"),
+        (&["--structure", "grr", "--log-pages", "9"], "--log-pages"),
+        (&["--structure", "grr", "--set-blocks", "0"], "--set-blocks"),
+        (&["--structure", "ipl", "--rw", "50/40"], "read/write"),
+        (&["--structure", "ipl", "--window", "1.5"], "window"),
+        (&["--structure", "ipl", "--capacity", "100K"], "--capacity"),
+        (&["--structure", "grr", "--workload", "micro"], "--workload"),
+    ];
+    for (extra, names) in cases {
+        let mut args = vec!["index", "bench"];
+        args.extend(extra);
+        let out = flashkit(&args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(names), "{args:?}: {stderr}");
+    }
+    let out = flashkit(&["reproduce", "grr", "--only", "fig9"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn reproduce_grr_prints_the_papers_claims_beside_ours() {
+    let out = flashkit(&[
+        "reproduce",
+        "grr",
+        "--quick",
+        "--files",
+        "150",
+        "--capacity",
+        "8M",
+        "--only",
+        "fig8",
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("Fig. 8"), "{stdout}");
+    assert!(
+        stdout.contains("paper:") && stdout.contains("2.14x"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("0/100"), "{stdout}");
+    assert!(!stdout.contains("Fig. 6"), "--only fig8 runs only Fig. 8");
+}

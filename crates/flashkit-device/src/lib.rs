@@ -14,7 +14,8 @@
 //! Key decision: the payload is pluggable ([`PayloadStore`]). [`CountsOnly`] keeps nothing but
 //! the per-block write pointer and erase count, so a 16 GiB device costs a few hundred KiB
 //! and the benchmark runs at memory speed; [`Stamps`] keeps each page's stamp so that the
-//! reference model can check every read.
+//! reference model can check every read; [`PageBytes`] keeps each page's bytes too, for the
+//! NAND B-tree, which must be found again from what it wrote.
 //!
 //! Beside it, [`NorDevice`] models NOR flash (word reads, bit-clearing word programs, block
 //! erase), the part NOR-flash indexes are built on; it is a type of its own, not a
@@ -22,10 +23,12 @@
 
 mod nand;
 pub mod nor;
+mod page_bytes;
 mod store;
 
 pub use nand::NandDevice;
 pub use nor::{NorDevice, NorGeometry, NorGeometryError, NorPreset, WordAddr};
+pub use page_bytes::{PageBytes, PageData};
 pub use store::{CountsOnly, PayloadStore, Stamps};
 
 use flashkit_core::{BlockId, Cause, Geometry, Lpn, OpCounters, Ppn, Stamp};

@@ -40,6 +40,17 @@ impl<S: PayloadStore> NandDevice<S> {
         }
     }
 
+    /// The payload store, for store-specific accessors in this crate.
+    pub(crate) fn store(&self) -> &S {
+        &self.store
+    }
+
+    /// The payload store, mutably: only for stores that record more than the stamp after the
+    /// physics of a program have been checked (`page_bytes.rs`).
+    pub(crate) fn store_mut(&mut self) -> &mut S {
+        &mut self.store
+    }
+
     /// Account for `pages` pages copied into `dest`: as many reads and programs.
     fn finish_copy(&mut self, dest: BlockId, pages: u32, cause: Cause) {
         self.blocks[dest.index()].write_pointer += pages;
@@ -155,7 +166,7 @@ impl<S: PayloadStore> FlashDevice for NandDevice<S> {
                 }
                 None => Stamp::new(lpn, 0),
             };
-            self.store.store(Ppn(to.0 + i as u32), stamp);
+            self.store.copy(from, Ppn(to.0 + i as u32), stamp);
         }
         self.finish_copy(dest, n, cause);
         Ok(n)

@@ -15,6 +15,15 @@ pub trait PayloadStore {
     /// The stamp of a programmed page, if this store keeps stamps.
     fn load(&self, ppn: Ppn) -> Option<Stamp>;
 
+    /// Copy the payload of `from` to `to`, which now carries `stamp` (the bulk copy of
+    /// [`crate::FlashDevice::copy_pages`]). Stores that keep no more than the stamp need not
+    /// override it.
+    #[inline(always)]
+    fn copy(&mut self, from: Ppn, to: Ppn, stamp: Stamp) {
+        let _ = from;
+        self.store(to, stamp);
+    }
+
     /// Forget the pages `[first, first + pages)` (a block erase).
     fn erase(&mut self, first: Ppn, pages: u32);
 

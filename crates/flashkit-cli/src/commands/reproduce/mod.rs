@@ -4,6 +4,7 @@
 pub mod fast;
 pub mod fatlist;
 pub mod flashmodel;
+pub mod grr;
 pub mod vet;
 
 use crate::Outcome;
@@ -22,6 +23,9 @@ pub enum Paper {
     /// Ajwani et al., "On Computational Models for Flash Memory Devices" (SEA 2009):
     /// Table 1 (sorting), Table 2 (BFS) and a real-disk sort.
     Flashmodel(flashmodel::FlashmodelArgs),
+    /// The GRR paper (B-tree on NAND): In-Page Logging against GRR with k and m varied
+    /// (Fig. 6), buffer hit ratios (Fig. 7), read/write ratios from 100/0 to 0/100 (Fig. 8).
+    Grr(grr::GrrArgs),
     /// Extent mapping (Suh et al., JSA 2014): VET and EMT against page and hybrid mapping
     /// (Tables 2-4, Figs. 12 and 14-16).
     Vet(crate::args::VetReproArgs),
@@ -32,6 +36,7 @@ pub fn run(paper: Paper) -> Outcome {
         Paper::Fast(args) => fast::run(args),
         Paper::Fatlist(args) => fatlist::run(&args),
         Paper::Flashmodel(args) => flashmodel::run(args),
+        Paper::Grr(args) => grr::run(&args),
         Paper::Vet(args) => vet::run(args),
     }
 }

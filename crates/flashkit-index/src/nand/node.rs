@@ -1,0 +1,283 @@
+//! A B+-tree node in RAM and its on-flash image.
+//!
+//! A node is one page. Leaves hold sorted keys and their values and name their right
+//! sibling; inner nodes hold sorted separator keys and one more child than keys (the keys of
+//! `children[i + 1]` are at least `keys[i]`, those of `children[i]` below it). `root_epoch`
+//! is how the root is found again from flash: every change of root gives the new root a
+//! higher epoch, and boot takes the reachable node with the highest one.
+//!
+//! Image layout, after the 32-byte page header (`page.rs`), little-endian:
+//!
+//! ```text
+//! 0      u8    level (0 = leaf)
+//! 1      u8    reserved (0)
+//! 2      u16   key count n
+//! 4      u32   next: the right sibling of a leaf (u32::MAX: none)
+//! 8      u32   root epoch (0: never the root)
+//! 12     u32   reserved (0)
+//! 16     n x u64 keys
+//! then   leaf: n x u64 values; inner: n + 1 x u32 children
+//! ```
+
+use crate::nand::{Key, NodeId, Value};
+
+/// Bytes of the node header inside the page payload.
+pub const NODE_HEADER_BYTES: usize = 16;
+
+/// A node decoded into RAM.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Node {
+    /// 0 for a leaf; a parent's level is its children's plus one.
+    pub level: u8,
+    /// The epoch at which this node became the root (0: never).
+    pub root_epoch: u32,
+    /// A leaf's right sibling ([`NodeId::NONE`] for the last leaf and for inner nodes).
+    pub next: NodeId,
+    /// Sorted keys (entries of a leaf, separators of an inner node).
+    pub keys: Vec<Key>,
+    /// A leaf's values, one per key; empty for inner nodes.
+    pub values: Vec<Value>,
+    /// An inner node's children, one more than keys; empty for leaves.
+    pub children: Vec<NodeId>,
+}
+
+impl Node {
+    /// An empty leaf.
+    pub fn empty_leaf() -> Node {
+        Node {
+            next: NodeId::NONE,
+            ..Node::default()
+        }
+    }
+
+    /// True for a leaf.
+    pub fn is_leaf(&self) -> bool {
+        self.level == 0
+    }
+
+    /// Entries of a leaf, separator keys of an inner node.
+    pub fn len(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// No keys.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The child to follow for `key`: the number of separators at or below it.
+    pub fn child_index(&self, key: Key) -> usize {
+        self.keys.partition_point(|&k| k <= key)
+    }
+
+    /// Make this node a copy of `other`, reusing its vectors.
+    pub fn copy_from(&mut self, other: &Node) {
+        self.level = other.level;
+        self.root_epoch = other.root_epoch;
+        self.next = other.next;
+        self.keys.clone_from(&other.keys);
+        self.values.clone_from(&other.values);
+        self.children.clone_from(&other.children);
+    }
+
+    /// Bytes of the encoded image.
+    pub fn encoded_len(&self) -> usize {
+        let n = self.keys.len();
+        NODE_HEADER_BYTES + 8 * n + if self.is_leaf() { 8 * n } else { 4 * (n + 1) }
+    }
+
+    /// Append the image to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.push(self.level);
+        out.push(0);
+        out.extend_from_slice(&(self.keys.len() as u16).to_le_bytes());
+        out.extend_from_slice(&self.next.0.to_le_bytes());
+        out.extend_from_slice(&self.root_epoch.to_le_bytes());
+        out.extend_from_slice(&0u32.to_le_bytes());
+        for k in &self.keys {
+            out.extend_from_slice(&k.to_le_bytes());
+        }
+        if self.is_leaf() {
+            for v in &self.values {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        } else {
+            for c in &self.children {
+                out.extend_from_slice(&c.0.to_le_bytes());
+            }
+        }
+    }
+
+    /// Decode an image into this node, reusing its vectors. The error names the field.
+    pub fn decode(&mut self, bytes: &[u8]) -> Result<(), String> {
+        if bytes.len() < NODE_HEADER_BYTES {
+            return Err(format!(
+                "node header: {} bytes, {NODE_HEADER_BYTES} needed",
+                bytes.len()
+            ));
+        }
+        self.level = bytes[0];
+        let n = usize::from(u16::from_le_bytes([bytes[2], bytes[3]]));
+        self.next = NodeId(read_u32(bytes, 4));
+        self.root_epoch = read_u32(bytes, 8);
+        let body = &bytes[NODE_HEADER_BYTES..];
+        let children = if self.is_leaf() { 0 } else { n + 1 };
+        let need = 8 * n + if self.is_leaf() { 8 * n } else { 4 * children };
+        if body.len() != need {
+            return Err(format!(
+                "key count: {n} keys at level {} need {need} bytes, the page holds {}",
+                self.level,
+                body.len()
+            ));
+        }
+        self.keys.clear();
+        self.values.clear();
+        self.children.clear();
+        let (keys, rest) = body.split_at(8 * n);
+        self.keys.extend(keys.chunks_exact(8).map(read_u64));
+        if self.is_leaf() {
+            self.values.extend(rest.chunks_exact(8).map(read_u64));
+        } else {
+            self.children
+                .extend(rest.chunks_exact(4).map(|c| NodeId(read_u32(c, 0))));
+        }
+        Ok(())
+    }
+}
+
+/// How many entries a page holds, from the page size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct NodeLayout {
+    /// Page size in bytes.
+    pub page_bytes: u32,
+    /// Most entries a leaf holds.
+    pub leaf_capacity: usize,
+    /// Most keys an inner node holds (it has one more child).
+    pub inner_capacity: usize,
+}
+
+impl NodeLayout {
+    /// The layout for pages of `page_bytes` bytes.
+    pub fn for_page(page_bytes: u32) -> NodeLayout {
+        let room = page_bytes as usize - crate::nand::page::HEADER_BYTES - NODE_HEADER_BYTES;
+        NodeLayout {
+            page_bytes,
+            leaf_capacity: room / 16,
+            inner_capacity: (room - 4) / 12,
+        }
+    }
+
+    /// Fewest entries a leaf other than the root may hold.
+    pub fn leaf_min(&self) -> usize {
+        self.leaf_capacity / 2
+    }
+
+    /// Fewest keys an inner node other than the root may hold.
+    pub fn inner_min(&self) -> usize {
+        self.inner_capacity / 2
+    }
+
+    /// Capacity of a node at `level`.
+    pub fn capacity(&self, level: u8) -> usize {
+        if level == 0 {
+            self.leaf_capacity
+        } else {
+            self.inner_capacity
+        }
+    }
+
+    /// Minimum occupancy of a non-root node at `level`.
+    pub fn min(&self, level: u8) -> usize {
+        if level == 0 {
+            self.leaf_min()
+        } else {
+            self.inner_min()
+        }
+    }
+}
+
+pub(crate) fn read_u32(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(
+        bytes[at..at + 4]
+            .try_into()
+            .expect("invariant: a 4-byte slice"),
+    )
+}
+
+pub(crate) fn read_u64(bytes: &[u8]) -> u64 {
+    u64::from_le_bytes(bytes[..8].try_into().expect("invariant: an 8-byte slice"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn images_round_trip() {
+        let leaf = Node {
+            level: 0,
+            root_epoch: 3,
+            next: NodeId(9),
+            keys: vec![1, 5, 1 << 40],
+            values: vec![10, 50, 7],
+            children: vec![],
+        };
+        let inner = Node {
+            level: 2,
+            root_epoch: 0,
+            next: NodeId::NONE,
+            keys: vec![100, 200],
+            values: vec![],
+            children: vec![NodeId(1), NodeId(2), NodeId(3)],
+        };
+        for node in [leaf, inner, Node::empty_leaf()] {
+            let mut bytes = Vec::new();
+            node.encode(&mut bytes);
+            assert_eq!(bytes.len(), node.encoded_len());
+            let mut back = Node::default();
+            back.decode(&bytes).expect("decodes");
+            assert_eq!(back, node);
+        }
+    }
+
+    #[test]
+    fn a_truncated_image_names_the_field() {
+        let mut bytes = Vec::new();
+        Node {
+            keys: vec![1, 2],
+            values: vec![3, 4],
+            ..Node::empty_leaf()
+        }
+        .encode(&mut bytes);
+        bytes.pop();
+        let err = Node::default().decode(&bytes).expect_err("refused");
+        assert!(err.contains("key count"), "{err}");
+    }
+
+    #[test]
+    fn layouts_fill_the_page() {
+        let grr = NodeLayout::for_page(2048);
+        assert_eq!((grr.leaf_capacity, grr.inner_capacity), (125, 166));
+        let small = NodeLayout::for_page(512);
+        assert_eq!((small.leaf_capacity, small.inner_capacity), (29, 38));
+        for layout in [grr, small] {
+            let full_leaf = Node {
+                keys: vec![0; layout.leaf_capacity],
+                values: vec![0; layout.leaf_capacity],
+                ..Node::empty_leaf()
+            };
+            let full_inner = Node {
+                level: 1,
+                keys: vec![0; layout.inner_capacity],
+                children: vec![NodeId(0); layout.inner_capacity + 1],
+                ..Node::empty_leaf()
+            };
+            for node in [full_leaf, full_inner] {
+                assert!(
+                    node.encoded_len() + crate::nand::page::HEADER_BYTES
+                        <= layout.page_bytes as usize
+                );
+            }
+        }
+    }
+}
