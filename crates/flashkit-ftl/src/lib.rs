@@ -27,7 +27,7 @@ mod policy;
 pub mod reference;
 mod wear;
 
-pub use any::{AnyFtl, FtlKind, FtlOptions};
+pub use any::{AnyFtl, FtlKind, FtlOptions, WithFtl};
 pub use hybrid::{
     Bast, BastFtl, BastVictim, BlockFtl, BlockMapping, Choice, Fast, FastFtl, HybridConfig,
     HybridFtl, LogScheme, LogView, RoundRobin, SchemeKind, hmt_memory, hybrid_mapping_bytes,

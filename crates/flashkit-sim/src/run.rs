@@ -11,7 +11,7 @@ use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, Timing, sub_seed
 use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
 use flashkit_ftl::{
     AnyFtl, Emt, Ftl, FtlKind, FtlOptions, FtlStats, Mapping, PageFtl, PageTable, Pd, Pf, Vet,
-    VetNodes,
+    VetNodes, WithFtl,
 };
 use flashkit_trace::binary::TraceReader;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
@@ -295,7 +295,37 @@ pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
     let device = NandDevice::<S>::new(geometry).with_endurance(endurance);
     let ftl = AnyFtl::build(spec.ftl, device, &spec.options)
         .map_err(|e| SimError::Config(format!("{}: {e}", spec.label)))?;
-    drive(spec, ftl, requests, trace, progress, &|_| {}).map(|(outcome, _)| outcome)
+    ftl.with_concrete(Drive {
+        spec,
+        requests,
+        trace,
+        progress,
+    })
+}
+
+/// [`drive`] compiled for each concrete FTL, so the replay loop calls the scheme's `write`
+/// directly (see [`WithFtl`]).
+struct Drive<'a, I> {
+    spec: &'a RunSpec,
+    requests: I,
+    trace: TraceRecord,
+    progress: &'a mut dyn Progress,
+}
+
+impl<I: Iterator<Item = RequestResult>> WithFtl for Drive<'_, I> {
+    type Output = Result<RunOutcome, SimError>;
+
+    fn run<F: Ftl>(self, ftl: F) -> Self::Output {
+        drive(
+            self.spec,
+            ftl,
+            self.requests,
+            self.trace,
+            self.progress,
+            &|_| {},
+        )
+        .map(|(outcome, _)| outcome)
+    }
 }
 
 /// Run `spec` on `source` with the page FTL's mapping (page table, VET or EMT, as
