@@ -1,0 +1,269 @@
+//! Unit tests of the page FTL: the invariant checker catches each kind of corruption, and
+//! configuration, range and wear-out errors are reported, not panics.
+
+use super::*;
+use crate::Ftl;
+use flashkit_device::{NandDevice, Stamps};
+
+type TestFtl = PageFtl<NandDevice<Stamps>, PageTable>;
+
+fn geometry() -> Geometry {
+    Geometry::builder()
+        .page_size_bytes(512)
+        .pages_per_block(8)
+        .blocks(16)
+        .over_provisioning(0.6)
+        .build()
+        .expect("valid geometry")
+}
+
+/// An FTL that has written every logical page three times (so GC has run).
+fn busy_ftl() -> TestFtl {
+    let config = PageFtlConfig {
+        gc_threshold_blocks: 2,
+        ..PageFtlConfig::default()
+    };
+    let mut ftl =
+        PageFtl::with_page_table(NandDevice::<Stamps>::new(geometry()), config).expect("valid FTL");
+    let logical = ftl.geometry().logical_pages();
+    for round in 0..3u64 {
+        for lpn in 0..logical {
+            ftl.write(
+                PageRange::one(Lpn((lpn * 7 + round as u32) % logical)),
+                round * 1000 + u64::from(lpn),
+            )
+            .expect("write");
+        }
+    }
+    assert!(
+        ftl.stats().gc_runs > 0,
+        "the fixture must have collected garbage"
+    );
+    ftl.check_invariants().expect("a healthy FTL passes");
+    ftl
+}
+
+fn first_valid_page(ftl: &TestFtl) -> Ppn {
+    (0..ftl.geometry.physical_pages())
+        .map(Ppn)
+        .find(|&p| ftl.is_valid(p))
+        .expect("a valid page")
+}
+
+fn violation(ftl: &TestFtl) -> String {
+    ftl.check_invariants()
+        .expect_err("the corruption must be caught")
+        .0
+}
+
+#[test]
+fn catches_a_valid_count_that_disagrees_with_the_reverse_map() {
+    let mut ftl = busy_ftl();
+    let block = ftl.geometry.block_of(first_valid_page(&ftl));
+    ftl.blocks.remove_valid(block);
+    assert!(
+        violation(&ftl).contains("valid by the reverse map"),
+        "{}",
+        violation(&ftl)
+    );
+}
+
+#[test]
+fn catches_a_valid_page_the_mapping_does_not_point_to() {
+    let mut ftl = busy_ftl();
+    let ppn = first_valid_page(&ftl);
+    ftl.reverse[ppn.index()] = (ftl.reverse[ppn.index()] + 1) % ftl.geometry.logical_pages();
+    assert!(
+        violation(&ftl).contains("reverse map"),
+        "{}",
+        violation(&ftl)
+    );
+}
+
+#[test]
+fn catches_an_oob_that_names_another_lpn() {
+    let mut ftl = busy_ftl();
+    let a = first_valid_page(&ftl);
+    let b = (a.0 + 1..ftl.geometry.physical_pages())
+        .map(Ppn)
+        .find(|&p| ftl.is_valid(p))
+        .expect("b");
+    let (la, lb) = (ftl.reverse[a.index()], ftl.reverse[b.index()]);
+    // Swap consistently in the reverse and forward maps: only the OOB now disagrees.
+    ftl.reverse.swap(a.index(), b.index());
+    ftl.mapping.update(Lpn(la), b, 1, &mut |_| {});
+    ftl.mapping.update(Lpn(lb), a, 1, &mut |_| {});
+    assert!(
+        violation(&ftl).contains("the OOB of"),
+        "{}",
+        violation(&ftl)
+    );
+}
+
+#[test]
+fn catches_a_block_both_free_and_in_use() {
+    let mut ftl = busy_ftl();
+    let sealed = ftl.blocks.sealed_blocks().next().expect("a sealed block");
+    ftl.free.push_back(sealed);
+    assert!(violation(&ftl).contains("the free list"));
+}
+
+#[test]
+fn catches_a_block_on_the_free_list_twice() {
+    let mut ftl = busy_ftl();
+    let free = *ftl.free.front().expect("a free block");
+    ftl.free.push_back(free);
+    assert!(violation(&ftl).contains("twice"));
+}
+
+#[test]
+fn catches_a_broken_greedy_index() {
+    let mut ftl = busy_ftl();
+    let sealed = ftl.blocks.sealed_blocks().next().expect("a sealed block");
+    ftl.blocks.begin_collect(sealed);
+    ftl.blocks.abort_collect(sealed);
+    ftl.check_invariants()
+        .expect("taking a block out and back is harmless");
+    // A sealed block that fell out of the index.
+    ftl.blocks.forget_bucket_entries(sealed);
+    assert!(
+        violation(&ftl).contains("greedy index"),
+        "{}",
+        violation(&ftl)
+    );
+}
+
+#[test]
+fn catches_a_mapping_change_the_block_counts_missed() {
+    let mut ftl = busy_ftl();
+    let ppn = first_valid_page(&ftl);
+    let lpn = Lpn(ftl.reverse[ppn.index()]);
+    // Unmap a page without telling the block table.
+    ftl.mapping.remove(PageRange::one(lpn), &mut |_| {});
+    assert!(
+        violation(&ftl).contains("valid pages counted"),
+        "{}",
+        violation(&ftl)
+    );
+}
+
+#[test]
+fn catches_a_mapping_into_a_free_block() {
+    let mut ftl = busy_ftl();
+    let free = *ftl.free.front().expect("a free block");
+    let lpn = Lpn(ftl.reverse[first_valid_page(&ftl).index()]);
+    let target = ftl.geometry.first_ppn(free);
+    ftl.reverse[target.index()] = lpn.0;
+    ftl.mapping.update(lpn, target, 1, &mut |_| {});
+    let message = violation(&ftl);
+    assert!(
+        message.contains("Free") || message.contains("valid pages counted"),
+        "{message}"
+    );
+}
+
+#[test]
+fn refuses_too_little_spare_space_with_a_clear_message() {
+    let tight = Geometry::builder()
+        .pages_per_block(8)
+        .blocks(16)
+        .over_provisioning(0.05)
+        .build();
+    let device = NandDevice::<Stamps>::new(tight.expect("valid"));
+    let error = PageFtl::with_page_table(device, PageFtlConfig::default())
+        .err()
+        .expect("refused");
+    assert!(
+        error.to_string().contains("raise over-provisioning"),
+        "{error}"
+    );
+}
+
+#[test]
+fn out_of_range_requests_are_errors() {
+    let mut ftl = busy_ftl();
+    let logical = ftl.geometry().logical_pages();
+    let error = ftl
+        .write(PageRange::new(Lpn(logical - 1), 2), 1)
+        .expect_err("refused");
+    assert!(matches!(error, FtlError::OutOfRange { .. }));
+    assert!(ftl.trim(PageRange::new(Lpn(logical), 1)).is_err());
+    assert!(
+        ftl.read(PageRange::new(Lpn(logical), 1), &mut |_, _| {})
+            .is_err()
+    );
+}
+
+#[test]
+fn a_worn_out_device_reports_no_space_and_keeps_its_data() {
+    let config = PageFtlConfig {
+        gc_threshold_blocks: 2,
+        wear_leveling_spread: None,
+        ..PageFtlConfig::default()
+    };
+    let device = NandDevice::<Stamps>::new(geometry()).with_endurance(5);
+    let mut ftl = PageFtl::with_page_table(device, config).expect("valid");
+    let logical = ftl.geometry().logical_pages();
+    let mut latest = vec![None; logical as usize];
+    let mut seq = 0u64;
+    let error = loop {
+        seq += 1;
+        let lpn = (seq * 13 % u64::from(logical)) as u32;
+        match ftl.write(PageRange::one(Lpn(lpn)), seq) {
+            Ok(()) => latest[lpn as usize] = Some(seq),
+            Err(error) => break error,
+        }
+        assert!(seq < 1_000_000, "the device must wear out");
+    };
+    assert!(matches!(error, FtlError::NoSpace(_)), "{error}");
+    assert!(ftl.stats().retired_blocks > 0);
+    ftl.check_invariants()
+        .expect("consistent after wearing out");
+    for (lpn, expected) in latest.iter().enumerate() {
+        let mut got = None;
+        ftl.read(PageRange::one(Lpn(lpn as u32)), &mut |_, outcome| {
+            got = Some(outcome)
+        })
+        .expect("read");
+        let want = match expected {
+            Some(seq) => ReadOutcome::Mapped(Some(Stamp::new(Lpn(lpn as u32), *seq))),
+            None => ReadOutcome::Unmapped,
+        };
+        assert_eq!(got, Some(want), "lpn {lpn}");
+    }
+}
+
+#[test]
+fn wear_leveling_relocates_cold_blocks() {
+    let config = PageFtlConfig {
+        gc_threshold_blocks: 2,
+        wear_leveling_spread: Some(4),
+        ..PageFtlConfig::default()
+    };
+    let mut ftl =
+        PageFtl::with_page_table(NandDevice::<Stamps>::new(geometry()), config).expect("valid");
+    let logical = ftl.geometry().logical_pages();
+    // Fill once (cold data), then hammer a handful of hot pages.
+    for lpn in 0..logical {
+        ftl.write(PageRange::one(Lpn(lpn)), u64::from(lpn))
+            .expect("fill");
+    }
+    for seq in 0..20_000u64 {
+        ftl.write(PageRange::one(Lpn((seq % 4) as u32)), 100_000 + seq)
+            .expect("hot write");
+    }
+    let stats = ftl.stats();
+    assert!(
+        stats.wear_level_runs > 0,
+        "static wear leveling must have acted"
+    );
+    let counts: Vec<u32> = (0..ftl.geometry().blocks())
+        .map(|b| ftl.device().block_status(BlockId(b)).erase_count)
+        .collect();
+    let spread = counts.iter().max().expect("blocks") - counts.iter().min().expect("blocks");
+    assert!(
+        spread <= 4 + 2,
+        "erase spread {spread} stays near the threshold: {counts:?}"
+    );
+    ftl.check_invariants().expect("consistent");
+}
