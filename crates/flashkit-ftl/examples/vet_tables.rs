@@ -10,7 +10,7 @@
 
 use flashkit_core::{Lpn, PageRange, Ppn, SimRng, SimRngExt};
 use flashkit_ftl::vet::{Fib, Fold, Sip};
-use flashkit_ftl::{Emt, InsertScheme, Mapping, Pf, Vet};
+use flashkit_ftl::{Chunked, Emt, InsertScheme, Mapping, Pf, Vet};
 use rand::Rng;
 use std::hash::BuildHasher;
 use std::time::Instant;
@@ -127,4 +127,8 @@ fn main() {
         );
     }
     print("emt (std BTreeMap)", measure(|| Emt::new(PAGES), &ops));
+    print(
+        "emt (chunked sorted array)",
+        measure(|| Emt::<Chunked>::with_index(PAGES), &ops),
+    );
 }

@@ -33,8 +33,8 @@ pub use hybrid::{
     HybridFtl, LogScheme, LogView, RoundRobin, SchemeKind, hmt_memory, hybrid_mapping_bytes,
 };
 pub use mapping::{
-    Canonical, Emt, Extent, InsertScheme, Mapping, NodeLayout, PageTable, Pd, Pf, PhysRun, Vet,
-    VetConfig, VetNodes, extent, hash_runs, vet,
+    Canonical, Chunked, EMT_CHUNK, Emt, EmtRun, Extent, ExtentIndex, InsertScheme, Mapping,
+    NodeLayout, PageTable, Pd, Pf, PhysRun, Vet, VetConfig, VetNodes, extent, hash_runs, vet,
 };
 pub use page::{PageFtl, PageFtlConfig};
 pub use policy::{BlockView, CostBenefit, Fifo, GcPolicy, Greedy, SealedBlock, VictimPolicy};

@@ -4,9 +4,10 @@
 
 use flashkit_core::{Lpn, PageRange, Ppn, SimRng, SimRngExt};
 use flashkit_ftl::extent::canonical_pieces;
-use flashkit_ftl::{Canonical, Emt, Extent, InsertScheme, Mapping, PageTable, Pd, Pf, Vet};
+use flashkit_ftl::{Canonical, Emt, EmtRun, Extent, InsertScheme, Mapping, PageTable, Pd, Pf, Vet};
 use proptest::prelude::*;
 use rand::Rng;
+use std::collections::BTreeMap;
 
 /// The 8-bit binary strings of a canonical decomposition, as the paper writes them.
 fn strings(start: u32, len: u32) -> Vec<String> {
@@ -298,6 +299,10 @@ fn subjects(pages: u32) -> Vec<Box<dyn Subject>> {
     vec![
         Box::new(("pmt".to_string(), PageTable::new(pages))),
         Box::new(("emt".to_string(), Emt::new(pages))),
+        Box::new((
+            "emt/btree".to_string(),
+            Emt::<BTreeMap<u32, EmtRun>>::with_index(pages),
+        )),
         Box::new((
             "vet/lis/pf".to_string(),
             Vet::<Pf>::new(pages, InsertScheme::Lis),

@@ -17,7 +17,7 @@ pub mod extent;
 mod page_table;
 pub mod vet;
 
-pub use emt::Emt;
+pub use emt::{CHUNK as EMT_CHUNK, Chunked, Emt, ExtentIndex, Run as EmtRun};
 pub use extent::{Canonical, Extent};
 pub use page_table::PageTable;
 pub use vet::{InsertScheme, NodeLayout, Pd, Pf, Vet, VetConfig, VetNodes};

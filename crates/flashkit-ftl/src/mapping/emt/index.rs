@@ -1,0 +1,289 @@
+//! The ordered maps an [`Emt`](super::Emt) can keep its extents in: an extent's logical
+//! start to its [`Run`] (length and physical start), with predecessor and successor queries
+//! (Algorithms 4 and 5 of Suh et al., JSA 2014, need nothing else).
+//!
+//! Two backends, compared by `cargo run --release -p flashkit-ftl --example vet_tables`:
+//! - `std::collections::BTreeMap`: a B-tree of 11 keys a node, the first choice of the issue.
+//! - [`Chunked`]: a sorted array cut into chunks of at most [`CHUNK`] entries, with the
+//!   chunks' first keys in one small array of their own. A query is two binary searches over
+//!   contiguous memory (the first over an array that stays in cache) instead of a walk down
+//!   five or six B-tree levels of pointer-linked nodes; an insert moves at most a chunk.
+//!
+//! What it is not: a general-purpose map. Keys are extent starts (`u32`), values are copied
+//! out, and iteration is a callback that can stop early.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+/// The value stored under an extent's logical start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Pages in the extent (at least one).
+    pub len: u32,
+    /// Physical page of the extent's first logical page.
+    pub ppn: u32,
+}
+
+/// An ordered map from extent start to [`Run`].
+pub trait ExtentIndex: Clone + Default + fmt::Debug {
+    /// Entries stored.
+    fn len(&self) -> usize;
+    /// Whether nothing is stored.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The entry with the greatest start `<= key`.
+    fn predecessor(&self, key: u32) -> Option<(u32, Run)>;
+    /// The entry with the least start `>= key`.
+    fn successor(&self, key: u32) -> Option<(u32, Run)>;
+    /// Store `run` under `start`; returns the run it replaced.
+    fn insert(&mut self, start: u32, run: Run) -> Option<Run>;
+    /// Remove the entry under `start`.
+    fn remove(&mut self, start: u32) -> Option<Run>;
+    /// Call `f` on the entries from the least start `>= from` on, in order, until it
+    /// returns `false`.
+    fn for_each_from(&self, from: u32, f: impl FnMut(u32, Run) -> bool);
+    /// Bytes this process holds for the map (measured or, for std's B-tree, estimated).
+    fn heap_bytes(&self) -> u64;
+}
+
+/// What one B-tree entry costs in this process, estimated: std's B-tree node holds up to 11
+/// entries of 4 + 8 bytes plus a 16-byte header (internal nodes add 12 edge pointers, one
+/// node in twelve), and nodes are about 70% full after random inserts (an estimate: std does
+/// not expose its nodes' sizes).
+const BTREE_HEAP_BYTES_PER_ENTRY: f64 = (11.0 * 12.0 + 16.0 + 96.0 / 12.0) / (11.0 * 0.7);
+
+impl ExtentIndex for BTreeMap<u32, Run> {
+    fn len(&self) -> usize {
+        BTreeMap::len(self)
+    }
+    #[inline]
+    fn predecessor(&self, key: u32) -> Option<(u32, Run)> {
+        self.range(..=key).next_back().map(|(&s, &r)| (s, r))
+    }
+    #[inline]
+    fn successor(&self, key: u32) -> Option<(u32, Run)> {
+        self.range(key..).next().map(|(&s, &r)| (s, r))
+    }
+    fn insert(&mut self, start: u32, run: Run) -> Option<Run> {
+        BTreeMap::insert(self, start, run)
+    }
+    fn remove(&mut self, start: u32) -> Option<Run> {
+        BTreeMap::remove(self, &start)
+    }
+    fn for_each_from(&self, from: u32, mut f: impl FnMut(u32, Run) -> bool) {
+        for (&s, &r) in self.range(from..) {
+            if !f(s, r) {
+                return;
+            }
+        }
+    }
+    fn heap_bytes(&self) -> u64 {
+        (self.len() as f64 * BTREE_HEAP_BYTES_PER_ENTRY).round() as u64
+    }
+}
+
+/// Most entries a [`Chunked`] chunk holds; a fuller chunk splits in two.
+pub const CHUNK: usize = 128;
+
+/// A sorted array of extents in chunks of at most [`CHUNK`] entries; see the module docs.
+///
+/// Invariants: every chunk is non-empty and sorted; `firsts[c]` is chunk `c`'s first start;
+/// the chunks are in order and do not overlap; `len` is the number of entries.
+#[derive(Clone, Debug, Default)]
+pub struct Chunked {
+    firsts: Vec<u32>,
+    chunks: Vec<Vec<(u32, Run)>>,
+    len: usize,
+}
+
+impl Chunked {
+    /// The chunk that holds `key` or would: the last one starting at or before it (or the
+    /// first chunk for a key before every entry). `None` when empty.
+    #[inline]
+    fn chunk_of(&self, key: u32) -> Option<usize> {
+        if self.chunks.is_empty() {
+            return None;
+        }
+        Some(self.firsts.partition_point(|&f| f <= key).saturating_sub(1))
+    }
+
+    /// Split chunk `c` in two halves when it is over [`CHUNK`].
+    fn split_if_full(&mut self, c: usize) {
+        if self.chunks[c].len() <= CHUNK {
+            return;
+        }
+        let upper = self.chunks[c].split_off(CHUNK / 2);
+        self.firsts.insert(c + 1, upper[0].0);
+        self.chunks.insert(c + 1, upper);
+    }
+
+    /// Drop chunk `c` if it is empty, or merge it into its successor when both fit in one.
+    fn shrink(&mut self, c: usize) {
+        if self.chunks[c].is_empty() {
+            self.chunks.remove(c);
+            self.firsts.remove(c);
+            return;
+        }
+        self.firsts[c] = self.chunks[c][0].0;
+        if c + 1 < self.chunks.len() && self.chunks[c].len() + self.chunks[c + 1].len() <= CHUNK {
+            let next = self.chunks.remove(c + 1);
+            self.firsts.remove(c + 1);
+            self.chunks[c].extend(next);
+        }
+    }
+
+    /// Check the invariants (for tests).
+    pub fn check(&self) -> Result<(), String> {
+        let mut previous = None;
+        let mut count = 0;
+        if self.firsts.len() != self.chunks.len() {
+            return Err("firsts and chunks differ in length".into());
+        }
+        for (c, chunk) in self.chunks.iter().enumerate() {
+            if chunk.is_empty() || chunk.len() > CHUNK || chunk[0].0 != self.firsts[c] {
+                return Err(format!("chunk {c}: empty, over-full or first key wrong"));
+            }
+            for &(s, _) in chunk {
+                if previous.is_some_and(|p| p >= s) {
+                    return Err(format!("chunk {c}: start {s} out of order"));
+                }
+                previous = Some(s);
+            }
+            count += chunk.len();
+        }
+        if count != self.len {
+            return Err(format!("{count} entries, {} counted", self.len));
+        }
+        Ok(())
+    }
+}
+
+impl ExtentIndex for Chunked {
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn predecessor(&self, key: u32) -> Option<(u32, Run)> {
+        let chunk = &self.chunks[self.chunk_of(key)?];
+        let i = chunk.partition_point(|e| e.0 <= key);
+        i.checked_sub(1).map(|i| chunk[i])
+    }
+
+    #[inline]
+    fn successor(&self, key: u32) -> Option<(u32, Run)> {
+        let c = self.chunk_of(key)?;
+        let chunk = &self.chunks[c];
+        let i = chunk.partition_point(|e| e.0 < key);
+        chunk
+            .get(i)
+            .or_else(|| self.chunks.get(c + 1).map(|next| &next[0]))
+            .copied()
+    }
+
+    fn insert(&mut self, start: u32, run: Run) -> Option<Run> {
+        let Some(c) = self.chunk_of(start) else {
+            self.firsts.push(start);
+            self.chunks.push(vec![(start, run)]);
+            self.len = 1;
+            return None;
+        };
+        let chunk = &mut self.chunks[c];
+        let i = chunk.partition_point(|e| e.0 < start);
+        if let Some(entry) = chunk.get_mut(i).filter(|e| e.0 == start) {
+            return Some(std::mem::replace(&mut entry.1, run));
+        }
+        chunk.insert(i, (start, run));
+        self.firsts[c] = chunk[0].0;
+        self.len += 1;
+        self.split_if_full(c);
+        None
+    }
+
+    fn remove(&mut self, start: u32) -> Option<Run> {
+        let c = self.chunk_of(start)?;
+        let chunk = &mut self.chunks[c];
+        let i = chunk.binary_search_by_key(&start, |e| e.0).ok()?;
+        let (_, run) = chunk.remove(i);
+        self.len -= 1;
+        self.shrink(c);
+        Some(run)
+    }
+
+    fn for_each_from(&self, from: u32, mut f: impl FnMut(u32, Run) -> bool) {
+        let Some(c) = self.chunk_of(from) else {
+            return;
+        };
+        let skip = self.chunks[c].partition_point(|e| e.0 < from);
+        let mut entries = self.chunks[c][skip..]
+            .iter()
+            .chain(self.chunks[c + 1..].iter().flatten());
+        entries.all(|&(s, r)| f(s, r));
+    }
+
+    fn heap_bytes(&self) -> u64 {
+        let entry = std::mem::size_of::<(u32, Run)>();
+        let entries: usize = self.chunks.iter().map(|c| c.capacity() * entry).sum();
+        let headers = self.chunks.capacity() * std::mem::size_of::<Vec<(u32, Run)>>();
+        (entries + headers + self.firsts.capacity() * 4) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashkit_core::{SimRng, SimRngExt};
+    use rand::Rng;
+
+    /// Chunked against std's B-tree under random inserts, replacements, removals and
+    /// queries, with splits and merges of chunks all the time (a key space of 4 chunks' worth
+    /// up to 40).
+    #[test]
+    fn chunked_agrees_with_a_btree_map() {
+        for (seed, keys) in [(1u64, 4 * CHUNK as u32), (2, 40 * CHUNK as u32)] {
+            let mut rng = SimRng::for_stream(seed, "chunked-index");
+            let (mut chunked, mut btree) = (Chunked::default(), BTreeMap::new());
+            for step in 0..60_000u32 {
+                let key = rng.random_range(0..keys);
+                let run = Run {
+                    len: step,
+                    ppn: key,
+                };
+                match rng.random_range(0..4) {
+                    0 | 1 => assert_eq!(chunked.insert(key, run), btree.insert(key, run)),
+                    2 => assert_eq!(
+                        ExtentIndex::remove(&mut chunked, key),
+                        BTreeMap::remove(&mut btree, &key)
+                    ),
+                    _ => {
+                        assert_eq!(chunked.predecessor(key), btree.predecessor(key));
+                        assert_eq!(chunked.successor(key), btree.successor(key));
+                        let (mut a, mut b) = (Vec::new(), Vec::new());
+                        chunked.for_each_from(key, |s, r| {
+                            a.push((s, r));
+                            a.len() < 5
+                        });
+                        btree.for_each_from(key, |s, r| {
+                            b.push((s, r));
+                            b.len() < 5
+                        });
+                        assert_eq!(a, b, "step {step}");
+                    }
+                }
+                if step % 1_000 == 0 {
+                    chunked.check().expect("invariants");
+                }
+                assert_eq!(ExtentIndex::len(&chunked), btree.len());
+            }
+        }
+    }
+
+    #[test]
+    fn an_empty_index_answers_nothing() {
+        let chunked = Chunked::default();
+        assert_eq!(chunked.predecessor(5), None);
+        assert_eq!(chunked.successor(0), None);
+        chunked.for_each_from(0, |_, _| panic!("nothing to visit"));
+    }
+}
