@@ -8,11 +8,18 @@
 //! (93) are trims; SYNCHRONIZE CACHE(10/16) = 35, 91 are flushes. Any other opcode is a
 //! command that moves no data for an FTL (INQUIRY, TEST UNIT READY, ...): counted, skipped.
 
-use super::fields::{FieldError, check_end, decimal_ns, hex, number, scaled, size_u32, split_sep};
-use super::{Parsed, SECTOR_BYTES, Skip, header_matches};
+use super::fields::{FieldError, check_end, decimal_ns, hex, number, scaled, size_u32};
+use super::{CsvShape, Parsed, SECTOR_BYTES, Skip, csv_row};
 use crate::{Op, Request};
 
 const HEADER: &[u8] = b"version,time,op,size,lbn";
+
+const SHAPE: CsvShape = CsvShape {
+    header: HEADER,
+    name: "CloudPhysics",
+    columns: "version,time,op,size,lbn",
+    extra_fields: false,
+};
 
 /// The CloudPhysics (libCacheSim CSV) parser.
 #[derive(Default)]
@@ -23,20 +30,9 @@ pub struct CloudPhysics {
 impl CloudPhysics {
     #[inline]
     pub(crate) fn parse(&mut self, line: &[u8]) -> Result<Parsed, FieldError> {
-        let first = !std::mem::replace(&mut self.started, true);
-        if first && header_matches(line, HEADER) {
+        let Some(f) = csv_row::<5>(&mut self.started, line, &SHAPE)? else {
             return Ok(Parsed::Skip(Skip::Header));
-        }
-        let mut f = [&b""[..]; 5];
-        let n = split_sep(line, b',', &mut f);
-        if n != 5 {
-            return Err(FieldError::new(
-                "line",
-                format!(
-                    "{n} comma-separated fields; CloudPhysics rows have 5 (version,time,op,size,lbn)"
-                ),
-            ));
-        }
+        };
         number("version", f[0])?;
         let time_ns = decimal_ns("time", f[1], 1_000)?;
         let op = match hex("op", f[2])? {

@@ -327,6 +327,47 @@ impl ParseReport {
     }
 }
 
+/// What a fixed-column CSV format's rows look like, for [`csv_row`].
+pub(crate) struct CsvShape {
+    /// The header line, lower-case, no spaces (skipped when it is the first line).
+    pub header: &'static [u8],
+    /// The format's name in messages ("MSR Cambridge").
+    pub name: &'static str,
+    /// The columns as the format's documentation names them, for messages.
+    pub columns: &'static str,
+    /// Whether rows may carry more fields than the parser reads (SPC's).
+    pub extra_fields: bool,
+}
+
+/// The shared front of the fixed-column CSV parsers: on the first line a header is skipped
+/// (`Ok(None)`); otherwise the row is split on commas into its `N` fields, and a row with
+/// too few (or, unless `shape.extra_fields`, too many) is refused naming the format and its
+/// columns. `started` is the parser's own first-line flag.
+#[inline]
+pub(crate) fn csv_row<'a, const N: usize>(
+    started: &mut bool,
+    line: &'a [u8],
+    shape: &CsvShape,
+) -> Result<Option<[&'a [u8]; N]>, fields::FieldError> {
+    let first = !std::mem::replace(started, true);
+    if first && header_matches(line, shape.header) {
+        return Ok(None);
+    }
+    let mut f = [&b""[..]; N];
+    let n = fields::split_sep(line, b',', &mut f);
+    if n < N || (n > N && !shape.extra_fields) {
+        let at_least = if shape.extra_fields { "at least " } else { "" };
+        return Err(fields::FieldError::new(
+            "line",
+            format!(
+                "{n} comma-separated fields; {} rows have {at_least}{N} ({})",
+                shape.name, shape.columns
+            ),
+        ));
+    }
+    Ok(Some(f))
+}
+
 /// Whether `line` is the header `lower` (lower-case, no spaces), compared ignoring case and
 /// spaces around fields.
 pub(crate) fn header_matches(line: &[u8], lower: &[u8]) -> bool {

@@ -7,11 +7,18 @@
 //! `Hostname` and `ResponseTime` are not used (the latter is still checked to be a number,
 //! so a shifted column is caught).
 
-use super::fields::{FieldError, check_end, number, size_u32, split_sep, volume_u16};
-use super::{Parsed, Skip, header_matches};
+use super::fields::{FieldError, check_end, number, size_u32, volume_u16};
+use super::{CsvShape, Parsed, Skip, csv_row};
 use crate::{Op, Request};
 
 const HEADER: &[u8] = b"timestamp,hostname,disknumber,type,offset,size,responsetime";
+
+const SHAPE: CsvShape = CsvShape {
+    header: HEADER,
+    name: "MSR Cambridge",
+    columns: "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime",
+    extra_fields: false,
+};
 
 /// The MSR Cambridge CSV parser.
 #[derive(Default)]
@@ -22,21 +29,9 @@ pub struct Msr {
 impl Msr {
     #[inline]
     pub(crate) fn parse(&mut self, line: &[u8]) -> Result<Parsed, FieldError> {
-        let first = !std::mem::replace(&mut self.started, true);
-        if first && header_matches(line, HEADER) {
+        let Some(f) = csv_row::<7>(&mut self.started, line, &SHAPE)? else {
             return Ok(Parsed::Skip(Skip::Header));
-        }
-        let mut f = [&b""[..]; 7];
-        let n = split_sep(line, b',', &mut f);
-        if n != 7 {
-            return Err(FieldError::new(
-                "line",
-                format!(
-                    "{n} comma-separated fields; MSR Cambridge rows have 7 \
-                     (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime)"
-                ),
-            ));
-        }
+        };
         let ticks = number("Timestamp", f[0])?;
         let time_ns = ticks.checked_mul(100).ok_or_else(|| {
             FieldError::bad("Timestamp", f[0], "a FILETIME that fits 64-bit nanoseconds")

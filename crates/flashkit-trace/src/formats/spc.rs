@@ -7,13 +7,18 @@
 //! Timestamp in seconds from the start of the trace. Spaces after commas and extra trailing
 //! fields occur in the published files and are accepted.
 
-use super::fields::{
-    FieldError, check_end, decimal_ns, number, scaled, size_u32, split_sep, volume_u16,
-};
-use super::{Parsed, SECTOR_BYTES, Skip, header_matches};
+use super::fields::{FieldError, check_end, decimal_ns, number, scaled, size_u32, volume_u16};
+use super::{CsvShape, Parsed, SECTOR_BYTES, Skip, csv_row};
 use crate::{Op, Request};
 
 const HEADER: &[u8] = b"asu,lba,size,opcode,timestamp";
+
+const SHAPE: CsvShape = CsvShape {
+    header: HEADER,
+    name: "SPC",
+    columns: "ASU,LBA,Size,Opcode,Timestamp",
+    extra_fields: true,
+};
 
 /// The UMass / SPC parser.
 #[derive(Default)]
@@ -24,21 +29,9 @@ pub struct Spc {
 impl Spc {
     #[inline]
     pub(crate) fn parse(&mut self, line: &[u8]) -> Result<Parsed, FieldError> {
-        let first = !std::mem::replace(&mut self.started, true);
-        if first && header_matches(line, HEADER) {
+        let Some(f) = csv_row::<5>(&mut self.started, line, &SHAPE)? else {
             return Ok(Parsed::Skip(Skip::Header));
-        }
-        let mut f = [&b""[..]; 5];
-        let n = split_sep(line, b',', &mut f);
-        if n < 5 {
-            return Err(FieldError::new(
-                "line",
-                format!(
-                    "{n} comma-separated fields; SPC rows have at least 5 \
-                     (ASU,LBA,Size,Opcode,Timestamp)"
-                ),
-            ));
-        }
+        };
         let volume = volume_u16("ASU", f[0])?;
         let offset = scaled("LBA", number("LBA", f[1])?, SECTOR_BYTES, f[1])?;
         let size = size_u32("Size", number("Size", f[2])?, f[2])?;

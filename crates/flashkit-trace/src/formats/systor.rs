@@ -10,11 +10,18 @@
 //! empty IOType. A row without an operation cannot be replayed; such rows are counted
 //! ("rows without an operation") and skipped, never silently dropped and never guessed.
 
-use super::fields::{FieldError, check_end, decimal_ns, number, size_u32, split_sep, volume_u16};
-use super::{Parsed, Skip, header_matches};
+use super::fields::{FieldError, check_end, decimal_ns, number, size_u32, volume_u16};
+use super::{CsvShape, Parsed, Skip, csv_row};
 use crate::{Op, Request};
 
 const HEADER: &[u8] = b"timestamp,response,iotype,lun,offset,size";
+
+const SHAPE: CsvShape = CsvShape {
+    header: HEADER,
+    name: "SYSTOR '17",
+    columns: "Timestamp,Response,IOType,LUN,Offset,Size",
+    extra_fields: false,
+};
 
 /// The SYSTOR '17 parser.
 #[derive(Default)]
@@ -25,21 +32,9 @@ pub struct Systor {
 impl Systor {
     #[inline]
     pub(crate) fn parse(&mut self, line: &[u8]) -> Result<Parsed, FieldError> {
-        let first = !std::mem::replace(&mut self.started, true);
-        if first && header_matches(line, HEADER) {
+        let Some(f) = csv_row::<6>(&mut self.started, line, &SHAPE)? else {
             return Ok(Parsed::Skip(Skip::Header));
-        }
-        let mut f = [&b""[..]; 6];
-        let n = split_sep(line, b',', &mut f);
-        if n != 6 {
-            return Err(FieldError::new(
-                "line",
-                format!(
-                    "{n} comma-separated fields; SYSTOR '17 rows have 6 \
-                     (Timestamp,Response,IOType,LUN,Offset,Size)"
-                ),
-            ));
-        }
+        };
         let time_ns = decimal_ns("Timestamp", f[0], 1_000_000_000)?;
         decimal_ns("Response", f[1], 1_000_000_000)?;
         let op = match f[2] {

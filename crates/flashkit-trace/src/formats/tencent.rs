@@ -5,13 +5,18 @@
 //! Timestamp is Unix seconds; Offset and Size are 512-byte sectors; IOType `0` is a read and
 //! `1` a write; VolumeID becomes the volume (it must fit 16 bits).
 
-use super::fields::{
-    FieldError, check_end, decimal_ns, number, scaled, size_u32, split_sep, volume_u16,
-};
-use super::{Parsed, SECTOR_BYTES, Skip, header_matches};
+use super::fields::{FieldError, check_end, decimal_ns, number, scaled, size_u32, volume_u16};
+use super::{CsvShape, Parsed, SECTOR_BYTES, Skip, csv_row};
 use crate::{Op, Request};
 
 const HEADER: &[u8] = b"timestamp,offset,size,iotype,volumeid";
+
+const SHAPE: CsvShape = CsvShape {
+    header: HEADER,
+    name: "Tencent CBS",
+    columns: "Timestamp,Offset,Size,IOType,VolumeID",
+    extra_fields: false,
+};
 
 /// The Tencent CBS parser.
 #[derive(Default)]
@@ -22,21 +27,9 @@ pub struct Tencent {
 impl Tencent {
     #[inline]
     pub(crate) fn parse(&mut self, line: &[u8]) -> Result<Parsed, FieldError> {
-        let first = !std::mem::replace(&mut self.started, true);
-        if first && header_matches(line, HEADER) {
+        let Some(f) = csv_row::<5>(&mut self.started, line, &SHAPE)? else {
             return Ok(Parsed::Skip(Skip::Header));
-        }
-        let mut f = [&b""[..]; 5];
-        let n = split_sep(line, b',', &mut f);
-        if n != 5 {
-            return Err(FieldError::new(
-                "line",
-                format!(
-                    "{n} comma-separated fields; Tencent CBS rows have 5 \
-                     (Timestamp,Offset,Size,IOType,VolumeID)"
-                ),
-            ));
-        }
+        };
         let time_ns = decimal_ns("Timestamp", f[0], 1_000_000_000)?;
         let offset = scaled("Offset", number("Offset", f[1])?, SECTOR_BYTES, f[1])?;
         let sectors = number("Size", f[2])?;
