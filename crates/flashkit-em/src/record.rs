@@ -18,6 +18,9 @@ pub trait Record: Pod + Send + Sync + Debug + PartialEq + 'static {
     const KEY_BYTES: usize;
     /// The kind, as named on the command line.
     const KIND: RecordKind;
+    /// Whether the key is the whole record: equal keys are then equal records, and an
+    /// unstable sort leaves the same bytes as a stable one.
+    const KEY_IS_RECORD: bool = false;
 
     /// The sort key.
     fn key(&self) -> u64;
@@ -90,6 +93,7 @@ pub fn mix(mut x: u64) -> u64 {
 impl Record for u32 {
     const KEY_BYTES: usize = 4;
     const KIND: RecordKind = RecordKind::U32;
+    const KEY_IS_RECORD: bool = true;
     #[inline(always)]
     fn key(&self) -> u64 {
         u64::from(*self)
@@ -105,6 +109,7 @@ impl Record for u32 {
 impl Record for u64 {
     const KEY_BYTES: usize = 8;
     const KIND: RecordKind = RecordKind::U64;
+    const KEY_IS_RECORD: bool = true;
     #[inline(always)]
     fn key(&self) -> u64 {
         *self

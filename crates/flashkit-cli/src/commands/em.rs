@@ -117,6 +117,10 @@ pub struct SortArgs {
     /// Go through the page cache instead of asking for O_DIRECT.
     #[arg(long)]
     pub buffered: bool,
+    /// Threads each merge splits over by key range [default: every core]; 1 merges
+    /// serially. Volumes are the same either way; `--tl` always merges serially.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=256))]
+    pub threads: Option<u64>,
     /// Also write the figures as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -328,6 +332,9 @@ fn sort(args: SortArgs) -> Outcome {
         mode,
         fan_in: args.fan_in,
         direct: !args.buffered,
+        threads: args
+            .threads
+            .map_or_else(crate::commands::cores, |t| t as usize),
     };
     let started = Instant::now();
     let report = match args.record {
@@ -410,13 +417,15 @@ fn print_sort(report: &FileSortReport, model: &FlashModel, kind: RecordKind, wal
         input as f64 / wall / 1e6
     );
     println!(
-        "mode {}, M = {}, runs of {} records: {} runs, fan-in {}, {} merge pass(es); {}",
+        "mode {}, M = {}, runs of {} records: {} runs, fan-in {}, {} merge pass(es) on up to \
+         {} thread(s); {}",
         report.mode.name(),
         format_size(model.memory_bytes),
         plan.run_records,
         plan.runs,
         plan.fan_in,
         plan.merge_passes(),
+        report.merge_threads,
         report.backend
     );
     let merge = o.total - o.run_formation;

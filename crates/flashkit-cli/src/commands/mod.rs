@@ -73,3 +73,8 @@ pub fn presets() -> Outcome {
     }
     Ok(())
 }
+
+/// The cores this process may use (1 when the system cannot tell).
+pub fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}

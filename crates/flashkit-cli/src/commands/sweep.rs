@@ -256,10 +256,7 @@ pub fn run(args: SweepArgs) -> Outcome {
         .cloned()
         .collect();
     let skipped = cells.len() - todo.len();
-    let jobs = args
-        .jobs
-        .or(file.jobs)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let jobs = args.jobs.or(file.jobs).unwrap_or_else(super::cores);
     let ran = todo.len();
     let started = Instant::now();
     let bars = Bars::new(ran, jobs);

@@ -13,12 +13,14 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 
 enum Request {
     Read {
+        client: usize,
         tag: u64,
         offset: u64,
         len: usize,
         buf: AlignedBuf,
     },
     Write {
+        client: usize,
         tag: u64,
         offset: u64,
         len: usize,
@@ -38,6 +40,7 @@ struct Reply {
 
 /// The caller's end of an I/O worker.
 pub struct Pipeline {
+    client: usize,
     requests: Sender<Request>,
     replies: Receiver<Reply>,
     arrived: BTreeMap<u64, AlignedBuf>,
@@ -52,19 +55,46 @@ pub fn with_pipeline<I, T>(
 where
     I: BlockIo + ?Sized,
 {
+    with_pipelines(io, 1, |pipes| body(&mut pipes[0]))
+}
+
+/// Run `body` with `clients` pipelines (at least one) served by one worker thread that owns
+/// `io` for the duration; each pipeline can move to a thread of its own.
+pub fn with_pipelines<I, T>(
+    io: &mut I,
+    clients: usize,
+    body: impl FnOnce(&mut [Pipeline]) -> Result<T, EmError>,
+) -> Result<T, EmError>
+where
+    I: BlockIo + ?Sized,
+{
+    assert!(clients > 0, "a pipeline needs at least one client");
     let (request_tx, request_rx) = channel::<Request>();
-    let (reply_tx, reply_rx) = channel::<Reply>();
-    std::thread::scope(|scope| {
-        let worker = scope.spawn(move || serve(io, request_rx, reply_tx));
-        let mut pipeline = Pipeline {
-            requests: request_tx,
+    let mut reply_txs = Vec::with_capacity(clients);
+    let mut pipelines = Vec::with_capacity(clients);
+    for client in 0..clients {
+        let (reply_tx, reply_rx) = channel::<Reply>();
+        reply_txs.push(reply_tx);
+        pipelines.push(Pipeline {
+            client,
+            requests: request_tx.clone(),
             replies: reply_rx,
             arrived: BTreeMap::new(),
             outstanding: 0,
-        };
-        let result = body(&mut pipeline);
-        let drained = pipeline.drain();
-        drop(pipeline);
+        });
+    }
+    drop(request_tx);
+    std::thread::scope(|scope| {
+        let worker = scope.spawn(move || serve(io, request_rx, reply_txs));
+        let result = body(&mut pipelines);
+        let mut drained = Ok(());
+        for pipeline in &mut pipelines {
+            let outcome = pipeline.drain();
+            if drained.is_ok() {
+                drained = outcome;
+            }
+        }
+        drop(pipelines);
         let served = worker
             .join()
             .expect("invariant: the I/O worker does not panic");
@@ -78,36 +108,37 @@ where
 fn serve<I: BlockIo + ?Sized>(
     io: &mut I,
     requests: Receiver<Request>,
-    replies: Sender<Reply>,
+    replies: Vec<Sender<Reply>>,
 ) -> Result<(), EmError> {
     for request in requests {
-        let (tag, buf, result) = match request {
+        let (client, tag, buf, result) = match request {
             Request::Read {
+                client,
                 tag,
                 offset,
                 len,
                 mut buf,
             } => {
                 let result = io.read(offset, &mut buf.bytes_mut()[..len]);
-                (tag, buf, result)
+                (client, tag, buf, result)
             }
             Request::Write {
+                client,
                 tag,
                 offset,
                 len,
                 buf,
             } => {
                 let result = io.write(offset, &buf.bytes()[..len]);
-                (tag, buf, result)
+                (client, tag, buf, result)
             }
             Request::Discard { offset, len } => {
                 io.discard(offset, len)?;
                 continue;
             }
         };
-        if replies.send(Reply { tag, buf, result }).is_err() {
-            break;
-        }
+        // A client that stopped listening (its thread failed) does not stop the others.
+        let _ = replies[client].send(Reply { tag, buf, result });
     }
     Ok(())
 }
@@ -116,6 +147,7 @@ impl Pipeline {
     /// Read `len` bytes at `offset` into `buf`; collect it with [`Pipeline::wait`]`(tag)`.
     pub fn read(&mut self, tag: u64, offset: u64, len: usize, buf: AlignedBuf) {
         self.send(Request::Read {
+            client: self.client,
             tag,
             offset,
             len,
@@ -127,6 +159,7 @@ impl Pipeline {
     /// the buffer once written.
     pub fn write(&mut self, tag: u64, offset: u64, len: usize, buf: AlignedBuf) {
         self.send(Request::Write {
+            client: self.client,
             tag,
             offset,
             len,
@@ -138,6 +171,13 @@ impl Pipeline {
     pub fn discard(&mut self, offset: u64, len: u64) {
         // A send fails only when the worker has stopped, which `wait` reports.
         let _ = self.requests.send(Request::Discard { offset, len });
+    }
+
+    /// Hand `buf` back under `tag` without a transfer, as if a read had just brought it: for
+    /// a block another step already read.
+    pub fn preset(&mut self, tag: u64, buf: AlignedBuf) {
+        let previous = self.arrived.insert(tag, buf);
+        assert!(previous.is_none(), "I/O tag {tag} already holds a buffer");
     }
 
     fn send(&mut self, request: Request) {

@@ -1,23 +1,25 @@
 //! Carrying a [`Plan`] out: run formation and merge passes with double-buffered I/O, and
 //! the data-free replay of the same schedule.
 
-use super::loser::LoserTree;
-use super::plan::{Merge, Plan};
-use super::radix::radix_sort;
+use super::merge::{merge_runs, parts_for};
+use super::plan::Plan;
+use super::radix::radix_sort_checksummed;
 use super::{Layout, SortOutcome};
 use crate::EmError;
-use crate::io::worker::{Pipeline, with_pipeline};
+use crate::io::worker::{Pipeline, with_pipeline, with_pipelines};
 use crate::io::{AlignedBuf, BlockIo, IoStats};
 use crate::record::{Checksum, Record};
 use std::time::Instant;
 
-/// Where each run of a level lives: byte offsets and record counts.
-struct Level {
-    offsets: Vec<u64>,
-    lengths: Vec<u64>,
+/// Where each run of a level lives: byte offsets and record counts; and, once the runs are
+/// written, the first key of every `B_r` block of each (where a parallel merge cuts them).
+pub(super) struct Level {
+    pub offsets: Vec<u64>,
+    pub lengths: Vec<u64>,
+    pub block_keys: Vec<Vec<u64>>,
 }
 
-fn padded(bytes: u64, block: u64) -> u64 {
+pub(super) fn padded(bytes: u64, block: u64) -> u64 {
     bytes.div_ceil(block) * block
 }
 
@@ -41,16 +43,22 @@ fn level_layout(plan: &Plan, layout: &Layout) -> Vec<Level> {
                 offsets.push(at);
                 at += padded(len * plan.record_bytes, plan.sizes.write_bytes);
             }
-            Level { offsets, lengths }
+            Level {
+                offsets,
+                block_keys: vec![Vec::new(); lengths.len()],
+                lengths,
+            }
         })
         .collect()
 }
 
-/// Sort for real: see [`super::sort`].
+/// Sort for real: see [`super::sort`]. Each merge splits into up to `threads` parts merged
+/// in parallel (as many as memory allows; see `merge::parts_for`).
 pub fn execute<R: Record, I: BlockIo + ?Sized>(
     io: &mut I,
     plan: &Plan,
     layout: &Layout,
+    threads: usize,
 ) -> Result<SortOutcome, EmError> {
     assert_eq!(
         plan.record_bytes,
@@ -62,21 +70,28 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
         plan.sizes,
         "plan made for other block sizes"
     );
-    let levels = level_layout(plan, layout);
+    let mut levels = level_layout(plan, layout);
     let start = io.stats();
     let clock = Instant::now();
-    let input_checksum = with_pipeline(io, |pipe| form_runs::<R>(pipe, plan, layout, &levels[0]))?;
+    let input_checksum = with_pipeline(io, |pipe| {
+        form_runs::<R>(pipe, plan, layout, &mut levels[0])
+    })?;
     let run_formation = io.stats() - start;
     let run_seconds = clock.elapsed().as_secs_f64();
     let mut output_checksum = input_checksum;
     if plan.runs > 1 {
         for (pass, merges) in plan.passes.iter().enumerate() {
-            let (from, to) = (&levels[pass], &levels[pass + 1]);
-            output_checksum = with_pipeline(io, |pipe| {
+            let (done, rest) = levels.split_at_mut(pass + 1);
+            let (from, to) = (&done[pass], &mut rest[0]);
+            let widest = merges.iter().map(|m| m.count).max().unwrap_or(1);
+            let parts = parts_for(plan, widest, threads);
+            output_checksum = with_pipelines(io, parts, |pipes| {
                 let mut sum = Checksum::default();
                 for (index, merge) in merges.iter().enumerate() {
                     let target = (to.offsets[index], to.lengths[index]);
-                    sum.merge(&merge_runs::<R>(pipe, plan, from, *merge, target)?);
+                    let merged = merge_runs::<R>(pipes, plan, from, *merge, target)?;
+                    sum.merge(&merged.checksum);
+                    to.block_keys[index] = merged.block_keys;
                 }
                 Ok(sum)
             })?;
@@ -105,7 +120,7 @@ fn form_runs<R: Record>(
     pipe: &mut Pipeline,
     plan: &Plan,
     layout: &Layout,
-    runs: &Level,
+    runs: &mut Level,
 ) -> Result<Checksum, EmError> {
     let rb = plan.record_bytes;
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
@@ -134,15 +149,21 @@ fn form_runs<R: Record>(
             read_run(pipe, i + 1, buf);
         }
         let n = plan.run_len(i) as usize;
-        checksum.add(&current.records::<R>()[..n]);
-        let in_scratch = radix_sort(
+        let (in_scratch, sum) = radix_sort_checksummed(
             &mut current.records_mut::<R>()[..n],
             &mut scratch.records_mut::<R>()[..n],
         );
+        checksum.merge(&sum);
         if in_scratch {
             std::mem::swap(&mut current, &mut scratch);
         }
         check_sorted(&current.records::<R>()[..n], None)?;
+        let per_block = (br / rb) as usize;
+        runs.block_keys[i as usize] = current.records::<R>()[..n]
+            .iter()
+            .step_by(per_block)
+            .map(Record::key)
+            .collect();
         if let Some(tag) = pending_write.take() {
             free.push(pipe.wait(tag)?);
         }
@@ -155,7 +176,7 @@ fn form_runs<R: Record>(
 }
 
 /// Check that `records` are in key order and not below `previous`.
-fn check_sorted<R: Record>(records: &[R], previous: Option<u64>) -> Result<(), EmError> {
+pub(super) fn check_sorted<R: Record>(records: &[R], previous: Option<u64>) -> Result<(), EmError> {
     let mut last = previous.unwrap_or(0);
     for (i, record) in records.iter().enumerate() {
         let key = record.key();
@@ -167,177 +188,6 @@ fn check_sorted<R: Record>(records: &[R], previous: Option<u64>) -> Result<(), E
         last = key;
     }
     Ok(())
-}
-
-/// One input of a merge: its blocks, two buffers and a read position.
-struct Input {
-    offset: u64,
-    records: u64,
-    /// Records consumed from earlier blocks.
-    consumed: u64,
-    /// Next block to request.
-    next_block: u64,
-    blocks: u64,
-    current: AlignedBuf,
-    position: usize,
-    available: usize,
-}
-
-/// Merge `merge.count` runs of `from` into one run at `target`, double-buffering every
-/// input (`B_r`) and the output (`B_w`). Returns the checksum of what was written, whose
-/// order was checked block by block.
-fn merge_runs<R: Record>(
-    pipe: &mut Pipeline,
-    plan: &Plan,
-    from: &Level,
-    merge: Merge,
-    target: (u64, u64),
-) -> Result<Checksum, EmError> {
-    let rb = plan.record_bytes;
-    let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
-    let per_block = (br / rb) as usize;
-    let k = merge.count as usize;
-    let out_tag = |parity: u64| 2 * k as u64 + parity;
-    let mut inputs = Vec::with_capacity(k);
-    for j in 0..k {
-        let run = (merge.first as usize) + j;
-        let records = from.lengths[run];
-        let blocks = (records * rb).div_ceil(br);
-        let mut input = Input {
-            offset: from.offsets[run],
-            records,
-            consumed: 0,
-            next_block: 0,
-            blocks,
-            current: AlignedBuf::new(0),
-            position: 0,
-            available: 0,
-        };
-        for _ in 0..2 {
-            request_block(pipe, &mut input, j, br, AlignedBuf::new(br as usize));
-        }
-        inputs.push(input);
-    }
-    let mut keys = Vec::with_capacity(k);
-    for (j, input) in inputs.iter_mut().enumerate() {
-        keys.push(advance_block::<R>(pipe, input, j, br, per_block)?);
-    }
-    let mut tree = LoserTree::new(keys);
-    let out_records = (bw / rb) as usize;
-    let mut out = AlignedBuf::new(bw as usize);
-    let mut spare = Some(AlignedBuf::new(bw as usize));
-    let mut filled = 0usize;
-    let mut written_blocks = 0u64;
-    let mut checksum = Checksum::default();
-    let mut last_key = None;
-    while let Some(w) = tree.winner() {
-        let input = &mut inputs[w];
-        let record = input.current.records::<R>()[input.position];
-        out.records_mut::<R>()[filled] = record;
-        filled += 1;
-        input.position += 1;
-        let next = if input.position < input.available {
-            Some(input.current.records::<R>()[input.position].key())
-        } else {
-            advance_block::<R>(pipe, input, w, br, per_block)?
-        };
-        tree.replace_winner(next);
-        if filled == out_records {
-            account::<R>(&out, filled, &mut checksum, &mut last_key)?;
-            let full = std::mem::replace(&mut out, AlignedBuf::new(0));
-            let offset = target.0 + written_blocks * bw;
-            pipe.write(out_tag(written_blocks % 2), offset, bw as usize, full);
-            written_blocks += 1;
-            out = take_spare(
-                pipe,
-                &mut spare,
-                out_tag(written_blocks % 2),
-                written_blocks,
-            )?;
-            filled = 0;
-        }
-    }
-    if filled > 0 {
-        account::<R>(&out, filled, &mut checksum, &mut last_key)?;
-        pipe.write(
-            out_tag(written_blocks % 2),
-            target.0 + written_blocks * bw,
-            bw as usize,
-            out,
-        );
-    }
-    pipe.drain()?;
-    for j in 0..k {
-        let run = merge.first as usize + j;
-        pipe.discard(from.offsets[run], padded(from.lengths[run] * rb, bw));
-    }
-    debug_assert_eq!(checksum.count, target.1);
-    Ok(checksum)
-}
-
-/// The output buffer for the next block: the spare one, or the one written two blocks ago.
-fn take_spare(
-    pipe: &mut Pipeline,
-    spare: &mut Option<AlignedBuf>,
-    tag: u64,
-    written_blocks: u64,
-) -> Result<AlignedBuf, EmError> {
-    match spare.take() {
-        Some(buf) => Ok(buf),
-        None => {
-            debug_assert!(written_blocks >= 2);
-            pipe.wait(tag)
-        }
-    }
-}
-
-/// Check a full (or final) output block's order, continuing from the previous block, and
-/// add it to the checksum before it is written.
-fn account<R: Record>(
-    out: &AlignedBuf,
-    filled: usize,
-    checksum: &mut Checksum,
-    last_key: &mut Option<u64>,
-) -> Result<(), EmError> {
-    let records = &out.records::<R>()[..filled];
-    check_sorted(records, *last_key)?;
-    checksum.add(records);
-    *last_key = records.last().map(Record::key);
-    Ok(())
-}
-
-/// Ask for the input's next block (if any) into `buf`.
-fn request_block(pipe: &mut Pipeline, input: &mut Input, j: usize, br: u64, buf: AlignedBuf) {
-    if input.next_block < input.blocks {
-        let tag = 2 * j as u64 + input.next_block % 2;
-        pipe.read(tag, input.offset + input.next_block * br, br as usize, buf);
-        input.next_block += 1;
-    }
-}
-
-/// Move the input to its next block: wait for it, prefetch the one after into the buffer
-/// just consumed, and return the first key (`None` when the run is exhausted).
-fn advance_block<R: Record>(
-    pipe: &mut Pipeline,
-    input: &mut Input,
-    j: usize,
-    br: u64,
-    per_block: usize,
-) -> Result<Option<u64>, EmError> {
-    input.consumed += input.available as u64;
-    let remaining = input.records - input.consumed;
-    if remaining == 0 {
-        return Ok(None);
-    }
-    let block = input.consumed / per_block as u64;
-    let buf = pipe.wait(2 * j as u64 + block % 2)?;
-    let done = std::mem::replace(&mut input.current, buf);
-    if !done.is_empty() {
-        request_block(pipe, input, j, br, done);
-    }
-    input.position = 0;
-    input.available = remaining.min(per_block as u64) as usize;
-    Ok(Some(input.current.records::<R>()[0].key()))
 }
 
 /// Issue exactly the transfers [`execute`] would, without data or computation. The order of

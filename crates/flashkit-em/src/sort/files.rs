@@ -7,7 +7,7 @@
 //! run), and `tl` (pages of `B_r`, temporary data through the translation layer, so the
 //! scratch file sees only `B_w` writes).
 
-use super::{Layout, Plan, SortOutcome, Volumes, sort};
+use super::{Layout, Plan, SortOutcome, Volumes, sort, sort_parallel};
 use crate::EmError;
 use crate::io::{AlignedBuf, BlockIo, BlockSizes, FileIo, IoStats, Segment, SplitIo};
 use crate::record::Record;
@@ -95,6 +95,10 @@ pub struct FileSortSpec {
     pub fan_in: super::FanIn,
     /// Ask for `O_DIRECT`.
     pub direct: bool,
+    /// Threads each merge may split over (1: serial). The translation-layer mode always
+    /// merges serially: the layer's placement, and so its counts, depend on the order of
+    /// the transfers.
+    pub threads: usize,
 }
 
 /// What a file sort did.
@@ -114,6 +118,9 @@ pub struct FileSortReport {
     pub tl: Option<TlStats>,
     /// The backend, and whether `O_DIRECT` was used.
     pub backend: String,
+    /// Threads a merge could split over (1 in `tl` mode; fewer parts than this when memory
+    /// or the keys do not allow them).
+    pub merge_threads: usize,
 }
 
 const OUTPUT_BASE: u64 = 1 << 52;
@@ -176,6 +183,11 @@ pub fn sort_file<R: Record>(spec: &FileSortSpec) -> Result<FileSortReport, EmErr
         device,
         tl,
         backend,
+        merge_threads: if spec.mode == IoMode::Tl {
+            1
+        } else {
+            spec.threads.max(1)
+        },
     })
 }
 
@@ -207,7 +219,7 @@ fn run<R: Record>(
         let mut segments = outer;
         segments.push(Segment::create(scratch, SCRATCH_BASE));
         let mut io = FileIo::open(plan.sizes, segments, spec.direct)?;
-        let outcome = sort::<R, _>(&mut io, plan, layout)?;
+        let outcome = sort_parallel::<R, _>(&mut io, plan, layout, spec.threads)?;
         io.set_len(OUTPUT_BASE, exact)?;
         io.sync()?;
         let backend = io.describe();
@@ -293,7 +305,7 @@ mod tests {
     use super::*;
     use crate::sort::FanIn;
 
-    fn sort_with<R: Record>(mode: IoMode, order: InputOrder, records: u64) {
+    fn sort_with<R: Record>(mode: IoMode, order: InputOrder, records: u64, threads: usize) {
         let dir = tempfile::tempdir().expect("temp dir");
         let input = dir.path().join("in");
         let output = dir.path().join("out");
@@ -307,6 +319,7 @@ mod tests {
             mode,
             fan_in: FanIn::Model,
             direct: true,
+            threads,
         };
         let report = sort_file::<R>(&spec).expect("sort");
         assert_eq!(report.records, records);
@@ -314,7 +327,22 @@ mod tests {
         assert_eq!(bytes.len() as u64, records * R::BYTES as u64);
         let sorted: &[R] = bytemuck::cast_slice(&bytes);
         assert!(sorted.windows(2).all(|w| w[0].key() <= w[1].key()));
-        assert_eq!(report.outcome.total.read_bytes, report.predicted.read_bytes);
+        let (done, plan) = (report.outcome.total, report.predicted);
+        assert_eq!(
+            (
+                done.read_bytes,
+                done.write_bytes,
+                done.read_ios,
+                done.write_ios
+            ),
+            (
+                plan.read_bytes,
+                plan.write_bytes,
+                plan.read_ios,
+                plan.write_ios
+            ),
+            "{mode:?} on {threads} threads moved other volumes than the plan"
+        );
         assert!(
             !dir.path()
                 .join(format!("flashkit-sort-{}.tmp", std::process::id()))
@@ -325,10 +353,12 @@ mod tests {
     #[test]
     fn files_sort_in_every_mode() {
         for mode in IoMode::ALL {
-            sort_with::<u64>(mode, InputOrder::Random, 100_000);
+            sort_with::<u64>(mode, InputOrder::Random, 100_000, 1);
+            sort_with::<u64>(mode, InputOrder::Random, 100_000, 2);
         }
-        sort_with::<u32>(IoMode::Tl, InputOrder::Reversed, 50_001);
-        sort_with::<crate::record::KeyPayload>(IoMode::Flash, InputOrder::Equal, 20_000);
+        sort_with::<u32>(IoMode::Tl, InputOrder::Reversed, 50_001, 1);
+        sort_with::<u32>(IoMode::Flash, InputOrder::Reversed, 50_001, 3);
+        sort_with::<crate::record::KeyPayload>(IoMode::Flash, InputOrder::Equal, 20_000, 2);
     }
 
     #[test]

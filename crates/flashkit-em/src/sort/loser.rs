@@ -59,11 +59,33 @@ impl LoserTree {
         (w & EXHAUSTED == 0).then_some((w & 0xffff_ffff) as usize)
     }
 
+    /// The winner's index, when the caller knows some sequence is not exhausted.
+    #[inline(always)]
+    pub fn winner_index(&self) -> usize {
+        debug_assert!(
+            self.nodes[0] & EXHAUSTED == 0,
+            "every sequence is exhausted"
+        );
+        (self.nodes[0] & 0xffff_ffff) as usize
+    }
+
+    /// The winner's sequence moved on to `key` (it is not exhausted).
+    #[inline(always)]
+    pub fn replace_winner_key(&mut self, key: u64) {
+        let index = (self.nodes[0] & 0xffff_ffff) as usize;
+        self.replay(index, (u128::from(key) << 64) | index as u128);
+    }
+
     /// The winner's sequence moved on: its new key is `key` (`None` when exhausted).
     #[inline]
     pub fn replace_winner(&mut self, key: Option<u64>) {
         let index = (self.nodes[0] & 0xffff_ffff) as usize;
-        let mut winner = entry(index, key);
+        self.replay(index, entry(index, key));
+    }
+
+    /// Replay the matches from leaf `index`, whose new entry is `winner`.
+    #[inline(always)]
+    fn replay(&mut self, index: usize, mut winner: u128) {
         let mut node = (index + self.k) / 2;
         while node > 0 {
             // Entries are distinct (their index bits differ), so the match's loser is the

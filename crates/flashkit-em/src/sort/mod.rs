@@ -7,6 +7,8 @@
 //! carries it out over any [`BlockIo`]: radix-sorted runs, a loser-tree merge, every input
 //! and output double-buffered through an I/O worker thread, and the output verified (key
 //! order across every block, and a multiset checksum equal to the input's).
+//! [`sort_parallel`] splits each merge by key range over several threads with exactly the
+//! same volumes (see `merge.rs`); the real-file sort uses it.
 //! [`replay_plan`] issues the same transfers without data, which makes Table 1's volumes
 //! exact at 2^32 records on the counting simulator.
 //!
@@ -16,6 +18,7 @@
 mod exec;
 pub mod files;
 mod loser;
+mod merge;
 mod plan;
 pub mod radix;
 
@@ -82,13 +85,29 @@ pub struct SortOutcome {
 /// Sort the `plan.records` records of type `R` at `layout.input` into `layout.output`.
 ///
 /// The output is checked while it is written: keys in order across every block, and the
-/// multiset checksum equal to the input's; a mismatch is [`EmError::Verify`].
+/// multiset checksum equal to the input's; a mismatch is [`EmError::Verify`]. Every merge
+/// runs on one thread, so the device sees the same sequence of transfers every time (what a
+/// simulated FTL or the translation layer needs to give the same figures run after run).
 pub fn sort<R: Record, I: BlockIo + ?Sized>(
     io: &mut I,
     plan: &Plan,
     layout: &Layout,
 ) -> Result<SortOutcome, EmError> {
-    exec::execute::<R, I>(io, plan, layout)
+    exec::execute::<R, I>(io, plan, layout, 1)
+}
+
+/// [`sort`] with each merge split by key range into up to `threads` parts merged in
+/// parallel (fewer if memory does not hold that many sets of buffers). The volumes and I/O
+/// counts are exactly the serial sort's, but the order in which the parts' transfers reach
+/// the device depends on timing: use it where that order does not change the result (real
+/// files, the counting simulator).
+pub fn sort_parallel<R: Record, I: BlockIo + ?Sized>(
+    io: &mut I,
+    plan: &Plan,
+    layout: &Layout,
+    threads: usize,
+) -> Result<SortOutcome, EmError> {
+    exec::execute::<R, I>(io, plan, layout, threads.max(1))
 }
 
 /// Issue exactly the transfers [`sort`] would for `plan`, without data: on a counting

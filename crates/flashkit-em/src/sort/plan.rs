@@ -7,7 +7,10 @@
 //! - run formation keeps four run buffers: one being read, one being sorted, the radix
 //!   sort's scratch and one being written; a run is `M/4` rounded down to whole `B_w`;
 //! - a merge of `f` runs keeps two `B_r` buffers per input (one consumed, one being
-//!   prefetched) and two `B_w` output buffers: `2*f*B_r + 2*B_w <= M`.
+//!   prefetched) and two `B_w` output buffers: `2*f*B_r + 2*B_w <= M`. Where memory is
+//!   left over, the merge spends it (never more than `M`) on parallel parts, each with the
+//!   same buffers, and on reading further ahead (up to 8 blocks an input): the plan, and so
+//!   the volumes, stay the same.
 
 use crate::EmError;
 use crate::io::BlockSizes;

@@ -8,7 +8,7 @@
 //! does `KEY_BYTES` sequential passes whatever the input order, which is why it beats a
 //! comparison sort on the random integers of the paper's Table 1.
 
-use crate::record::Record;
+use crate::record::{Checksum, Record};
 
 const RADIX: usize = 256;
 
@@ -26,21 +26,41 @@ const SMALL: usize = 256;
 ///
 /// Large inputs are split by most-significant-digit passes until a bucket holds fewer than
 /// [`SMALL`] records, which a stable comparison sort finishes in L1 (digits whose values all
-/// fall into one bucket are skipped). The buckets of the first split are shared between two threads.
+/// fall into one bucket are skipped). The first split runs on two threads (each counts and
+/// scatters half the input), and its buckets are then shared between two threads.
 pub fn radix_sort<R: Record>(data: &mut [R], scratch: &mut [R]) -> bool {
+    sort_inner::<R, false>(data, scratch, &mut Checksum::default())
+}
+
+/// [`radix_sort`], also returning the multiset checksum of the records, taken in the first
+/// pass over them (the two threads' counting pass), where it costs no extra memory traffic.
+pub fn radix_sort_checksummed<R: Record>(data: &mut [R], scratch: &mut [R]) -> (bool, Checksum) {
+    let mut sum = Checksum::default();
+    let in_scratch = sort_inner::<R, true>(data, scratch, &mut sum);
+    (in_scratch, sum)
+}
+
+fn sort_inner<R: Record, const SUM: bool>(
+    data: &mut [R],
+    scratch: &mut [R],
+    sum: &mut Checksum,
+) -> bool {
     let n = data.len();
     assert!(scratch.len() >= n, "radix sort scratch is too small");
     let scratch = &mut scratch[..n];
     if n < MSD_THRESHOLD {
+        if SUM {
+            sum.add(data);
+        }
         return lsd(data, scratch, R::KEY_BYTES);
     }
     let top = R::KEY_BYTES - 1;
-    let count = histogram(data, top);
-    if count.contains(&n) {
+    let (split, halves) = split_first_digit::<R, SUM>(data, scratch, top);
+    sum.merge(&halves);
+    let Some(count) = split else {
         sort_back(data, scratch, top - 1);
         return false;
-    }
-    scatter_by(data, scratch, &count, top);
+    };
     // Two groups of whole buckets of about equal size, one per thread.
     let mut split_bucket = 0;
     let mut left = 0;
@@ -55,6 +75,94 @@ pub fn radix_sort<R: Record>(data: &mut [R], scratch: &mut [R]) -> bool {
         sort_buckets_into(scratch_b, data_b, &count[split_bucket..], top - 1);
     });
     false
+}
+
+/// The first MSD pass on two threads: each half of `data` is counted, then scattered into
+/// its own share of every bucket of `scratch` (the first half's records before the second
+/// half's in each bucket, so the pass stays stable). Returns the bucket sizes, or `None`
+/// (and nothing moved) when every record falls into one bucket.
+fn split_first_digit<R: Record, const SUM: bool>(
+    data: &[R],
+    scratch: &mut [R],
+    digit: usize,
+) -> (Option<[usize; RADIX]>, Checksum) {
+    let n = data.len();
+    let (first, second) = data.split_at(n / 2);
+    let ((count_a, mut sum), (count_b, sum_b)) = std::thread::scope(|scope| {
+        let a = scope.spawn(|| counted::<R, SUM>(first, digit));
+        let b = counted::<R, SUM>(second, digit);
+        (a.join().expect("invariant: a histogram does not panic"), b)
+    });
+    sum.merge(&sum_b);
+    let count: [usize; RADIX] = std::array::from_fn(|b| count_a[b] + count_b[b]);
+    if count.contains(&n) {
+        return (None, sum);
+    }
+    // Carve scratch into the two halves' regions of every bucket, in bucket order.
+    let mut rest = scratch;
+    let mut regions_a = Vec::with_capacity(RADIX);
+    let mut regions_b = Vec::with_capacity(RADIX);
+    for b in 0..RADIX {
+        let (a, tail) = std::mem::take(&mut rest).split_at_mut(count_a[b]);
+        let (bb, tail) = tail.split_at_mut(count_b[b]);
+        regions_a.push(a);
+        regions_b.push(bb);
+        rest = tail;
+    }
+    let (mut regions_a, mut regions_b) = (into_array(regions_a), into_array(regions_b));
+    std::thread::scope(|scope| {
+        scope.spawn(|| scatter_regions(first, &mut regions_a, 8 * digit));
+        scatter_regions(second, &mut regions_b, 8 * digit);
+    });
+    (Some(count), sum)
+}
+
+/// The histogram of one digit, and (if `SUM`) the records' checksum, in one pass.
+fn counted<R: Record, const SUM: bool>(data: &[R], digit: usize) -> ([usize; RADIX], Checksum) {
+    if !SUM {
+        return (histogram(data, digit), Checksum::default());
+    }
+    let mut count = [0usize; RADIX];
+    let (mut add, mut xor) = (0u64, 0u64);
+    for record in data {
+        count[((record.key() >> (8 * digit)) & 0xff) as usize] += 1;
+        let f = record.fingerprint();
+        add = add.wrapping_add(f);
+        xor ^= f;
+    }
+    let sum = Checksum {
+        count: data.len() as u64,
+        sum: add,
+        xor,
+    };
+    (count, sum)
+}
+
+fn into_array<T>(v: Vec<T>) -> [T; RADIX] {
+    v.try_into()
+        .unwrap_or_else(|_| unreachable!("invariant: one region per bucket"))
+}
+
+/// Scatter `from` by the digit at `shift` into one region per digit value.
+fn scatter_regions<R: Record>(from: &[R], regions: &mut [&mut [R]; RADIX], shift: usize) {
+    let mut filled = [0usize; RADIX];
+    for &record in from {
+        let digit = ((record.key() >> shift) & 0xff) as usize;
+        let slot = filled[digit];
+        regions[digit][slot] = record;
+        filled[digit] = slot + 1;
+    }
+}
+
+/// Finish a small bucket: a stable comparison sort, or an unstable one where the key is the
+/// whole record (the same bytes either way; pattern-defeating quicksort is faster here).
+#[inline]
+fn small_sort<R: Record>(data: &mut [R]) {
+    if R::KEY_IS_RECORD {
+        data.sort_unstable_by_key(Record::key);
+    } else {
+        data.sort_by_key(Record::key);
+    }
 }
 
 fn histogram<R: Record>(data: &[R], digit: usize) -> [usize; RADIX] {
@@ -94,7 +202,7 @@ fn sort_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
     let n = src.len();
     if n < SMALL {
         dst.copy_from_slice(src);
-        dst.sort_by_key(Record::key);
+        small_sort(dst);
         return;
     }
     let count = histogram(src, digit);
@@ -125,7 +233,7 @@ fn sort_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
 fn sort_back<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
     let n = data.len();
     if n < SMALL {
-        data.sort_by_key(Record::key);
+        small_sort(data);
         return;
     }
     let count = histogram(data, digit);
@@ -156,7 +264,7 @@ fn sort_back<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
 fn lsd<R: Record>(data: &mut [R], scratch: &mut [R], digits: usize) -> bool {
     let n = data.len();
     if n < 64 {
-        data.sort_by_key(Record::key);
+        small_sort(data);
         return false;
     }
     let mut counts = vec![[0usize; RADIX]; digits];

@@ -356,6 +356,7 @@ fn disk(args: &FlashmodelArgs) -> Outcome {
                 mode,
                 fan_in: FanIn::Model,
                 direct: true,
+                threads: crate::commands::cores(),
             };
             let started = Instant::now();
             let report = sort_file::<u32>(&spec).map_err(failure)?;

@@ -1,0 +1,621 @@
+//! One merge of sorted runs into one, on one thread or split by key range over several.
+//!
+//! A parallel merge cuts the key space at splitters chosen from the runs' block index (the
+//! first key of every `B_r` block, kept while the runs were written): part `p` merges, from
+//! every run, the records with keys in `[s_{p-1}, s_p)`. Where a splitter falls inside a
+//! block, that block is read once, before the parts start, and handed to every part that
+//! needs it; so every block of every run is still read exactly once, and the output blocks
+//! where two parts meet are assembled from both parts' pieces and written once. The volumes
+//! and I/O counts are those of the serial merge, only the order of the transfers differs.
+//! Equal keys never straddle a splitter, so the merge stays stable (ties go to the lower run
+//! within a part, as in the serial loser tree).
+//!
+//! What this is not: a merge whose parts are guaranteed equal. A splitter is a block's first
+//! key, so a part's size is right to within one block per run, and an input of one repeated
+//! key puts everything in one part (still correct, only serial).
+
+use super::exec::{Level, check_sorted, padded};
+use super::loser::LoserTree;
+use super::plan::{Merge, Plan};
+use crate::EmError;
+use crate::io::AlignedBuf;
+use crate::io::worker::Pipeline;
+use crate::record::{Checksum, Record};
+
+/// What a merge wrote: the checksum of its output (whose order was checked block by block)
+/// and the output run's block index (the first key of every `B_r` block).
+pub(super) struct Merged {
+    pub checksum: Checksum,
+    pub block_keys: Vec<u64>,
+}
+
+/// Most `B_r` blocks an input reads ahead of the one being merged.
+const MAX_DEPTH: u64 = 8;
+
+/// How many parts a merge of `count` runs may split into: at most `threads`, and no more
+/// than the memory budget holds. The serial merge keeps two `B_r` buffers per input and two
+/// `B_w` output buffers; a part also holds, for each input, the block a splitter fell in.
+pub(super) fn parts_for(plan: &Plan, count: u64, threads: usize) -> usize {
+    let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
+    if threads <= 1 {
+        return 1;
+    }
+    let per_part = 3 * count * br + 2 * bw;
+    let fit = (plan.memory_bytes / per_part.max(1)).max(1);
+    (threads as u64).min(fit) as usize
+}
+
+/// How many `B_r` buffers each input of a merge keeps (the block being merged and those
+/// read ahead): two, the plan's budget, or up to [`MAX_DEPTH`] while `parts` parts' buffers
+/// (and, split in parts, a splitter's block per input) still fit in memory. Reading further
+/// ahead keeps a part from waiting on its next block while the I/O worker writes another
+/// part's output block.
+pub(super) fn depth_for(plan: &Plan, count: u64, parts: usize) -> u64 {
+    let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
+    let per_depth = parts as u64 * count * br;
+    let outputs = parts as u64 * 2 * bw;
+    let fit = plan.memory_bytes.saturating_sub(outputs) / per_depth.max(1);
+    let splitter_blocks = u64::from(parts > 1);
+    fit.saturating_sub(splitter_blocks).clamp(2, MAX_DEPTH)
+}
+
+/// The range of one run a part merges: records `lo..hi` of the run, and the blocks the
+/// coordinator already read that this range touches.
+struct Slice {
+    lo: u64,
+    hi: u64,
+    preloaded: Vec<(u64, AlignedBuf)>,
+}
+
+/// A part: a slice of every run, and where its output starts in the merged run.
+struct Part {
+    slices: Vec<Slice>,
+    out_lo: u64,
+    out_hi: u64,
+}
+
+/// An output block that two or more parts share: a piece from each, assembled afterwards.
+struct Piece {
+    block: u64,
+    from: usize,
+    to: usize,
+    buf: AlignedBuf,
+}
+
+/// What a part produced.
+struct PartOutput {
+    checksum: Checksum,
+    first_key: Option<u64>,
+    last_key: Option<u64>,
+    pieces: Vec<Piece>,
+    block_keys: Vec<u64>,
+}
+
+/// Tags at or above this are the coordinator's reads of splitter blocks.
+const SPLIT_TAG: u64 = 1 << 62;
+
+/// Merge `merge.count` runs of `from` into one run at `target` (offset, records), on as many
+/// parts as `pipes` has pipelines (each on its own thread when there are several).
+pub(super) fn merge_runs<R: Record>(
+    pipes: &mut [Pipeline],
+    plan: &Plan,
+    from: &Level,
+    merge: Merge,
+    target: (u64, u64),
+) -> Result<Merged, EmError> {
+    let rb = plan.record_bytes;
+    let per_block = plan.sizes.read_bytes / rb;
+    let runs: Vec<usize> = (merge.first..merge.first + merge.count)
+        .map(|r| r as usize)
+        .collect();
+    let wanted = pipes.len();
+    let parts = plan_parts::<R>(&mut pipes[0], wanted, plan, from, &runs, per_block)?;
+    debug_assert_eq!(parts.last().map(|p| p.out_hi), Some(target.1));
+    let outputs: Vec<Result<PartOutput, EmError>> = if parts.len() == 1 {
+        let part = parts.into_iter().next().expect("invariant: one part");
+        vec![merge_part::<R>(
+            &mut pipes[0],
+            plan,
+            from,
+            &runs,
+            part,
+            target,
+            wanted,
+        )]
+    } else {
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = pipes
+                .iter_mut()
+                .zip(parts)
+                .map(|(pipe, part)| {
+                    let runs = &runs;
+                    scope.spawn(move || {
+                        merge_part::<R>(pipe, plan, from, runs, part, target, wanted)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("invariant: a merge part does not panic"))
+                .collect()
+        })
+    };
+    let mut checksum = Checksum::default();
+    let mut block_keys = Vec::new();
+    let mut pieces = Vec::new();
+    let mut last_key: Option<u64> = None;
+    for output in outputs {
+        let output = output?;
+        if let (Some(last), Some(first)) = (last_key, output.first_key)
+            && first < last
+        {
+            return Err(EmError::Verify(format!(
+                "a merge part starts with key {first} after the previous part ended with {last}"
+            )));
+        }
+        last_key = output.last_key.or(last_key);
+        checksum.merge(&output.checksum);
+        block_keys.extend(output.block_keys);
+        pieces.extend(output.pieces);
+    }
+    write_shared_blocks::<R>(&mut pipes[0], plan, pieces, target)?;
+    for pipe in pipes.iter_mut() {
+        pipe.drain()?;
+    }
+    for &run in &runs {
+        pipes[0].discard(
+            from.offsets[run],
+            padded(from.lengths[run] * rb, plan.sizes.write_bytes),
+        );
+    }
+    debug_assert_eq!(checksum.count, target.1);
+    Ok(Merged {
+        checksum,
+        block_keys,
+    })
+}
+
+/// Split the merge into parts: splitters at quantiles of the runs' block index, each run cut
+/// at the first record not below each splitter (reading the block it falls in).
+fn plan_parts<R: Record>(
+    pipe: &mut Pipeline,
+    wanted: usize,
+    plan: &Plan,
+    from: &Level,
+    runs: &[usize],
+    per_block: u64,
+) -> Result<Vec<Part>, EmError> {
+    let whole = |runs: &[usize]| {
+        let slices: Vec<Slice> = runs
+            .iter()
+            .map(|&r| Slice {
+                lo: 0,
+                hi: from.lengths[r],
+                preloaded: Vec::new(),
+            })
+            .collect();
+        let total = slices.iter().map(|s| s.hi).sum();
+        vec![Part {
+            slices,
+            out_lo: 0,
+            out_hi: total,
+        }]
+    };
+    let mut sample: Vec<u64> = runs
+        .iter()
+        .flat_map(|&r| from.block_keys[r].iter().copied())
+        .collect();
+    if wanted <= 1 || runs.len() < 2 || sample.is_empty() {
+        return Ok(whole(runs));
+    }
+    sample.sort_unstable();
+    let mut splitters: Vec<u64> = (1..wanted)
+        .map(|p| sample[p * sample.len() / wanted])
+        .collect();
+    splitters.dedup();
+    // For every run and splitter: the block the cut falls in (None: before the first record).
+    let block_of = |r: usize, s: u64| -> Option<u64> {
+        let below = from.block_keys[r].partition_point(|&k| k < s) as u64;
+        below.checked_sub(1)
+    };
+    let mut needed: Vec<(usize, u64)> = runs
+        .iter()
+        .enumerate()
+        .flat_map(|(j, &r)| {
+            splitters
+                .iter()
+                .filter_map(move |&s| block_of(r, s).map(|b| (j, b)))
+        })
+        .collect();
+    needed.sort_unstable();
+    needed.dedup();
+    let br = plan.sizes.read_bytes;
+    for (i, &(j, block)) in needed.iter().enumerate() {
+        let offset = from.offsets[runs[j]] + block * br;
+        pipe.read(
+            SPLIT_TAG + i as u64,
+            offset,
+            br as usize,
+            AlignedBuf::new(br as usize),
+        );
+    }
+    let mut loaded: Vec<(usize, u64, AlignedBuf)> = Vec::with_capacity(needed.len());
+    for (i, &(j, block)) in needed.iter().enumerate() {
+        loaded.push((j, block, pipe.wait(SPLIT_TAG + i as u64)?));
+    }
+    // cuts[j][p]: the first record of run j in part p + 1.
+    let cuts: Vec<Vec<u64>> = runs
+        .iter()
+        .enumerate()
+        .map(|(j, &r)| {
+            splitters
+                .iter()
+                .map(|&s| match block_of(r, s) {
+                    None => 0,
+                    Some(block) => {
+                        let (_, _, buf) = loaded
+                            .iter()
+                            .find(|(lj, lb, _)| *lj == j && *lb == block)
+                            .expect("invariant: every cut block was read");
+                        let start = block * per_block;
+                        let valid = (from.lengths[r] - start).min(per_block) as usize;
+                        let records = &buf.records::<R>()[..valid];
+                        start + records.partition_point(|x| x.key() < s) as u64
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let count = splitters.len() + 1;
+    let mut parts: Vec<Part> = Vec::with_capacity(count);
+    let mut out_lo = 0;
+    for p in 0..count {
+        let slices: Vec<Slice> = runs
+            .iter()
+            .enumerate()
+            .map(|(j, &r)| Slice {
+                lo: if p == 0 { 0 } else { cuts[j][p - 1] },
+                hi: if p == count - 1 {
+                    from.lengths[r]
+                } else {
+                    cuts[j][p]
+                },
+                preloaded: Vec::new(),
+            })
+            .collect();
+        let size: u64 = slices.iter().map(|s| s.hi - s.lo).sum();
+        parts.push(Part {
+            slices,
+            out_lo,
+            out_hi: out_lo + size,
+        });
+        out_lo += size;
+    }
+    // Hand every block read here to each part whose slice touches it (copies for all but
+    // the last). Every such block holds records (its first key is below a splitter), and
+    // every record is in exactly one part, so some part uses it: no read is wasted.
+    for (j, block, buf) in loaded {
+        let (start, end) = (block * per_block, (block + 1) * per_block);
+        let users: Vec<usize> = (0..count)
+            .filter(|&p| {
+                let s = &parts[p].slices[j];
+                s.lo < s.hi && s.lo < end && start < s.hi
+            })
+            .collect();
+        for (n, &p) in users.iter().enumerate() {
+            let copy = if n + 1 == users.len() {
+                None
+            } else {
+                let mut copy = AlignedBuf::new(buf.len());
+                copy.bytes_mut().copy_from_slice(buf.bytes());
+                Some(copy)
+            };
+            match copy {
+                Some(copy) => parts[p].slices[j].preloaded.push((block, copy)),
+                None => {
+                    parts[p].slices[j].preloaded.push((block, buf));
+                    break;
+                }
+            }
+        }
+    }
+    Ok(parts)
+}
+
+/// One input of a part: a slice of one run, double-buffered in `B_r` blocks.
+struct Input {
+    /// Tags `depth * j .. depth * (j + 1)` are this input's (`j` its index in the merge).
+    tags: u64,
+    depth: u64,
+    offset: u64,
+    /// Record index (in the run) where the next block to load starts being consumed.
+    at: u64,
+    /// One past the last record of the slice.
+    end: u64,
+    next_block: u64,
+    last_block: u64,
+    preloaded: Vec<(u64, AlignedBuf)>,
+    current: AlignedBuf,
+    position: usize,
+    available: usize,
+}
+
+/// Merge one part: its slice of every run, into records `out_lo..out_hi` of the target.
+fn merge_part<R: Record>(
+    pipe: &mut Pipeline,
+    plan: &Plan,
+    from: &Level,
+    runs: &[usize],
+    part: Part,
+    target: (u64, u64),
+    parts: usize,
+) -> Result<PartOutput, EmError> {
+    let rb = plan.record_bytes;
+    let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
+    let per_block = br / rb;
+    let k = runs.len();
+    let depth = depth_for(plan, k as u64, parts);
+    let out_tag = |parity: u64| depth * k as u64 + parity;
+    let mut inputs = Vec::with_capacity(k);
+    for (j, (slice, &run)) in part.slices.into_iter().zip(runs).enumerate() {
+        let mut input = Input {
+            tags: depth * j as u64,
+            depth,
+            offset: from.offsets[run],
+            at: slice.lo,
+            end: slice.hi,
+            next_block: slice.lo / per_block,
+            last_block: if slice.lo < slice.hi {
+                slice.hi.div_ceil(per_block)
+            } else {
+                0
+            },
+            preloaded: slice.preloaded,
+            current: AlignedBuf::new(0),
+            position: 0,
+            available: 0,
+        };
+        for _ in 0..depth {
+            request_block(pipe, &mut input, br, AlignedBuf::new(br as usize));
+        }
+        inputs.push(input);
+    }
+    let mut keys = Vec::with_capacity(k);
+    for input in &mut inputs {
+        keys.push(advance_block::<R>(pipe, input, br, per_block)?);
+    }
+    let mut tree = LoserTree::new(keys);
+    let per_out = bw / rb;
+    let mut output = PartOutput {
+        checksum: Checksum::default(),
+        first_key: None,
+        last_key: None,
+        pieces: Vec::new(),
+        block_keys: Vec::new(),
+    };
+    let mut out = Output {
+        block: part.out_lo / per_out,
+        from: (part.out_lo % per_out) as usize,
+        filled: (part.out_lo % per_out) as usize,
+        buf: AlignedBuf::new(bw as usize),
+        spare: Some(AlignedBuf::new(bw as usize)),
+        written: 0,
+        per_out,
+        total: target.1,
+    };
+    let mut positions = vec![0usize; k];
+    while let Some(w) = tree.winner() {
+        // Run a batch without any end-of-block check: no input can run out within fewer
+        // steps than the fewest records any live input has left in its block.
+        let room = per_out as usize - out.filled;
+        let left = inputs
+            .iter()
+            .filter(|i| i.position < i.available)
+            .map(|i| i.available - i.position)
+            .min()
+            .unwrap_or(0);
+        let batch = room.min(left.saturating_sub(1));
+        if batch > 0 {
+            merge_batch::<R>(&mut tree, &mut inputs, &mut positions, &mut out, batch);
+        } else {
+            let input = &mut inputs[w];
+            let record = input.current.records::<R>()[input.position];
+            out.buf.records_mut::<R>()[out.filled] = record;
+            out.filled += 1;
+            input.position += 1;
+            let next = if input.position < input.available {
+                Some(input.current.records::<R>()[input.position].key())
+            } else {
+                advance_block::<R>(pipe, input, br, per_block)?
+            };
+            tree.replace_winner(next);
+        }
+        if out.filled as u64 == per_out {
+            out.flush::<R>(pipe, plan, target.0, out_tag, &mut output, false)?;
+        }
+    }
+    if out.filled > out.from {
+        out.flush::<R>(pipe, plan, target.0, out_tag, &mut output, true)?;
+    }
+    pipe.drain()?;
+    Ok(output)
+}
+
+/// Move the next `batch` records to the output; the caller guarantees that every input
+/// still holds more than `batch` records in its current block (or is exhausted).
+#[inline(never)]
+fn merge_batch<R: Record>(
+    tree: &mut LoserTree,
+    inputs: &mut [Input],
+    positions: &mut [usize],
+    out: &mut Output,
+    batch: usize,
+) {
+    let views: Vec<&[R]> = inputs
+        .iter()
+        .map(|i| &i.current.records::<R>()[..i.available])
+        .collect();
+    for (p, input) in positions.iter_mut().zip(inputs.iter()) {
+        *p = input.position;
+    }
+    let slots = &mut out.buf.records_mut::<R>()[out.filled..out.filled + batch];
+    for slot in slots {
+        let w = tree.winner_index();
+        let (view, p) = (views[w], positions[w]);
+        *slot = view[p];
+        positions[w] = p + 1;
+        tree.replace_winner_key(view[p + 1].key());
+    }
+    drop(views);
+    for (input, &p) in inputs.iter_mut().zip(positions.iter()) {
+        input.position = p;
+    }
+    out.filled += batch;
+}
+
+/// A part's output block being filled.
+struct Output {
+    block: u64,
+    from: usize,
+    filled: usize,
+    buf: AlignedBuf,
+    spare: Option<AlignedBuf>,
+    written: u64,
+    per_out: u64,
+    total: u64,
+}
+
+impl Output {
+    /// Account for the block's records, then write it if the part owns all of it or keep
+    /// it as a piece; start the next block.
+    fn flush<R: Record>(
+        &mut self,
+        pipe: &mut Pipeline,
+        plan: &Plan,
+        base: u64,
+        out_tag: impl Fn(u64) -> u64,
+        output: &mut PartOutput,
+        last: bool,
+    ) -> Result<(), EmError> {
+        let first = self.block * self.per_out;
+        let records = &self.buf.records::<R>()[self.from..self.filled];
+        check_sorted(records, output.last_key)?;
+        output.checksum.add(records);
+        if output.first_key.is_none() {
+            output.first_key = records.first().map(Record::key);
+        }
+        output.last_key = records.last().map(Record::key).or(output.last_key);
+        let per_block = (plan.sizes.read_bytes / plan.record_bytes) as usize;
+        let mut at = self.from.next_multiple_of(per_block);
+        while at < self.filled {
+            output.block_keys.push(self.buf.records::<R>()[at].key());
+            at += per_block;
+        }
+        let block_end = (first + self.per_out).min(self.total);
+        let owned = self.from == 0 && first + self.filled as u64 == block_end;
+        let bw = plan.sizes.write_bytes;
+        let next = match self.spare.take() {
+            _ if last => AlignedBuf::new(0),
+            Some(buf) => buf,
+            None if owned && self.written >= 1 => pipe.wait(out_tag((self.written + 1) % 2))?,
+            None => AlignedBuf::new(bw as usize),
+        };
+        let full = std::mem::replace(&mut self.buf, next);
+        if owned {
+            pipe.write(
+                out_tag(self.written % 2),
+                base + self.block * bw,
+                bw as usize,
+                full,
+            );
+            self.written += 1;
+        } else {
+            output.pieces.push(Piece {
+                block: self.block,
+                from: self.from,
+                to: self.filled,
+                buf: full,
+            });
+        }
+        self.block += 1;
+        self.from = 0;
+        self.filled = 0;
+        Ok(())
+    }
+}
+
+/// Assemble and write the output blocks the parts share.
+fn write_shared_blocks<R: Record>(
+    pipe: &mut Pipeline,
+    plan: &Plan,
+    mut pieces: Vec<Piece>,
+    target: (u64, u64),
+) -> Result<(), EmError> {
+    let bw = plan.sizes.write_bytes;
+    let per_out = bw / plan.record_bytes;
+    pieces.sort_by_key(|p| (p.block, p.from));
+    let mut pieces = pieces.into_iter().peekable();
+    let mut tag = SPLIT_TAG;
+    while let Some(first) = pieces.next() {
+        let Piece {
+            block,
+            from,
+            mut to,
+            mut buf,
+        } = first;
+        assert_eq!(from, 0, "invariant: a shared block's first piece starts it");
+        while let Some(next) = pieces.next_if(|p| p.block == block) {
+            assert_eq!(
+                next.from, to,
+                "invariant: the pieces of a block are contiguous"
+            );
+            buf.records_mut::<R>()[next.from..next.to]
+                .copy_from_slice(&next.buf.records::<R>()[next.from..next.to]);
+            to = next.to;
+        }
+        let end = ((block + 1) * per_out).min(target.1) - block * per_out;
+        assert_eq!(to as u64, end, "invariant: the pieces cover their block");
+        pipe.write(tag, target.0 + block * bw, bw as usize, buf);
+        pipe.wait(tag)?;
+        tag += 1;
+    }
+    Ok(())
+}
+
+/// Ask for the input's next block (if any) into `buf`: from the blocks already read, or
+/// from the device.
+fn request_block(pipe: &mut Pipeline, input: &mut Input, br: u64, buf: AlignedBuf) {
+    if input.next_block < input.last_block {
+        let block = input.next_block;
+        let tag = input.tags + block % input.depth;
+        match input.preloaded.iter().position(|(b, _)| *b == block) {
+            Some(i) => pipe.preset(tag, input.preloaded.swap_remove(i).1),
+            None => pipe.read(tag, input.offset + block * br, br as usize, buf),
+        }
+        input.next_block += 1;
+    }
+}
+
+/// Move the input to its next block: wait for it, prefetch the one after into the buffer
+/// just consumed, and return the first key (`None` when the slice is exhausted).
+fn advance_block<R: Record>(
+    pipe: &mut Pipeline,
+    input: &mut Input,
+    br: u64,
+    per_block: u64,
+) -> Result<Option<u64>, EmError> {
+    if input.at >= input.end {
+        return Ok(None);
+    }
+    let block = input.at / per_block;
+    let buf = pipe.wait(input.tags + block % input.depth)?;
+    let done = std::mem::replace(&mut input.current, buf);
+    if !done.is_empty() {
+        request_block(pipe, input, br, done);
+    }
+    let start = block * per_block;
+    input.position = (input.at - start) as usize;
+    input.available = (input.end.min(start + per_block) - start) as usize;
+    input.at = start + input.available as u64;
+    Ok(Some(input.current.records::<R>()[input.position].key()))
+}
