@@ -11,7 +11,7 @@
 //! file is reopened buffered and [`BlockIo::describe`] says so and why.
 
 use super::buffer::{AlignedBuf, DIRECT_ALIGN};
-use super::{BlockIo, BlockSizes, IoStats, check_aligned};
+use super::{BlockIo, BlockSizes, IoStats, TwinReport, check_aligned};
 use crate::EmError;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
@@ -265,6 +265,38 @@ impl BlockIo for FileIo {
 
     fn stats(&self) -> IoStats {
         self.stats
+    }
+
+    fn twin(&self) -> Result<Option<Box<dyn BlockIo>>, EmError> {
+        let files = self
+            .files
+            .iter()
+            .map(|open| {
+                let file = open
+                    .file
+                    .try_clone()
+                    .map_err(|e| io_error(&open.segment.path, "duplicate", 0, e))?;
+                Ok(Open {
+                    segment: open.segment.clone(),
+                    file,
+                    direct: open.direct,
+                })
+            })
+            .collect::<Result<Vec<_>, EmError>>()?;
+        Ok(Some(Box::new(FileIo {
+            sizes: self.sizes,
+            stats: IoStats::default(),
+            files,
+            fallback: None,
+            bounce: None,
+        })))
+    }
+
+    fn absorb(&mut self, twin: TwinReport) {
+        self.stats = self.stats + twin.stats;
+        if self.fallback.is_none() && twin.description != self.describe() {
+            self.fallback = Some(format!("the writing handle: {}", twin.description));
+        }
     }
 
     fn describe(&self) -> String {

@@ -32,7 +32,7 @@ pub use split::SplitIo;
 
 use crate::EmError;
 use serde::Serialize;
-use std::ops::Sub;
+use std::ops::{Add, Sub};
 
 /// The block sizes an algorithm uses: `B_r` for reads and `B_w` for writes, in bytes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -76,6 +76,15 @@ impl BlockSizes {
     }
 }
 
+/// What a twin handle did (see [`BlockIo::twin`]), for [`BlockIo::absorb`].
+#[derive(Clone, Debug, Default)]
+pub struct TwinReport {
+    /// Its transfers.
+    pub stats: IoStats,
+    /// Its [`BlockIo::describe`] at the end (which names any fallback it took).
+    pub description: String,
+}
+
 /// What crossed the interface: I/O counts and bytes, in each direction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct IoStats {
@@ -97,6 +106,18 @@ impl Sub for IoStats {
             write_ios: self.write_ios - earlier.write_ios,
             read_bytes: self.read_bytes - earlier.read_bytes,
             write_bytes: self.write_bytes - earlier.write_bytes,
+        }
+    }
+}
+
+impl Add for IoStats {
+    type Output = IoStats;
+    fn add(self, other: IoStats) -> IoStats {
+        IoStats {
+            read_ios: self.read_ios + other.read_ios,
+            write_ios: self.write_ios + other.write_ios,
+            read_bytes: self.read_bytes + other.read_bytes,
+            write_bytes: self.write_bytes + other.write_bytes,
         }
     }
 }
@@ -147,6 +168,19 @@ pub trait BlockIo: Send {
     /// What crossed this interface so far.
     fn stats(&self) -> IoStats;
 
+    /// A second handle on the same storage whose transfers may run on another thread at the
+    /// same time as this one's, or `None` (the default) where transfers must be served one at
+    /// a time (a simulator or FTL whose state depends on their order). The I/O worker uses a
+    /// twin to write while it reads; its caller never touches the same bytes from both at
+    /// once, and hands the twin back with [`BlockIo::absorb`].
+    fn twin(&self) -> Result<Option<Box<dyn BlockIo>>, EmError> {
+        Ok(None)
+    }
+
+    /// Take back a twin made by [`BlockIo::twin`]: add its counts to this handle's (and
+    /// anything it noted, such as a fallback it took).
+    fn absorb(&mut self, _twin: TwinReport) {}
+
     /// A one-line description of the backend (and of any fallback it took).
     fn describe(&self) -> String;
 }
@@ -169,6 +203,14 @@ impl<T: BlockIo + ?Sized> BlockIo for Box<T> {
     }
     fn stats(&self) -> IoStats {
         (**self).stats()
+    }
+
+    fn twin(&self) -> Result<Option<Box<dyn BlockIo>>, EmError> {
+        (**self).twin()
+    }
+
+    fn absorb(&mut self, twin: TwinReport) {
+        (**self).absorb(twin)
     }
     fn describe(&self) -> String {
         (**self).describe()

@@ -6,7 +6,7 @@
 //! the sequence of I/Os the device sees is exactly the submission order: counts and traces
 //! are as deterministic as with synchronous calls.
 
-use super::{AlignedBuf, BlockIo};
+use super::{AlignedBuf, BlockIo, TwinReport};
 use crate::EmError;
 use std::collections::BTreeMap;
 use std::sync::mpsc::{Receiver, Sender, channel};
@@ -42,6 +42,8 @@ struct Reply {
 pub struct Pipeline {
     client: usize,
     requests: Sender<Request>,
+    /// Where writes go when the backend has a twin that writes while the worker reads.
+    writes: Option<Sender<Request>>,
     replies: Receiver<Reply>,
     arrived: BTreeMap<u64, AlignedBuf>,
     outstanding: usize,
@@ -69,7 +71,9 @@ where
     I: BlockIo + ?Sized,
 {
     assert!(clients > 0, "a pipeline needs at least one client");
+    let mut twin = io.twin()?;
     let (request_tx, request_rx) = channel::<Request>();
+    let (write_tx, write_rx) = channel::<Request>();
     let mut reply_txs = Vec::with_capacity(clients);
     let mut pipelines = Vec::with_capacity(clients);
     for client in 0..clients {
@@ -78,14 +82,20 @@ where
         pipelines.push(Pipeline {
             client,
             requests: request_tx.clone(),
+            writes: twin.is_some().then(|| write_tx.clone()),
             replies: reply_rx,
             arrived: BTreeMap::new(),
             outstanding: 0,
         });
     }
-    drop(request_tx);
-    std::thread::scope(|scope| {
-        let worker = scope.spawn(move || serve(io, request_rx, reply_txs));
+    drop((request_tx, write_tx));
+    let write_replies = reply_txs.clone();
+    let (result, served, written) = std::thread::scope(|scope| {
+        let reader = &mut *io;
+        let worker = scope.spawn(move || serve(reader, request_rx, reply_txs));
+        let writer = twin
+            .as_mut()
+            .map(|twin| scope.spawn(move || serve(&mut **twin, write_rx, write_replies)));
         let result = body(&mut pipelines);
         let mut drained = Ok(());
         for pipeline in &mut pipelines {
@@ -98,11 +108,19 @@ where
         let served = worker
             .join()
             .expect("invariant: the I/O worker does not panic");
-        let value = result?;
-        drained?;
-        served?;
-        Ok(value)
-    })
+        let written = writer.map(|w| w.join().expect("invariant: the I/O writer does not panic"));
+        (result.and_then(|v| drained.map(|()| v)), served, written)
+    });
+    if let Some(twin) = twin {
+        io.absorb(TwinReport {
+            stats: twin.stats(),
+            description: twin.describe(),
+        });
+    }
+    let value = result?;
+    served?;
+    written.unwrap_or(Ok(()))?;
+    Ok(value)
 }
 
 fn serve<I: BlockIo + ?Sized>(
@@ -182,7 +200,11 @@ impl Pipeline {
 
     fn send(&mut self, request: Request) {
         self.outstanding += 1;
-        let _ = self.requests.send(request);
+        let queue = match (&request, &self.writes) {
+            (Request::Write { .. }, Some(writes)) => writes,
+            _ => &self.requests,
+        };
+        let _ = queue.send(request);
     }
 
     /// The buffer of the transfer tagged `tag`, once it is done.

@@ -9,6 +9,7 @@ use crate::EmError;
 use crate::io::worker::{Pipeline, with_pipeline, with_pipelines};
 use crate::io::{AlignedBuf, BlockIo, IoStats};
 use crate::record::{Checksum, Record};
+use std::collections::VecDeque;
 use std::time::Instant;
 
 /// Where each run of a level lives: byte offsets and record counts; and, once the runs are
@@ -137,14 +138,21 @@ fn form_runs<R: Record>(
         );
     };
     read_run(pipe, 0, free.pop().expect("invariant: three free buffers"));
-    let mut pending_write: Option<u64> = None;
+    // Writes in flight, oldest first. Run i's sort overlaps run i+1's read and run i-1's
+    // write; the buffer for run i+1 comes from run i-2's write, long done, so the sort never
+    // waits for the write just submitted.
+    let mut pending_writes: VecDeque<u64> = VecDeque::with_capacity(2);
     let mut checksum = Checksum::default();
     for i in 0..plan.runs {
         let mut current = pipe.wait(2 * i)?;
         if i + 1 < plan.runs {
             let buf = match free.pop() {
                 Some(buf) => buf,
-                None => pipe.wait(pending_write.take().expect("invariant: a write is pending"))?,
+                None => pipe.wait(
+                    pending_writes
+                        .pop_front()
+                        .expect("invariant: a write is pending"),
+                )?,
             };
             read_run(pipe, i + 1, buf);
         }
@@ -164,12 +172,9 @@ fn form_runs<R: Record>(
             .step_by(per_block)
             .map(Record::key)
             .collect();
-        if let Some(tag) = pending_write.take() {
-            free.push(pipe.wait(tag)?);
-        }
         let len = padded(n as u64 * rb, bw) as usize;
         pipe.write(2 * i + 1, runs.offsets[i as usize], len, current);
-        pending_write = Some(2 * i + 1);
+        pending_writes.push_back(2 * i + 1);
     }
     pipe.drain()?;
     Ok(checksum)

@@ -212,7 +212,7 @@ fn run<R: Record>(
         let outcome = sort::<R, _>(&mut io, plan, layout)?;
         io.low.set_len(OUTPUT_BASE, exact)?;
         io.sync()?;
-        let device = sum(io.low.stats(), io.high.inner().stats());
+        let device = io.low.stats() + io.high.inner().stats();
         let backend = io.describe();
         Ok((outcome, device, Some(io.high.tl_stats()), backend))
     } else {
@@ -224,15 +224,6 @@ fn run<R: Record>(
         io.sync()?;
         let backend = io.describe();
         Ok((outcome, io.stats(), None, backend))
-    }
-}
-
-fn sum(a: IoStats, b: IoStats) -> IoStats {
-    IoStats {
-        read_ios: a.read_ios + b.read_ios,
-        write_ios: a.write_ios + b.write_ios,
-        read_bytes: a.read_bytes + b.read_bytes,
-        write_bytes: a.write_bytes + b.write_bytes,
     }
 }
 
