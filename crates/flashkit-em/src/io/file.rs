@@ -341,4 +341,28 @@ mod tests {
         );
         assert!(io.describe().starts_with("files"));
     }
+
+    #[test]
+    fn a_twin_writes_what_the_original_reads_and_its_counts_come_back() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let sizes = BlockSizes::new(4096, 8192).expect("valid");
+        let mut io = FileIo::open(sizes, vec![Segment::create(dir.path().join("t"), 0)], true)
+            .expect("open");
+        let mut twin = io.twin().expect("twin").expect("files have a twin");
+        let mut data = AlignedBuf::new(8192);
+        data.bytes_mut().fill(0xab);
+        twin.write(8192, data.bytes())
+            .expect("write through the twin");
+        let mut back = AlignedBuf::new(4096);
+        io.read(8192 + 4096, back.bytes_mut()).expect("read");
+        assert!(back.bytes().iter().all(|&b| b == 0xab));
+        io.absorb(TwinReport {
+            stats: twin.stats(),
+            description: twin.describe(),
+        });
+        let stats = io.stats();
+        assert_eq!((stats.read_ios, stats.write_ios), (1, 1));
+        assert_eq!((stats.read_bytes, stats.write_bytes), (4096, 8192));
+        assert!(io.describe().starts_with("files"), "{}", io.describe());
+    }
 }
