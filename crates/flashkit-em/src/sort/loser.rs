@@ -18,6 +18,16 @@ fn entry(index: usize, key: Option<u64>) -> u128 {
     }
 }
 
+/// `if choose { a } else { b }` as conditional moves: the two 64-bit halves are selected
+/// separately, because a 128-bit select (even through `select_unpredictable`) compiles to a
+/// jump on x86-64.
+#[inline(always)]
+fn select(choose: bool, a: u128, b: u128) -> u128 {
+    let high = std::hint::select_unpredictable(choose, (a >> 64) as u64, (b >> 64) as u64);
+    let low = std::hint::select_unpredictable(choose, a as u64, b as u64);
+    (u128::from(high) << 64) | u128::from(low)
+}
+
 /// Tournament over `k` keys; `winner()` is the index of the smallest.
 pub struct LoserTree {
     /// Internal nodes 1..k hold the loser of their match; node 0 holds the winner.
@@ -89,13 +99,15 @@ impl LoserTree {
         let mut node = (index + self.k) / 2;
         while node > 0 {
             // Entries are distinct (their index bits differ), so the match's loser is the
-            // larger and the winner the smaller. The masks keep it free of branches: an `if`,
-            // and `u128::min`/`max` too, compiled to a jump that random keys mispredict half
-            // the time (half of the merge's cycles in a perf profile).
+            // larger and the winner the smaller. The choice must compile to conditional
+            // moves: an `if`, `u128::min`/`max` and even a hand-written mask select became a
+            // jump (the mask once this loop was inlined into the merge's batch loop), which
+            // random keys mispredict half the time: half of the merge's cycles in a perf
+            // profile. `select_unpredictable` tells the compiler so.
             let loser = self.nodes[node];
-            let mask = 0u128.wrapping_sub(u128::from(loser < winner));
-            self.nodes[node] = (winner & mask) | (loser & !mask);
-            winner = (loser & mask) | (winner & !mask);
+            let swap = loser < winner;
+            self.nodes[node] = select(swap, winner, loser);
+            winner = select(swap, loser, winner);
             node /= 2;
         }
         self.nodes[0] = winner;
