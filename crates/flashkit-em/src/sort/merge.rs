@@ -21,6 +21,7 @@ use crate::EmError;
 use crate::io::AlignedBuf;
 use crate::io::worker::Pipeline;
 use crate::record::{Checksum, Record};
+use std::collections::VecDeque;
 
 /// What a merge wrote: the checksum of its output (whose order was checked block by block)
 /// and the output run's block index (the first key of every `B_r` block).
@@ -324,17 +325,24 @@ fn plan_parts<R: Record>(
 
 /// One input of a part: a slice of one run, double-buffered in `B_r` blocks.
 struct Input {
-    /// Tags `depth * j .. depth * (j + 1)` are this input's (`j` its index in the merge).
+    /// Tags `slots * j .. slots * (j + 1)` are this input's (`j` its index in the merge).
     tags: u64,
-    depth: u64,
+    /// Chunk requests in flight at most (each with its own buffer and tag).
+    slots: u64,
+    /// Blocks one request reads at most.
+    chunk: u64,
+    /// Requests made so far (their tags cycle through the slots).
+    requested: u64,
     offset: u64,
-    /// Record index (in the run) where the next block to load starts being consumed.
+    /// Record index (in the run) where the next chunk to load starts being consumed.
     at: u64,
     /// One past the last record of the slice.
     end: u64,
     next_block: u64,
     last_block: u64,
     preloaded: Vec<(u64, AlignedBuf)>,
+    /// Requests in flight, oldest first: (first block, blocks, tag).
+    pending: VecDeque<(u64, u64, u64)>,
     current: AlignedBuf,
     position: usize,
     available: usize,
@@ -355,12 +363,19 @@ fn merge_part<R: Record>(
     let per_block = br / rb;
     let k = runs.len();
     let depth = depth_for(plan, k as u64, parts);
-    let out_tag = |parity: u64| depth * k as u64 + parity;
+    // Read ahead in requests of several consecutive blocks (two in flight an input): the
+    // model still counts B_r blocks, but the disk serves one 512 KiB request faster than
+    // four of 128 KiB (dd here: 1.4 against 0.96 GB/s).
+    let chunk = (depth / 2).max(1);
+    let slots = depth / chunk;
+    let out_tag = |parity: u64| slots * k as u64 + parity;
     let mut inputs = Vec::with_capacity(k);
     for (j, (slice, &run)) in part.slices.into_iter().zip(runs).enumerate() {
         let mut input = Input {
-            tags: depth * j as u64,
-            depth,
+            tags: slots * j as u64,
+            slots,
+            chunk,
+            requested: 0,
             offset: from.offsets[run],
             at: slice.lo,
             end: slice.hi,
@@ -371,12 +386,13 @@ fn merge_part<R: Record>(
                 0
             },
             preloaded: slice.preloaded,
+            pending: VecDeque::with_capacity(slots as usize),
             current: AlignedBuf::new(0),
             position: 0,
             available: 0,
         };
-        for _ in 0..depth {
-            request_block(pipe, &mut input, br, AlignedBuf::new(br as usize));
+        for _ in 0..slots {
+            request_block(pipe, &mut input, br, AlignedBuf::new((chunk * br) as usize));
         }
         inputs.push(input);
     }
@@ -582,21 +598,42 @@ fn write_shared_blocks<R: Record>(
     Ok(())
 }
 
-/// Ask for the input's next block (if any) into `buf`: from the blocks already read, or
-/// from the device.
+/// Ask for the input's next chunk (if any) into `buf`: a block already read, or up to
+/// `chunk` consecutive blocks from the device (stopping before a block already read).
 fn request_block(pipe: &mut Pipeline, input: &mut Input, br: u64, buf: AlignedBuf) {
-    if input.next_block < input.last_block {
-        let block = input.next_block;
-        let tag = input.tags + block % input.depth;
-        match input.preloaded.iter().position(|(b, _)| *b == block) {
-            Some(i) => pipe.preset(tag, input.preloaded.swap_remove(i).1),
-            None => pipe.read(tag, input.offset + block * br, br as usize, buf),
-        }
-        input.next_block += 1;
+    if input.next_block >= input.last_block {
+        return;
     }
+    let first = input.next_block;
+    let tag = input.tags + input.requested % input.slots;
+    input.requested += 1;
+    if let Some(i) = input.preloaded.iter().position(|(b, _)| *b == first) {
+        pipe.preset(tag, input.preloaded.swap_remove(i).1);
+        input.pending.push_back((first, 1, tag));
+        input.next_block += 1;
+        return;
+    }
+    let limit = input
+        .preloaded
+        .iter()
+        .map(|(b, _)| *b)
+        .filter(|&b| b > first)
+        .min()
+        .unwrap_or(input.last_block)
+        .min(input.last_block);
+    let blocks = (limit - first).min(input.chunk);
+    let len = (blocks * br) as usize;
+    let buf = if buf.len() >= len {
+        buf
+    } else {
+        AlignedBuf::new((input.chunk * br) as usize)
+    };
+    pipe.read(tag, input.offset + first * br, len, buf);
+    input.pending.push_back((first, blocks, tag));
+    input.next_block += blocks;
 }
 
-/// Move the input to its next block: wait for it, prefetch the one after into the buffer
+/// Move the input to its next chunk: wait for it, ask for the one after into the buffer
 /// just consumed, and return the first key (`None` when the slice is exhausted).
 fn advance_block<R: Record>(
     pipe: &mut Pipeline,
@@ -607,15 +644,19 @@ fn advance_block<R: Record>(
     if input.at >= input.end {
         return Ok(None);
     }
-    let block = input.at / per_block;
-    let buf = pipe.wait(input.tags + block % input.depth)?;
+    let (first, blocks, tag) = input
+        .pending
+        .pop_front()
+        .expect("invariant: the next chunk was requested");
+    let start = first * per_block;
+    debug_assert!(input.at >= start && input.at < start + blocks * per_block);
+    let buf = pipe.wait(tag)?;
     let done = std::mem::replace(&mut input.current, buf);
     if !done.is_empty() {
         request_block(pipe, input, br, done);
     }
-    let start = block * per_block;
     input.position = (input.at - start) as usize;
-    input.available = (input.end.min(start + per_block) - start) as usize;
+    input.available = (input.end.min(start + blocks * per_block) - start) as usize;
     input.at = start + input.available as u64;
     Ok(Some(input.current.records::<R>()[input.position].key()))
 }
