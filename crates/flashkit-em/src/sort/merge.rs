@@ -413,6 +413,10 @@ fn merge_part<R: Record>(
         block: part.out_lo / per_out,
         from: (part.out_lo % per_out) as usize,
         filled: (part.out_lo % per_out) as usize,
+        checked: (part.out_lo % per_out) as usize,
+        sum: Checksum::default(),
+        in_order: true,
+        previous: 0,
         buf: AlignedBuf::new(bw as usize),
         spare: Some(AlignedBuf::new(bw as usize)),
         written: 0,
@@ -438,6 +442,7 @@ fn merge_part<R: Record>(
             let record = input.current.records::<R>()[input.position];
             out.buf.records_mut::<R>()[out.filled] = record;
             out.filled += 1;
+            out.account(std::slice::from_ref(&record));
             input.position += 1;
             let next = if input.position < input.available {
                 Some(input.current.records::<R>()[input.position].key())
@@ -458,7 +463,10 @@ fn merge_part<R: Record>(
 }
 
 /// Move the next `batch` records to the output; the caller guarantees that every input
-/// still holds more than `batch` records in its current block (or is exhausted).
+/// still holds more than `batch` records in its current block (or is exhausted). The
+/// records are checked for order and added to the output's checksum on the way, while the
+/// loser tree's chain of comparisons leaves the core idle (a separate pass over each 16 MiB
+/// output block cost 13% of a sort's CPU samples).
 #[inline(never)]
 fn merge_batch<R: Record>(
     tree: &mut LoserTree,
@@ -467,6 +475,7 @@ fn merge_batch<R: Record>(
     out: &mut Output,
     batch: usize,
 ) {
+    debug_assert_eq!(out.checked, out.filled, "records left unaccounted before a batch");
     let views: Vec<&[R]> = inputs
         .iter()
         .map(|i| &i.current.records::<R>()[..i.available])
@@ -474,19 +483,36 @@ fn merge_batch<R: Record>(
     for (p, input) in positions.iter_mut().zip(inputs.iter()) {
         *p = input.position;
     }
+    let (mut previous, mut in_order) = (out.previous, true);
+    let (mut add, mut xor) = (0u64, 0u64);
     let slots = &mut out.buf.records_mut::<R>()[out.filled..out.filled + batch];
     for slot in slots {
         let w = tree.winner_index();
         let (view, p) = (views[w], positions[w]);
-        *slot = view[p];
+        let record = view[p];
+        *slot = record;
         positions[w] = p + 1;
         tree.replace_winner_key(view[p + 1].key());
+        let key = record.key();
+        in_order &= previous <= key;
+        previous = key;
+        let f = record.fingerprint();
+        add = add.wrapping_add(f);
+        xor ^= f;
     }
     drop(views);
     for (input, &p) in inputs.iter_mut().zip(positions.iter()) {
         input.position = p;
     }
+    out.sum.merge(&Checksum {
+        count: batch as u64,
+        sum: add,
+        xor,
+    });
+    out.in_order &= in_order;
+    out.previous = previous;
     out.filled += batch;
+    out.checked = out.filled;
 }
 
 /// A part's output block being filled.
@@ -494,6 +520,13 @@ struct Output {
     block: u64,
     from: usize,
     filled: usize,
+    /// Records of the block (from `from`) already checked for order and added to `sum`.
+    checked: usize,
+    /// The part's output so far: the checksum of the records accounted for, whether they
+    /// were in order, and the last one's key (0 before the first: keys are unsigned).
+    sum: Checksum,
+    in_order: bool,
+    previous: u64,
     buf: AlignedBuf,
     spare: Option<AlignedBuf>,
     written: u64,
@@ -502,6 +535,18 @@ struct Output {
 }
 
 impl Output {
+    /// Check the order of records just placed at the end of the block and add them to the
+    /// checksum.
+    #[inline]
+    fn account<R: Record>(&mut self, records: &[R]) {
+        for record in records {
+            self.in_order &= self.previous <= record.key();
+            self.previous = record.key();
+        }
+        self.sum.add(records);
+        self.checked += records.len();
+    }
+
     /// Account for the block's records, then write it if the part owns all of it or keep
     /// it as a piece; start the next block.
     fn flush<R: Record>(
@@ -514,9 +559,18 @@ impl Output {
         last: bool,
     ) -> Result<(), EmError> {
         let first = self.block * self.per_out;
+        debug_assert_eq!(self.checked, self.filled, "records left unaccounted");
         let records = &self.buf.records::<R>()[self.from..self.filled];
-        check_sorted(records, output.last_key)?;
-        output.checksum.add(records);
+        if !self.in_order {
+            // Find the offending record for the message.
+            check_sorted(records, output.last_key)?;
+            return Err(EmError::Verify(format!(
+                "merged output block {} (or an earlier one of this part) is out of key order",
+                self.block
+            )));
+        }
+        output.checksum.merge(&self.sum);
+        self.sum = Checksum::default();
         if output.first_key.is_none() {
             output.first_key = records.first().map(Record::key);
         }
@@ -556,6 +610,7 @@ impl Output {
         self.block += 1;
         self.from = 0;
         self.filled = 0;
+        self.checked = 0;
         Ok(())
     }
 }
