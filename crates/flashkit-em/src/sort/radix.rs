@@ -1,12 +1,20 @@
-//! Run formation's in-memory sort: radix sort on the key, 8 bits a pass, into a scratch
-//! buffer and back: one most-significant-digit pass, then least-significant-digit passes
-//! inside each cache-sized bucket.
+//! Run formation's in-memory sort: a radix sort on the key, 8 bits a digit, into a scratch
+//! buffer and back.
 //!
-//! One counting pass builds the histograms of every digit at once; a digit whose values all
-//! fall into one bucket (the high bytes of small keys, all-equal inputs, presorted runs of a
-//! narrow range) is skipped, so its scatter pass costs nothing. LSD radix sort is stable and
-//! does `KEY_BYTES` sequential passes whatever the input order, which is why it beats a
-//! comparison sort on the random integers of the paper's Table 1.
+//! One most-significant-digit pass over the whole input (on two threads, fused with the
+//! multiset checksum) splits it into 256 buckets; each bucket that fits in the cache is
+//! then finished in place by least-significant-digit passes over just enough digits that
+//! records still equal in every sorted digit are rare, and an insertion sort puts those few
+//! in order. For 16 M random 64-bit keys that is buckets of 64 K records, three LSD passes
+//! inside L2 and an insertion sort that hardly moves anything: 5.5 ns a record on two
+//! threads, where finishing buckets by further MSD passes and a comparison sort of the last
+//! few hundred records took 13 (bench/RESULTS.md, "Run formation's sort").
+//!
+//! Robust against any input: a digit whose values all fall into one bucket is skipped, and
+//! when the insertion sort has moved records more places in all than the bucket has
+//! records (many keys equal in the sorted digits), it stops and the groups of equal prefix
+//! are finished by the same procedure on the digits below, so the cost stays O(n) per
+//! digit. Every pass is stable, so records with equal keys keep their input order.
 
 use crate::record::{Checksum, Record};
 
@@ -15,19 +23,24 @@ const RADIX: usize = 256;
 /// Below this many records a whole input is sorted by LSD passes alone.
 const MSD_THRESHOLD: usize = 1 << 16;
 
-/// Below this many records a bucket of the MSD recursion (a few KiB, in L1) is finished by
-/// a stable comparison sort: cheaper than the remaining digits' passes, each of which costs
-/// a histogram and a scatter over the bucket (callgrind: 409 instructions a record for a
-/// 16-run sort with LSD-finished buckets).
-const SMALL: usize = 256;
+/// A bucket of at most this many bytes is finished by LSD passes (it and its scratch stay
+/// in a core's 2 MiB L2); a larger one is split by another MSD pass first.
+const FINISH_BYTES: usize = 1 << 20;
+
+/// At most this many records: insertion sort, nothing else.
+const INSERTION: usize = 32;
+
+/// LSD digits of one finish at most: a bucket of `FINISH_BYTES` needs 3 (4-byte records,
+/// 2^18 of them, and [`SLACK_BITS`] = 4), and `finish` dispatches up to this many.
+const MAX_LSD: usize = 4;
+
+/// An LSD finish sorts enough digits that `256^digits >= n * 2^SLACK_BITS`: the records
+/// still equal in every sorted digit then number about `n / 2^SLACK_BITS` pairs at most,
+/// and the insertion sort's branch is well predicted.
+const SLACK_BITS: u32 = 4;
 
 /// Sort `data` by key using `scratch` (at least as long). Returns `true` when the sorted
 /// records ended up in `scratch` rather than in `data`.
-///
-/// Large inputs are split by most-significant-digit passes until a bucket holds fewer than
-/// [`SMALL`] records, which a stable comparison sort finishes in L1 (digits whose values all
-/// fall into one bucket are skipped). The first split runs on two threads (each counts and
-/// scatters half the input), and its buckets are then shared between two threads.
 pub fn radix_sort<R: Record>(data: &mut [R], scratch: &mut [R]) -> bool {
     sort_inner::<R, false>(data, scratch, &mut Checksum::default())
 }
@@ -54,13 +67,20 @@ fn sort_inner<R: Record, const SUM: bool>(
         }
         return lsd(data, scratch, R::KEY_BYTES);
     }
-    let top = R::KEY_BYTES - 1;
-    let (split, halves) = split_first_digit::<R, SUM>(data, scratch, top);
-    sum.merge(&halves);
-    let Some(count) = split else {
-        sort_back(data, scratch, top - 1);
-        return false;
-    };
+    let mut digit = R::KEY_BYTES - 1;
+    let (first, second) = data.split_at(n / 2);
+    let mut halves = count_halves::<R, SUM>(first, second, digit);
+    sum.merge(&halves.checksum);
+    if halves.total().contains(&n) {
+        // The top digit is the same everywhere: split on the highest digit that varies.
+        if halves.varying == 0 {
+            return false; // every key is equal
+        }
+        digit = (63 - halves.varying.leading_zeros()) as usize / 8;
+        halves = count_halves::<R, false>(first, second, digit);
+    }
+    let count = halves.total();
+    scatter_halves(first, second, scratch, &halves, digit);
     // Two groups of whole buckets of about equal size, one per thread.
     let mut split_bucket = 0;
     let mut left = 0;
@@ -68,43 +88,95 @@ fn sort_inner<R: Record, const SUM: bool>(
         left += count[split_bucket];
         split_bucket += 1;
     }
-    let (data_a, data_b) = data.split_at_mut(left);
-    let (scratch_a, scratch_b) = scratch.split_at_mut(left);
-    std::thread::scope(|scope| {
-        scope.spawn(|| sort_buckets_into(scratch_a, data_a, &count[..split_bucket], top - 1));
-        sort_buckets_into(scratch_b, data_b, &count[split_bucket..], top - 1);
-    });
-    false
+    if digit > 0 {
+        let (scratch_a, scratch_b) = scratch.split_at_mut(left);
+        let (data_a, data_b) = data.split_at_mut(left);
+        std::thread::scope(|scope| {
+            scope.spawn(|| finish_buckets(scratch_a, data_a, &count[..split_bucket], digit - 1));
+            finish_buckets(scratch_b, data_b, &count[split_bucket..], digit - 1);
+        });
+    }
+    true
 }
 
-/// The first MSD pass on two threads: each half of `data` is counted, then scattered into
-/// its own share of every bucket of `scratch` (the first half's records before the second
-/// half's in each bucket, so the pass stays stable). Returns the bucket sizes, or `None`
-/// (and nothing moved) when every record falls into one bucket.
-fn split_first_digit<R: Record, const SUM: bool>(
-    data: &[R],
-    scratch: &mut [R],
-    digit: usize,
-) -> (Option<[usize; RADIX]>, Checksum) {
-    let n = data.len();
-    let (first, second) = data.split_at(n / 2);
-    let ((count_a, mut sum), (count_b, sum_b)) = std::thread::scope(|scope| {
+/// The histograms of one digit over the two halves of the input, with the checksum (if
+/// asked for) and the key bits that vary, all from one pass on two threads.
+struct Halves {
+    a: [usize; RADIX],
+    b: [usize; RADIX],
+    checksum: Checksum,
+    /// Bits set in some key and clear in another.
+    varying: u64,
+}
+
+impl Halves {
+    fn total(&self) -> [usize; RADIX] {
+        std::array::from_fn(|d| self.a[d] + self.b[d])
+    }
+}
+
+fn count_halves<R: Record, const SUM: bool>(first: &[R], second: &[R], digit: usize) -> Halves {
+    let ((a, mut checksum, or_a, and_a), (b, sum_b, or_b, and_b)) = std::thread::scope(|scope| {
         let a = scope.spawn(|| counted::<R, SUM>(first, digit));
         let b = counted::<R, SUM>(second, digit);
         (a.join().expect("invariant: a histogram does not panic"), b)
     });
-    sum.merge(&sum_b);
-    let count: [usize; RADIX] = std::array::from_fn(|b| count_a[b] + count_b[b]);
-    if count.contains(&n) {
-        return (None, sum);
+    checksum.merge(&sum_b);
+    Halves {
+        a,
+        b,
+        checksum,
+        varying: (or_a | or_b) ^ (and_a & and_b),
     }
-    // Carve scratch into the two halves' regions of every bucket, in bucket order.
+}
+
+/// The histogram of one digit, the records' checksum (if `SUM`), and the OR and AND of
+/// every key, in one pass.
+fn counted<R: Record, const SUM: bool>(
+    data: &[R],
+    digit: usize,
+) -> ([usize; RADIX], Checksum, u64, u64) {
+    let mut count = [0usize; RADIX];
+    let (mut add, mut xor) = (0u64, 0u64);
+    let (mut or, mut and) = (0u64, u64::MAX);
+    for record in data {
+        let key = record.key();
+        count[((key >> (8 * digit)) & 0xff) as usize] += 1;
+        or |= key;
+        and &= key;
+        if SUM {
+            let f = record.fingerprint();
+            add = add.wrapping_add(f);
+            xor ^= f;
+        }
+    }
+    let sum = if SUM {
+        Checksum {
+            count: data.len() as u64,
+            sum: add,
+            xor,
+        }
+    } else {
+        Checksum::default()
+    };
+    (count, sum, or, and)
+}
+
+/// Scatter both halves by `digit` into `scratch` on two threads, each into its own share of
+/// every bucket (the first half's records before the second half's, so the pass is stable).
+fn scatter_halves<R: Record>(
+    first: &[R],
+    second: &[R],
+    scratch: &mut [R],
+    halves: &Halves,
+    digit: usize,
+) {
     let mut rest = scratch;
     let mut regions_a = Vec::with_capacity(RADIX);
     let mut regions_b = Vec::with_capacity(RADIX);
     for b in 0..RADIX {
-        let (a, tail) = std::mem::take(&mut rest).split_at_mut(count_a[b]);
-        let (bb, tail) = tail.split_at_mut(count_b[b]);
+        let (a, tail) = std::mem::take(&mut rest).split_at_mut(halves.a[b]);
+        let (bb, tail) = tail.split_at_mut(halves.b[b]);
         regions_a.push(a);
         regions_b.push(bb);
         rest = tail;
@@ -114,28 +186,6 @@ fn split_first_digit<R: Record, const SUM: bool>(
         scope.spawn(|| scatter_regions(first, &mut regions_a, 8 * digit));
         scatter_regions(second, &mut regions_b, 8 * digit);
     });
-    (Some(count), sum)
-}
-
-/// The histogram of one digit, and (if `SUM`) the records' checksum, in one pass.
-fn counted<R: Record, const SUM: bool>(data: &[R], digit: usize) -> ([usize; RADIX], Checksum) {
-    if !SUM {
-        return (histogram(data, digit), Checksum::default());
-    }
-    let mut count = [0usize; RADIX];
-    let (mut add, mut xor) = (0u64, 0u64);
-    for record in data {
-        count[((record.key() >> (8 * digit)) & 0xff) as usize] += 1;
-        let f = record.fingerprint();
-        add = add.wrapping_add(f);
-        xor ^= f;
-    }
-    let sum = Checksum {
-        count: data.len() as u64,
-        sum: add,
-        xor,
-    };
-    (count, sum)
 }
 
 fn into_array<T>(v: Vec<T>) -> [T; RADIX] {
@@ -154,15 +204,158 @@ fn scatter_regions<R: Record>(from: &[R], regions: &mut [&mut [R]; RADIX], shift
     }
 }
 
-/// Finish a small bucket: a stable comparison sort, or an unstable one where the key is the
-/// whole record (the same bytes either way; pattern-defeating quicksort is faster here).
-#[inline]
-fn small_sort<R: Record>(data: &mut [R]) {
-    if R::KEY_IS_RECORD {
-        data.sort_unstable_by_key(Record::key);
-    } else {
-        data.sort_by_key(Record::key);
+/// Finish each bucket of `data` (sizes `counts`) in place by digits `digit..=0`.
+fn finish_buckets<R: Record>(data: &mut [R], scratch: &mut [R], counts: &[usize], digit: usize) {
+    let mut start = 0;
+    for &c in counts {
+        finish(
+            &mut data[start..start + c],
+            &mut scratch[start..start + c],
+            digit,
+        );
+        start += c;
     }
+}
+
+/// Sort `data` (records equal above `digit`) by digits `digit..=0` in place, stably, with
+/// `scratch` (as long) beside it.
+fn finish<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
+    let n = data.len();
+    if n <= INSERTION {
+        insertion_sort(data);
+        return;
+    }
+    if n * R::BYTES > FINISH_BYTES {
+        split_and_finish(data, scratch, digit);
+        return;
+    }
+    let digits = lsd_digits(n).min(digit + 1);
+    let low = digit + 1 - digits;
+    match digits {
+        1 => lsd_passes::<R, 1>(data, scratch, low),
+        2 => lsd_passes::<R, 2>(data, scratch, low),
+        3 => lsd_passes::<R, 3>(data, scratch, low),
+        _ => lsd_passes::<R, MAX_LSD>(data, scratch, low),
+    }
+    if low > 0 && !insertion_sort_bounded(data, n) {
+        finish_groups(data, scratch, low);
+    }
+}
+
+/// A bucket too large for the cache: one MSD pass by `digit` into `scratch`, each bucket
+/// finished there, and the whole copied back.
+fn split_and_finish<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
+    let n = data.len();
+    let count = histogram(data, digit);
+    if count.contains(&n) {
+        if digit > 0 {
+            finish(data, scratch, digit - 1);
+        }
+        return;
+    }
+    let mut offsets = [0usize; RADIX];
+    let mut sum = 0;
+    for (offset, &c) in offsets.iter_mut().zip(count.iter()) {
+        *offset = sum;
+        sum += c;
+    }
+    scatter(data, scratch, &mut offsets, 8 * digit);
+    if digit > 0 {
+        finish_buckets(scratch, data, &count, digit - 1);
+    }
+    data.copy_from_slice(scratch);
+}
+
+/// Digits an LSD finish of `n` records sorts (see [`SLACK_BITS`]), at most [`MAX_LSD`].
+fn lsd_digits(n: usize) -> usize {
+    let bits = usize::BITS - (n - 1).leading_zeros() + SLACK_BITS;
+    (bits.div_ceil(8) as usize).clamp(1, MAX_LSD)
+}
+
+/// Sort `data` stably by the `D` digits from `low` up, in place (a digit whose values all
+/// fall into one bucket is skipped).
+fn lsd_passes<R: Record, const D: usize>(data: &mut [R], scratch: &mut [R], low: usize) {
+    let n = data.len();
+    let mut counts = [[0u32; RADIX]; D];
+    for record in data.iter() {
+        let key = record.key() >> (8 * low);
+        for (d, count) in counts.iter_mut().enumerate() {
+            count[((key >> (8 * d)) & 0xff) as usize] += 1;
+        }
+    }
+    let mut in_scratch = false;
+    for (d, count) in counts.iter().enumerate() {
+        if count.contains(&(n as u32)) {
+            continue;
+        }
+        let mut offsets = [0usize; RADIX];
+        let mut sum = 0;
+        for (offset, &c) in offsets.iter_mut().zip(count.iter()) {
+            *offset = sum;
+            sum += c as usize;
+        }
+        let shift = 8 * (low + d);
+        if in_scratch {
+            scatter(scratch, data, &mut offsets, shift);
+        } else {
+            scatter(data, scratch, &mut offsets, shift);
+        }
+        in_scratch = !in_scratch;
+    }
+    if in_scratch {
+        data.copy_from_slice(scratch);
+    }
+}
+
+/// `data` is sorted by the digits from `low` up; sort each run of records equal in those
+/// digits by the digits below.
+fn finish_groups<R: Record>(data: &mut [R], scratch: &mut [R], low: usize) {
+    let shift = 8 * low;
+    let digit = low - 1;
+    let n = data.len();
+    let mut start = 0;
+    while start < n {
+        let prefix = data[start].key() >> shift;
+        let mut end = start + 1;
+        while end < n && data[end].key() >> shift == prefix {
+            end += 1;
+        }
+        if end - start > 1 {
+            finish(&mut data[start..end], &mut scratch[start..end], digit);
+        }
+        start = end;
+    }
+}
+
+/// Stable insertion sort by key.
+fn insertion_sort<R: Record>(data: &mut [R]) {
+    insertion_sort_bounded(data, usize::MAX);
+}
+
+/// Stable insertion sort by key that gives up (returning `false`, every record still
+/// present and no two records of different prefix reordered) once it has moved records
+/// more than `budget` places in all.
+#[inline]
+fn insertion_sort_bounded<R: Record>(data: &mut [R], budget: usize) -> bool {
+    let mut moved = 0usize;
+    for i in 1..data.len() {
+        let record = data[i];
+        let key = record.key();
+        if key >= data[i - 1].key() {
+            continue;
+        }
+        let mut j = i - 1;
+        while j > 0 && data[j - 1].key() > key {
+            j -= 1;
+        }
+        data.copy_within(j..i, j + 1);
+        data[j] = record;
+        moved += i - j;
+        if moved > budget {
+            return false;
+        }
+    }
+    true
 }
 
 fn histogram<R: Record>(data: &[R], digit: usize) -> [usize; RADIX] {
@@ -173,98 +366,12 @@ fn histogram<R: Record>(data: &[R], digit: usize) -> [usize; RADIX] {
     count
 }
 
-fn scatter_by<R: Record>(from: &[R], to: &mut [R], count: &[usize; RADIX], digit: usize) {
-    let mut offsets = [0usize; RADIX];
-    let mut sum = 0;
-    for (offset, &c) in offsets.iter_mut().zip(count.iter()) {
-        *offset = sum;
-        sum += c;
-    }
-    scatter(from, to, &mut offsets, 8 * digit);
-}
-
-/// Sort each bucket (held in `from`, sizes `counts`) by digits `0..=digit` into `to`.
-fn sort_buckets_into<R: Record>(from: &mut [R], to: &mut [R], counts: &[usize], digit: usize) {
-    let mut start = 0;
-    for &c in counts {
-        sort_into(
-            &mut from[start..start + c],
-            &mut to[start..start + c],
-            digit,
-        );
-        start += c;
-    }
-}
-
-/// `src` holds records equal above `digit`; sort them by digits `0..=digit` into `dst`
-/// (`src` is scratch).
-fn sort_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
-    let n = src.len();
-    if n < SMALL {
-        dst.copy_from_slice(src);
-        small_sort(dst);
-        return;
-    }
-    let count = histogram(src, digit);
-    if count.contains(&n) {
-        if digit == 0 {
-            dst.copy_from_slice(src);
-        } else {
-            sort_into(src, dst, digit - 1);
-        }
-        return;
-    }
-    scatter_by(src, dst, &count, digit);
-    if digit > 0 {
-        let mut start = 0;
-        for &c in &count {
-            sort_back(
-                &mut dst[start..start + c],
-                &mut src[start..start + c],
-                digit - 1,
-            );
-            start += c;
-        }
-    }
-}
-
-/// Sort `data` (records equal above `digit`) by digits `0..=digit` in place, `scratch`
-/// beside it.
-fn sort_back<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
-    let n = data.len();
-    if n < SMALL {
-        small_sort(data);
-        return;
-    }
-    let count = histogram(data, digit);
-    if count.contains(&n) {
-        if digit > 0 {
-            sort_back(data, scratch, digit - 1);
-        }
-        return;
-    }
-    scatter_by(data, scratch, &count, digit);
-    if digit == 0 {
-        data.copy_from_slice(scratch);
-        return;
-    }
-    let mut start = 0;
-    for &c in &count {
-        sort_into(
-            &mut scratch[start..start + c],
-            &mut data[start..start + c],
-            digit - 1,
-        );
-        start += c;
-    }
-}
-
 /// LSD radix sort on the `digits` low bytes; returns `true` when the result is in
 /// `scratch`.
 fn lsd<R: Record>(data: &mut [R], scratch: &mut [R], digits: usize) -> bool {
     let n = data.len();
     if n < 64 {
-        small_sort(data);
+        insertion_sort(data);
         return false;
     }
     let mut counts = vec![[0usize; RADIX]; digits];
@@ -364,6 +471,83 @@ mod tests {
                 .collect::<Vec<u64>>(),
         );
         check(huge.iter().map(|k| (k & 0x3) << 40).collect::<Vec<u64>>());
+    }
+
+    /// Every path of the sort, checked against std's stable sort on whole records (so a
+    /// key+payload record with its index as payload also checks stability): LSD finishes
+    /// whose insertion sort has nothing to do, buckets whose sorted digits are constant or
+    /// nearly so (the insertion sort's budget runs out and groups are finished by the digits
+    /// below), buckets too large for the cache, and inputs whose top digits never vary.
+    #[test]
+    fn every_path_agrees_with_a_stable_comparison_sort() {
+        let mut rng = SimRng::for_stream(2, "radix-paths");
+        let n = 1 << 18;
+        let random: Vec<u64> = (0..n).map(|_| u64::random(&mut rng)).collect();
+        let shapes: Vec<(&str, Box<dyn Fn(u64, usize) -> u64>)> = vec![
+            ("random", Box::new(|r, _| r)),
+            // Bytes 6..4 constant: the LSD digits are all skipped and the insertion sort
+            // would be quadratic on the random low half.
+            ("hollow middle", Box::new(|r, _| r & 0xff00_0000_ffff_ffff)),
+            // Bytes 6..4 take 16 values: groups of thousands below them.
+            ("few middles", Box::new(|r, _| r & 0xff00_000f_ffff_ffff)),
+            // 90% of the keys in one top bucket, far larger than the cache.
+            ("one huge bucket", Box::new(|r, i| if i % 10 == 0 { r } else { r >> 8 })),
+            // The top three bytes never vary.
+            ("narrow", Box::new(|r, _| r >> 24)),
+            // Many duplicates.
+            ("duplicates", Box::new(|r, _| (r % 1000) << 40)),
+            ("all equal", Box::new(|_, _| 42)),
+            ("sorted", Box::new(|_, i| i as u64 * 3)),
+            ("reversed", Box::new(|_, i| u64::MAX - i as u64)),
+        ];
+        for (name, shape) in &shapes {
+            let records: Vec<KeyPayload> = random
+                .iter()
+                .enumerate()
+                .map(|(i, &r)| KeyPayload {
+                    key: shape(r, i),
+                    payload: i as u64,
+                })
+                .collect();
+            let mut expected = records.clone();
+            expected.sort_by_key(|r| r.key);
+            let mut data = records.clone();
+            let mut scratch = vec![KeyPayload::default(); n];
+            let (in_scratch, sum) = radix_sort_checksummed(&mut data, &mut scratch);
+            let sorted = if in_scratch { &scratch } else { &data };
+            assert!(*sorted == expected, "{name}: not the stable order");
+            let mut input_sum = Checksum::default();
+            input_sum.add(&records);
+            assert_eq!(sum, input_sum, "{name}: checksum");
+            let mut keys: Vec<u64> = records.iter().map(|r| r.key).collect();
+            let mut expected_keys = keys.clone();
+            expected_keys.sort_unstable();
+            radix_sort_in_place(&mut keys, &mut vec![0; n]);
+            assert_eq!(keys, expected_keys, "{name}: u64");
+        }
+    }
+
+    /// Inputs of every size around the thresholds (the LSD-only small sort, the insertion
+    /// sort, the MSD split).
+    #[test]
+    fn sizes_around_every_threshold() {
+        let mut rng = SimRng::for_stream(3, "radix-sizes");
+        for n in [
+            0,
+            1,
+            2,
+            INSERTION,
+            INSERTION + 1,
+            63,
+            64,
+            MSD_THRESHOLD - 1,
+            MSD_THRESHOLD,
+            MSD_THRESHOLD + 1,
+            FINISH_BYTES / 8 * 256 + 1,
+        ] {
+            check((0..n).map(|_| u64::random(&mut rng)).collect::<Vec<u64>>());
+            check((0..n).map(|_| u32::random(&mut rng)).collect::<Vec<u32>>());
+        }
     }
 
     #[test]
