@@ -475,7 +475,10 @@ fn merge_batch<R: Record>(
     out: &mut Output,
     batch: usize,
 ) {
-    debug_assert_eq!(out.checked, out.filled, "records left unaccounted before a batch");
+    debug_assert_eq!(
+        out.checked, out.filled,
+        "records left unaccounted before a batch"
+    );
     let views: Vec<&[R]> = inputs
         .iter()
         .map(|i| &i.current.records::<R>()[..i.available])

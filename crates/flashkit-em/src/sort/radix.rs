@@ -42,30 +42,44 @@ const SLACK_BITS: u32 = 4;
 /// Sort `data` by key using `scratch` (at least as long). Returns `true` when the sorted
 /// records ended up in `scratch` rather than in `data`.
 pub fn radix_sort<R: Record>(data: &mut [R], scratch: &mut [R]) -> bool {
-    sort_inner::<R, false>(data, scratch, &mut Checksum::default())
+    sort_inner::<R, false>(data, scratch).in_scratch
+}
+
+/// What [`radix_sort_checksummed`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Sorted {
+    /// The sorted records are in `scratch` rather than in `data`.
+    pub in_scratch: bool,
+    /// The multiset checksum of the records.
+    pub checksum: Checksum,
+    /// The result was checked, bucket by bucket while each was still in the cache and
+    /// across every boundary between buckets, and found in key order. `false` means a bug.
+    pub in_order: bool,
 }
 
 /// [`radix_sort`], also returning the multiset checksum of the records, taken in the first
-/// pass over them (the two threads' counting pass), where it costs no extra memory traffic.
-pub fn radix_sort_checksummed<R: Record>(data: &mut [R], scratch: &mut [R]) -> (bool, Checksum) {
-    let mut sum = Checksum::default();
-    let in_scratch = sort_inner::<R, true>(data, scratch, &mut sum);
-    (in_scratch, sum)
+/// pass over them (the two threads' counting pass), where it costs no extra memory traffic,
+/// and the verdict of a check of the whole result's order.
+pub fn radix_sort_checksummed<R: Record>(data: &mut [R], scratch: &mut [R]) -> Sorted {
+    sort_inner::<R, true>(data, scratch)
 }
 
-fn sort_inner<R: Record, const SUM: bool>(
-    data: &mut [R],
-    scratch: &mut [R],
-    sum: &mut Checksum,
-) -> bool {
+fn sort_inner<R: Record, const SUM: bool>(data: &mut [R], scratch: &mut [R]) -> Sorted {
     let n = data.len();
     assert!(scratch.len() >= n, "radix sort scratch is too small");
     let scratch = &mut scratch[..n];
+    let mut sum = Checksum::default();
     if n < MSD_THRESHOLD {
         if SUM {
             sum.add(data);
         }
-        return lsd(data, scratch, R::KEY_BYTES);
+        let in_scratch = lsd(data, scratch, R::KEY_BYTES);
+        let result = if in_scratch { &*scratch } else { &*data };
+        return Sorted {
+            in_scratch,
+            checksum: sum,
+            in_order: in_order(result, 0),
+        };
     }
     let mut digit = R::KEY_BYTES - 1;
     let (first, second) = data.split_at(n / 2);
@@ -74,29 +88,64 @@ fn sort_inner<R: Record, const SUM: bool>(
     if halves.total().contains(&n) {
         // The top digit is the same everywhere: split on the highest digit that varies.
         if halves.varying == 0 {
-            return false; // every key is equal
+            // Every key is equal: sorted as it is.
+            return Sorted {
+                in_scratch: false,
+                checksum: sum,
+                in_order: in_order(data, 0),
+            };
         }
         digit = (63 - halves.varying.leading_zeros()) as usize / 8;
         halves = count_halves::<R, false>(first, second, digit);
     }
     let count = halves.total();
     scatter_halves(first, second, scratch, &halves, digit);
-    // Two groups of whole buckets of about equal size, one per thread.
+    if digit == 0 {
+        // Only the lowest digit varies: the scatter sorted everything.
+        return Sorted {
+            in_scratch: true,
+            checksum: sum,
+            in_order: in_order(scratch, 0),
+        };
+    }
+    // Two groups of whole buckets of about equal size, one per thread, each finished from
+    // `scratch` back into `data`.
     let mut split_bucket = 0;
     let mut left = 0;
     while split_bucket < RADIX && left + count[split_bucket] <= n / 2 {
         left += count[split_bucket];
         split_bucket += 1;
     }
-    if digit > 0 {
-        let (scratch_a, scratch_b) = scratch.split_at_mut(left);
-        let (data_a, data_b) = data.split_at_mut(left);
-        std::thread::scope(|scope| {
-            scope.spawn(|| finish_buckets(scratch_a, data_a, &count[..split_bucket], digit - 1));
-            finish_buckets(scratch_b, data_b, &count[split_bucket..], digit - 1);
-        });
+    let (scratch_a, scratch_b) = scratch.split_at_mut(left);
+    let (data_a, data_b) = data.split_at_mut(left);
+    let (ordered_a, ordered_b) = std::thread::scope(|scope| {
+        let a = scope
+            .spawn(|| finish_buckets_into(scratch_a, data_a, &count[..split_bucket], digit - 1));
+        let b = finish_buckets_into(scratch_b, data_b, &count[split_bucket..], digit - 1);
+        (
+            a.join().expect("invariant: a sort thread does not panic"),
+            b,
+        )
+    });
+    let boundary = left == 0 || left == n || data[left - 1].key() <= data[left].key();
+    Sorted {
+        in_scratch: false,
+        checksum: sum,
+        in_order: ordered_a && ordered_b && boundary,
     }
-    true
+}
+
+/// Whether `records` are in key order and none is below `previous`.
+#[inline]
+fn in_order<R: Record>(records: &[R], previous: u64) -> bool {
+    let mut last = previous;
+    let mut ordered = true;
+    for record in records {
+        let key = record.key();
+        ordered &= last <= key;
+        last = key;
+    }
+    ordered
 }
 
 /// The histograms of one digit over the two halves of the input, with the checksum (if
@@ -204,52 +253,74 @@ fn scatter_regions<R: Record>(from: &[R], regions: &mut [&mut [R]; RADIX], shift
     }
 }
 
-/// Finish each bucket of `data` (sizes `counts`) in place by digits `digit..=0`.
-fn finish_buckets<R: Record>(data: &mut [R], scratch: &mut [R], counts: &[usize], digit: usize) {
+/// Sort each bucket of `src` (sizes `counts`, each bucket's records equal above `digit`)
+/// by digits `digit..=0` into the same place in `dst`, and check each right after it is
+/// finished (while it is in the cache) and against the bucket before. Returns whether all
+/// of `dst` came out in order.
+fn finish_buckets_into<R: Record>(
+    src: &mut [R],
+    dst: &mut [R],
+    counts: &[usize],
+    digit: usize,
+) -> bool {
     let mut start = 0;
+    let mut ordered = true;
+    let mut previous = 0;
     for &c in counts {
-        finish(
-            &mut data[start..start + c],
-            &mut scratch[start..start + c],
-            digit,
-        );
+        if c == 0 {
+            continue;
+        }
+        let out = &mut dst[start..start + c];
+        finish_into(&mut src[start..start + c], out, digit);
+        ordered &= in_order(out, previous);
+        previous = out[c - 1].key();
         start += c;
     }
+    ordered
 }
 
-/// Sort `data` (records equal above `digit`) by digits `digit..=0` in place, stably, with
-/// `scratch` (as long) beside it.
-fn finish<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
-    let n = data.len();
+/// Sort `src` (records equal above `digit`) stably by digits `digit..=0` into `dst` (as
+/// long); `src` is left in any order.
+fn finish_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
+    let n = src.len();
     if n <= INSERTION {
-        insertion_sort(data);
+        dst.copy_from_slice(src);
+        insertion_sort(dst);
         return;
     }
     if n * R::BYTES > FINISH_BYTES {
-        split_and_finish(data, scratch, digit);
+        split_into(src, dst, digit);
         return;
     }
     let digits = lsd_digits(n).min(digit + 1);
     let low = digit + 1 - digits;
     match digits {
-        1 => lsd_passes::<R, 1>(data, scratch, low),
-        2 => lsd_passes::<R, 2>(data, scratch, low),
-        3 => lsd_passes::<R, 3>(data, scratch, low),
-        _ => lsd_passes::<R, MAX_LSD>(data, scratch, low),
+        1 => lsd_passes_into::<R, 1>(src, dst, low),
+        2 => lsd_passes_into::<R, 2>(src, dst, low),
+        3 => lsd_passes_into::<R, 3>(src, dst, low),
+        _ => lsd_passes_into::<R, MAX_LSD>(src, dst, low),
     }
-    if low > 0 && !insertion_sort_bounded(data, n) {
-        finish_groups(data, scratch, low);
+    if low > 0 && !insertion_sort_bounded(dst, n) {
+        finish_groups(dst, src, low);
     }
 }
 
-/// A bucket too large for the cache: one MSD pass by `digit` into `scratch`, each bucket
-/// finished there, and the whole copied back.
-fn split_and_finish<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
-    let n = data.len();
-    let count = histogram(data, digit);
+/// [`finish_into`] that leaves the result where it started.
+fn finish_in_place<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
+    finish_into(data, scratch, digit);
+    data.copy_from_slice(scratch);
+}
+
+/// A bucket too large for the cache: one MSD pass by `digit` into `dst`, then each bucket
+/// finished there in place.
+fn split_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
+    let n = src.len();
+    let count = histogram(src, digit);
     if count.contains(&n) {
         if digit > 0 {
-            finish(data, scratch, digit - 1);
+            finish_into(src, dst, digit - 1);
+        } else {
+            dst.copy_from_slice(src);
         }
         return;
     }
@@ -259,11 +330,20 @@ fn split_and_finish<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) 
         *offset = sum;
         sum += c;
     }
-    scatter(data, scratch, &mut offsets, 8 * digit);
+    scatter(src, dst, &mut offsets, 8 * digit);
     if digit > 0 {
-        finish_buckets(scratch, data, &count, digit - 1);
+        let mut start = 0;
+        for &c in &count {
+            if c > 1 {
+                finish_in_place(
+                    &mut dst[start..start + c],
+                    &mut src[start..start + c],
+                    digit - 1,
+                );
+            }
+            start += c;
+        }
     }
-    data.copy_from_slice(scratch);
 }
 
 /// Digits an LSD finish of `n` records sorts (see [`SLACK_BITS`]), at most [`MAX_LSD`].
@@ -272,18 +352,20 @@ fn lsd_digits(n: usize) -> usize {
     (bits.div_ceil(8) as usize).clamp(1, MAX_LSD)
 }
 
-/// Sort `data` stably by the `D` digits from `low` up, in place (a digit whose values all
-/// fall into one bucket is skipped).
-fn lsd_passes<R: Record, const D: usize>(data: &mut [R], scratch: &mut [R], low: usize) {
-    let n = data.len();
+/// Sort `src` stably by the `D` digits from `low` up into `dst` (a digit whose values all
+/// fall into one bucket is skipped). The passes alternate between the two buffers starting
+/// from `src`, so an odd number of them (three, for the 64 K-record buckets of a random
+/// run) ends in `dst` with no copy.
+fn lsd_passes_into<R: Record, const D: usize>(src: &mut [R], dst: &mut [R], low: usize) {
+    let n = src.len();
     let mut counts = [[0u32; RADIX]; D];
-    for record in data.iter() {
+    for record in src.iter() {
         let key = record.key() >> (8 * low);
         for (d, count) in counts.iter_mut().enumerate() {
             count[((key >> (8 * d)) & 0xff) as usize] += 1;
         }
     }
-    let mut in_scratch = false;
+    let mut in_dst = false;
     for (d, count) in counts.iter().enumerate() {
         if count.contains(&(n as u32)) {
             continue;
@@ -295,15 +377,15 @@ fn lsd_passes<R: Record, const D: usize>(data: &mut [R], scratch: &mut [R], low:
             sum += c as usize;
         }
         let shift = 8 * (low + d);
-        if in_scratch {
-            scatter(scratch, data, &mut offsets, shift);
+        if in_dst {
+            scatter(dst, src, &mut offsets, shift);
         } else {
-            scatter(data, scratch, &mut offsets, shift);
+            scatter(src, dst, &mut offsets, shift);
         }
-        in_scratch = !in_scratch;
+        in_dst = !in_dst;
     }
-    if in_scratch {
-        data.copy_from_slice(scratch);
+    if !in_dst {
+        dst.copy_from_slice(src);
     }
 }
 
@@ -321,7 +403,7 @@ fn finish_groups<R: Record>(data: &mut [R], scratch: &mut [R], low: usize) {
             end += 1;
         }
         if end - start > 1 {
-            finish(&mut data[start..end], &mut scratch[start..end], digit);
+            finish_in_place(&mut data[start..end], &mut scratch[start..end], digit);
         }
         start = end;
     }
@@ -483,7 +565,8 @@ mod tests {
         let mut rng = SimRng::for_stream(2, "radix-paths");
         let n = 1 << 18;
         let random: Vec<u64> = (0..n).map(|_| u64::random(&mut rng)).collect();
-        let shapes: Vec<(&str, Box<dyn Fn(u64, usize) -> u64>)> = vec![
+        type Shape = Box<dyn Fn(u64, usize) -> u64>;
+        let shapes: Vec<(&str, Shape)> = vec![
             ("random", Box::new(|r, _| r)),
             // Bytes 6..4 constant: the LSD digits are all skipped and the insertion sort
             // would be quadratic on the random low half.
@@ -491,7 +574,10 @@ mod tests {
             // Bytes 6..4 take 16 values: groups of thousands below them.
             ("few middles", Box::new(|r, _| r & 0xff00_000f_ffff_ffff)),
             // 90% of the keys in one top bucket, far larger than the cache.
-            ("one huge bucket", Box::new(|r, i| if i % 10 == 0 { r } else { r >> 8 })),
+            (
+                "one huge bucket",
+                Box::new(|r, i| if i % 10 == 0 { r } else { r >> 8 }),
+            ),
             // The top three bytes never vary.
             ("narrow", Box::new(|r, _| r >> 24)),
             // Many duplicates.
@@ -513,8 +599,10 @@ mod tests {
             expected.sort_by_key(|r| r.key);
             let mut data = records.clone();
             let mut scratch = vec![KeyPayload::default(); n];
-            let (in_scratch, sum) = radix_sort_checksummed(&mut data, &mut scratch);
-            let sorted = if in_scratch { &scratch } else { &data };
+            let result = radix_sort_checksummed(&mut data, &mut scratch);
+            assert!(result.in_order, "{name}: the sort's own check failed");
+            let sum = result.checksum;
+            let sorted = if result.in_scratch { &scratch } else { &data };
             assert!(*sorted == expected, "{name}: not the stable order");
             let mut input_sum = Checksum::default();
             input_sum.add(&records);
