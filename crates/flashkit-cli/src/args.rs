@@ -435,6 +435,10 @@ pub struct WorkloadArgs {
     /// Weighted request sizes, e.g. 4K:70,16K:20,64K:10 [default].
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
+    /// Weighted read sizes where reads differ from writes, e.g. 8K:50,16K:50 [default: the
+    /// request sizes].
+    #[arg(long, value_name = "LIST")]
+    pub read_sizes: Option<String>,
     /// Share of reads, 0 to 1 [default: 0.3].
     #[arg(long, value_name = "FRACTION")]
     pub read_fraction: Option<f64>,

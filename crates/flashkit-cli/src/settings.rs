@@ -209,9 +209,13 @@ pub fn workload_spec(
             sizes: vec![(4096, 70), (16384, 20), (65536, 10)],
         },
     };
+    let read_size = pick!(read_sizes)
+        .map(|list| parse_sizes(&list).context("--read-sizes"))
+        .transpose()?;
     Ok(WorkloadSpec {
         pattern,
         size,
+        read_size,
         requests: pick!(requests).map_or(300_000, |c| c.0),
         span_bytes: pick!(span).map_or(capacity, |s| s.0),
         read_fraction: pick!(read_fraction).unwrap_or(0.3),

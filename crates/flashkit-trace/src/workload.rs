@@ -108,6 +108,9 @@ pub struct WorkloadSpec {
     pub pattern: Pattern,
     /// How big they are.
     pub size: SizeDist,
+    /// How big reads are, where they differ from `size` (which then sizes writes and trims).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_size: Option<SizeDist>,
     /// Number of requests.
     pub requests: u64,
     /// Address space covered, bytes from offset 0.
@@ -136,6 +139,7 @@ impl WorkloadSpec {
         WorkloadSpec {
             pattern,
             size,
+            read_size: None,
             requests,
             span_bytes,
             read_fraction: 0.0,
@@ -145,9 +149,14 @@ impl WorkloadSpec {
         }
     }
 
-    /// A canonical text of the spec, for digests.
+    /// A canonical text of the spec, for digests. A spec without read sizes reads as it did
+    /// before they existed, so the digests of earlier workloads (and reports) stay the same.
     pub fn canonical(&self) -> String {
-        format!("{self:?}")
+        let text = format!("{self:?}");
+        match self.read_size {
+            None => text.replacen(", read_size: None", "", 1),
+            Some(_) => text,
+        }
     }
 
     fn validate(&self) -> Result<(), TraceError> {
@@ -176,20 +185,38 @@ impl WorkloadSpec {
         if self.read_fraction + self.trim_fraction > 1.0 {
             return fail("read_fraction + trim_fraction exceeds 1".into());
         }
-        let sizes: Vec<u32> = match &self.size {
+        Self::validate_sizes(&self.size, "request", align, self.span_bytes)?;
+        if let Some(read_size) = &self.read_size {
+            Self::validate_sizes(read_size, "read", align, self.span_bytes)?;
+        }
+        self.validate_pattern()
+    }
+
+    fn validate_sizes(
+        dist: &SizeDist,
+        what: &str,
+        align: u64,
+        span_bytes: u64,
+    ) -> Result<(), TraceError> {
+        let fail = |why: String| Err(TraceError::Spec(why));
+        let sizes: Vec<u32> = match dist {
             SizeDist::Fixed { bytes } => vec![*bytes],
             SizeDist::Uniform {
                 min_bytes,
                 max_bytes,
             } => {
                 if min_bytes > max_bytes {
-                    return fail(format!("size range {min_bytes}..{max_bytes} is empty"));
+                    return fail(format!(
+                        "{what} size range {min_bytes}..{max_bytes} is empty"
+                    ));
                 }
                 vec![*min_bytes, *max_bytes]
             }
             SizeDist::Choice { sizes } => {
                 if sizes.is_empty() || sizes.iter().all(|&(_, w)| w == 0) {
-                    return fail("size choice has no sizes with a positive weight".into());
+                    return fail(format!(
+                        "{what} size choice has no sizes with a positive weight"
+                    ));
                 }
                 sizes.iter().map(|&(bytes, _)| bytes).collect()
             }
@@ -197,17 +224,16 @@ impl WorkloadSpec {
         for bytes in sizes {
             if bytes == 0 || u64::from(bytes) % align != 0 {
                 return fail(format!(
-                    "request size {bytes} B is not a positive multiple of {align} B"
+                    "{what} size {bytes} B is not a positive multiple of {align} B"
                 ));
             }
-            if u64::from(bytes) > self.span_bytes {
+            if u64::from(bytes) > span_bytes {
                 return fail(format!(
-                    "request size {bytes} B exceeds the {} B span",
-                    self.span_bytes
+                    "{what} size {bytes} B exceeds the {span_bytes} B span"
                 ));
             }
         }
-        self.validate_pattern()
+        Ok(())
     }
 
     fn validate_pattern(&self) -> Result<(), TraceError> {
@@ -327,9 +353,15 @@ impl Workload {
         &self.spec
     }
 
-    fn size_units(&mut self) -> u64 {
+    /// A request's length in alignment units, from the read sizes for a read where the
+    /// workload has them.
+    fn size_units(&mut self, op: Op) -> u64 {
         let align = u64::from(self.spec.align_bytes);
-        let bytes = match &self.spec.size {
+        let dist = match (&self.spec.read_size, op) {
+            (Some(read_size), Op::Read) => read_size,
+            _ => &self.spec.size,
+        };
+        let bytes = match dist {
             SizeDist::Fixed { bytes } => u64::from(*bytes),
             SizeDist::Uniform {
                 min_bytes,
@@ -478,7 +510,7 @@ impl Iterator for Workload {
             } else {
                 Op::Write
             };
-            let len = self.size_units();
+            let len = self.size_units(op);
             (op, self.start_unit(len), len)
         };
         Some(Request {
@@ -624,6 +656,28 @@ mod tests {
     }
 
     #[test]
+    fn reads_draw_from_their_own_sizes_when_given() {
+        let mut s = spec(Pattern::Uniform);
+        s.read_fraction = 0.5;
+        let plain = s.canonical();
+        assert!(
+            !plain.contains("read_size"),
+            "a spec without read sizes keeps its old digest text: {plain}"
+        );
+        s.read_size = Some(SizeDist::Choice {
+            sizes: vec![(8192, 1), (16384, 1)],
+        });
+        assert!(s.canonical().contains("read_size"));
+        let requests: Vec<_> = Workload::new(s, 9).expect("valid").collect();
+        let (reads, writes): (Vec<&Request>, Vec<&Request>) =
+            requests.iter().partition(|r| r.op == Op::Read);
+        assert!(reads.len() > 9_000 && writes.len() > 9_000);
+        assert!(reads.iter().all(|r| r.size == 8192 || r.size == 16384));
+        assert!(reads.iter().any(|r| r.size == 8192) && reads.iter().any(|r| r.size == 16384));
+        assert!(writes.iter().all(|r| r.size == 4096));
+    }
+
+    #[test]
     fn invalid_specs_are_refused_with_a_reason() {
         let bad = |f: &dyn Fn(&mut WorkloadSpec)| {
             let mut s = spec(Pattern::Uniform);
@@ -642,5 +696,9 @@ mod tests {
         );
         assert!(bad(&|s| s.pattern = Pattern::Zipf { theta: -1.0 }).contains("theta"));
         assert!(bad(&|s| s.size = SizeDist::Choice { sizes: vec![] }).contains("no sizes"));
+        assert!(
+            bad(&|s| s.read_size = Some(SizeDist::Fixed { bytes: 1000 }))
+                .contains("read size 1000 B")
+        );
     }
 }
