@@ -269,6 +269,89 @@ fn the_harness_catches_a_lost_write() {
     assert!(caught > 0, "no seed caught the lost write");
 }
 
+/// The harness must catch an erase count that goes down (wear forgotten, as a device model
+/// that resets its counters on a remount would): this FTL is correct, but the device it
+/// reports wears its first block on every write and, half way through, is replaced by a
+/// fresh one.
+#[test]
+fn the_harness_catches_an_erase_count_going_down() {
+    use flashkit_core::{BlockId, Cause};
+    use flashkit_device::FlashDevice;
+    struct ForgetsWear<F> {
+        inner: F,
+        shown: NandDevice<Stamps>,
+        writes: u64,
+    }
+    impl<F: Ftl> Ftl for ForgetsWear<F> {
+        fn geometry(&self) -> &Geometry {
+            self.inner.geometry()
+        }
+        fn read(
+            &mut self,
+            range: flashkit_core::PageRange,
+            sink: &mut dyn FnMut(flashkit_core::Lpn, flashkit_ftl::ReadOutcome),
+        ) -> Result<(), flashkit_ftl::FtlError> {
+            self.inner.read(range, sink)
+        }
+        fn write(
+            &mut self,
+            range: flashkit_core::PageRange,
+            seq: u64,
+        ) -> Result<(), flashkit_ftl::FtlError> {
+            self.writes += 1;
+            if self.writes == 2_000 {
+                self.shown = NandDevice::new(*self.inner.geometry());
+            } else if self.writes < 2_000 {
+                self.shown
+                    .erase(BlockId(0), Cause::Host)
+                    .expect("the shown device does not wear out here");
+            }
+            self.inner.write(range, seq)
+        }
+        fn trim(&mut self, range: flashkit_core::PageRange) -> Result<(), flashkit_ftl::FtlError> {
+            self.inner.trim(range)
+        }
+        fn device(&self) -> &dyn FlashDevice {
+            &self.shown
+        }
+        fn stats(&self) -> flashkit_ftl::FtlStats {
+            self.inner.stats()
+        }
+        fn mapping_memory(&self) -> flashkit_ftl::MappingMemory {
+            self.inner.mapping_memory()
+        }
+        fn check_invariants(&self) -> Result<(), flashkit_ftl::InvariantViolation> {
+            self.inner.check_invariants()
+        }
+        fn hash_state(&self, hasher: &mut StateHasher) {
+            self.inner.hash_state(hasher)
+        }
+    }
+    let (_, geometry) = geometries()[1];
+    let config = HarnessConfig {
+        ops: 10_000,
+        check_every: 500,
+        allow_no_space: false,
+    };
+    let inner = AnyFtl::build(
+        FtlKind::Page,
+        NandDevice::<Stamps>::new(geometry),
+        &FtlOptions::default().with_threshold(2),
+    )
+    .expect("builds");
+    let mut ftl = ForgetsWear {
+        inner,
+        shown: NandDevice::new(geometry),
+        writes: 0,
+    };
+    let failure = reference::run(&mut ftl, 3, &config).expect_err("the harness must notice");
+    assert!(ftl.writes >= 2_000, "the test never reset the device");
+    assert!(
+        failure.message.contains("erase count of block 0 went down"),
+        "{failure}"
+    );
+}
+
 trait WithThreshold {
     fn with_threshold(self, blocks: u32) -> Self;
 }
