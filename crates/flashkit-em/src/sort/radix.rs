@@ -2,13 +2,15 @@
 //! buffer and back.
 //!
 //! One most-significant-digit pass over the whole input (on two threads, fused with the
-//! multiset checksum) splits it into 256 buckets; each bucket that fits in the cache is
-//! then finished in place by least-significant-digit passes over just enough digits that
-//! records still equal in every sorted digit are rare, and an insertion sort puts those few
-//! in order. For 16 M random 64-bit keys that is buckets of 64 K records, three LSD passes
-//! inside L2 and an insertion sort that hardly moves anything: 5.5 ns a record on two
-//! threads, where finishing buckets by further MSD passes and a comparison sort of the last
-//! few hundred records took 13 (bench/RESULTS.md, "Run formation's sort").
+//! multiset checksum) splits it into 256 buckets in the scratch buffer; each bucket that
+//! fits in the cache is then finished back into the input buffer by least-significant-digit
+//! passes over just enough digits that records still equal in every sorted digit are rare,
+//! and an insertion sort puts those few in order, and is checked for order while it is
+//! still in the cache. For 16 M random 64-bit keys that is buckets of 64 K records, three
+//! LSD passes inside L2 and an insertion sort that hardly moves anything: 8.6 ns a record on
+//! two threads (145 ms), where finishing buckets by further MSD passes and a comparison sort
+//! of the last few hundred records took 12.9 (217 ms; bench/RESULTS.md, "Run formation's
+//! sort").
 //!
 //! Robust against any input: a digit whose values all fall into one bucket is skipped, and
 //! when the insertion sort has moved records more places in all than the bucket has
@@ -108,8 +110,23 @@ fn sort_inner<R: Record, const SUM: bool>(data: &mut [R], scratch: &mut [R]) -> 
             in_order: in_order(scratch, 0),
         };
     }
-    // Two groups of whole buckets of about equal size, one per thread, each finished from
-    // `scratch` back into `data`.
+    Sorted {
+        in_scratch: false,
+        checksum: sum,
+        in_order: finish_on_two_threads(data, scratch, &count, digit - 1),
+    }
+}
+
+/// Finish the buckets (sizes `count`, in `scratch`) by digits `digit..=0` back into `data`,
+/// in two groups of whole buckets of about equal size, one per thread. Returns whether all
+/// of `data` came out in order.
+fn finish_on_two_threads<R: Record>(
+    data: &mut [R],
+    scratch: &mut [R],
+    count: &[usize; RADIX],
+    digit: usize,
+) -> bool {
+    let n = data.len();
     let mut split_bucket = 0;
     let mut left = 0;
     while split_bucket < RADIX && left + count[split_bucket] <= n / 2 {
@@ -119,20 +136,16 @@ fn sort_inner<R: Record, const SUM: bool>(data: &mut [R], scratch: &mut [R]) -> 
     let (scratch_a, scratch_b) = scratch.split_at_mut(left);
     let (data_a, data_b) = data.split_at_mut(left);
     let (ordered_a, ordered_b) = std::thread::scope(|scope| {
-        let a = scope
-            .spawn(|| finish_buckets_into(scratch_a, data_a, &count[..split_bucket], digit - 1));
-        let b = finish_buckets_into(scratch_b, data_b, &count[split_bucket..], digit - 1);
+        let a =
+            scope.spawn(|| finish_buckets_into(scratch_a, data_a, &count[..split_bucket], digit));
+        let b = finish_buckets_into(scratch_b, data_b, &count[split_bucket..], digit);
         (
             a.join().expect("invariant: a sort thread does not panic"),
             b,
         )
     });
     let boundary = left == 0 || left == n || data[left - 1].key() <= data[left].key();
-    Sorted {
-        in_scratch: false,
-        checksum: sum,
-        in_order: ordered_a && ordered_b && boundary,
-    }
+    ordered_a && ordered_b && boundary
 }
 
 /// Whether `records` are in key order and none is below `previous`.
