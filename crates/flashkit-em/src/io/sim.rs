@@ -15,6 +15,8 @@ pub struct SimIo {
     /// Chunks of `B_r` bytes, by chunk number; `None` when never written. Absent when the
     /// simulator only counts.
     chunks: Option<Vec<Option<Box<[u8]>>>>,
+    /// One past the highest byte written so far.
+    written_end: u64,
 }
 
 impl SimIo {
@@ -24,6 +26,7 @@ impl SimIo {
             sizes,
             stats: IoStats::default(),
             chunks: Some(Vec::new()),
+            written_end: 0,
         }
     }
 
@@ -33,7 +36,15 @@ impl SimIo {
             sizes,
             stats: IoStats::default(),
             chunks: None,
+            written_end: 0,
         }
+    }
+
+    /// One past the highest byte written so far (0 before the first write), with or
+    /// without data: the address space a run of an algorithm needed, so that a device it
+    /// runs on next (an FTL) can be sized to it. Discards do not lower it.
+    pub fn written_extent_bytes(&self) -> u64 {
+        self.written_end
     }
 
     fn chunk_bytes(&self) -> usize {
@@ -70,6 +81,7 @@ impl BlockIo for SimIo {
         check_aligned("write", offset, buf.len(), self.sizes.write_bytes);
         self.stats
             .count_write(buf.len() as u64, self.sizes.write_bytes);
+        self.written_end = self.written_end.max(offset + buf.len() as u64);
         let chunk = self.chunk_bytes();
         let first = (offset / chunk as u64) as usize;
         if let Some(chunks) = &mut self.chunks {
@@ -132,6 +144,25 @@ mod tests {
         let stats = io.stats();
         assert_eq!((stats.read_ios, stats.write_ios), (4, 1));
         assert_eq!((stats.read_bytes, stats.write_bytes), (2048, 2048));
+    }
+
+    #[test]
+    fn the_written_extent_is_the_end_of_the_highest_write_with_or_without_data() {
+        let sizes = BlockSizes::new(512, 2048).expect("valid");
+        for mut io in [SimIo::with_data(sizes), SimIo::counting(sizes)] {
+            assert_eq!(io.written_extent_bytes(), 0);
+            let mut back = [0u8; 512];
+            io.read(1 << 20, &mut back).expect("read");
+            assert_eq!(io.written_extent_bytes(), 0, "reads do not count");
+            io.write(4096, &[1u8; 4096]).expect("write");
+            assert_eq!(io.written_extent_bytes(), 8192);
+            io.write(0, &[2u8; 2048]).expect("write");
+            assert_eq!(io.written_extent_bytes(), 8192, "a lower write keeps it");
+            io.discard(4096, 4096).expect("discard");
+            assert_eq!(io.written_extent_bytes(), 8192, "a discard keeps it");
+            io.write(10240, &[3u8; 2048]).expect("write");
+            assert_eq!(io.written_extent_bytes(), 12288);
+        }
     }
 
     #[test]
