@@ -67,7 +67,7 @@ fn main() -> ExitCode {
         Command::Presets => commands::presets(),
         Command::Index(command) => commands::index::run(command),
         Command::Reproduce(paper) => commands::reproduce::run(paper),
-        Command::Em(command) => commands::em::run(command),
+        Command::Em(command) => commands::em::run(command, &config),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

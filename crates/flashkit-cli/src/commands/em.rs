@@ -1,11 +1,14 @@
 //! `flashkit em`: external-memory algorithms under the flash models of Ajwani et al.
-//! (SEA 2009): model calculators, input generation, sorting real files, BFS and DFS.
+//! (SEA 2009): model calculators, input generation, sorting real files (or generated records on
+//! a simulated device or an FTL), BFS and DFS.
 
 use crate::args::Size;
+use crate::commands::em_ftl;
 use crate::output::write_json;
+use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::Context;
-use clap::{Args, Subcommand};
+use clap::{ArgGroup, Args, Subcommand};
 use flashkit_core::units::format_size;
 use flashkit_em::EmError;
 use flashkit_em::io::{BlockSizes, IoStats};
@@ -15,6 +18,7 @@ use flashkit_em::sort::files::{
     FileSortReport, FileSortSpec, InputOrder, IoMode, generate_file, sort_file,
 };
 use flashkit_em::sort::{FanIn, Plan};
+use flashkit_ftl::FtlKind;
 use flashkit_report::Table;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -25,11 +29,12 @@ pub enum EmCommand {
     Model(ModelArgs),
     /// Write a file of random (or sorted, reversed, equal) fixed-width records.
     Gen(GenArgs),
-    /// Sort a file of fixed-width records with external multi-way mergesort.
+    /// Sort a file of fixed-width records with external multi-way mergesort (or, with
+    /// --records, generated records on the simulator or an FTL).
     Sort(SortArgs),
-    /// Mehlhorn-Meyer BFS on a generated graph, on the simulated device.
+    /// Mehlhorn-Meyer BFS on a generated graph, on the simulated device or an FTL.
     Bfs(crate::commands::em_graph::GraphArgs),
-    /// Textbook DFS on a generated graph, on the simulated device.
+    /// Textbook DFS on a generated graph, on the simulated device or an FTL.
     Dfs(crate::commands::em_graph::GraphArgs),
 }
 
@@ -92,13 +97,41 @@ pub struct GenArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(group(ArgGroup::new("source").required(true).args(["input", "records"])))]
+#[command(mut_group("DeviceArgs", |g| g.requires("ftl")))]
+#[command(mut_group("FtlArgs", |g| g.requires("ftl")))]
+#[command(mut_arg("capacity", |a| a.help(em_ftl::CAPACITY_HELP)))]
+#[command(mut_arg("op", |a| a.help(em_ftl::OP_HELP)))]
+#[command(mut_arg("gc", |a| a.help(em_ftl::GC_HELP)))]
+#[command(mut_arg("vet_insert", |a| a.help(em_ftl::VET_INSERT_HELP)))]
+#[command(mut_arg("vet_nodes", |a| a.help(em_ftl::VET_NODES_HELP)))]
 pub struct SortArgs {
     /// Input file of raw little-endian records.
     #[arg(long, value_name = "FILE")]
-    pub input: PathBuf,
+    pub input: Option<PathBuf>,
     /// Output file.
-    #[arg(long, value_name = "FILE", required_unless_present = "in_memory")]
+    #[arg(long, value_name = "FILE", required_unless_present_any = ["in_memory", "records"])]
     pub output: Option<PathBuf>,
+    /// Instead of a file: sort N generated random records (a count or 2^k) on a simulated
+    /// device, the counting simulator with data or the FTL of --ftl; serial, and the output is
+    /// read back and compared with std's sort.
+    #[arg(
+        long,
+        value_parser = parse_records,
+        value_name = "N",
+        conflicts_with_all = ["output", "tmp", "buffered", "threads", "in_memory"]
+    )]
+    pub records: Option<u64>,
+    /// With --records: seed of the generated records (the records `em gen --seed` writes)
+    /// [default: 1].
+    #[arg(long, requires = "records")]
+    pub seed: Option<u64>,
+    /// With --records: sort on this FTL (page, block, bast, fast, ofast, vet, emt) over
+    /// simulated NAND, sized to the sort's footprint, and report its flash operations.
+    #[arg(long, value_name = "KIND", requires = "records")]
+    pub ftl: Option<FtlKind>,
+    #[command(flatten)]
+    pub ftl_device: em_ftl::FtlDeviceArgs,
     /// Record type: u32, u64, kv16.
     #[arg(long, default_value = "u64", value_name = "TYPE")]
     pub record: RecordKind,
@@ -154,13 +187,16 @@ pub fn failure(error: EmError) -> Failure {
     }
 }
 
-pub fn run(command: EmCommand) -> Outcome {
+pub fn run(command: EmCommand, config: &ConfigFile) -> Outcome {
     match command {
         EmCommand::Model(args) => model(args),
         EmCommand::Gen(args) => generate(args),
+        EmCommand::Sort(args) if args.records.is_some() => {
+            crate::commands::em_sim::sort_records(&args, config)
+        }
         EmCommand::Sort(args) => sort(args),
-        EmCommand::Bfs(args) => crate::commands::em_graph::bfs(args),
-        EmCommand::Dfs(args) => crate::commands::em_graph::dfs(args),
+        EmCommand::Bfs(args) => crate::commands::em_graph::bfs(args, config),
+        EmCommand::Dfs(args) => crate::commands::em_graph::dfs(args, config),
     }
 }
 
@@ -303,11 +339,15 @@ fn generate(args: GenArgs) -> Outcome {
 }
 
 fn sort(args: SortArgs) -> Outcome {
+    let input = args
+        .input
+        .clone()
+        .expect("invariant: clap requires --input without --records");
     if args.in_memory {
         return match args.record {
-            RecordKind::U32 => in_memory::<u32>(&args.input),
-            RecordKind::U64 => in_memory::<u64>(&args.input),
-            RecordKind::KeyPayload => in_memory::<KeyPayload>(&args.input),
+            RecordKind::U32 => in_memory::<u32>(&input),
+            RecordKind::U64 => in_memory::<u64>(&input),
+            RecordKind::KeyPayload => in_memory::<KeyPayload>(&input),
         };
     }
     let model = args.params.model()?;
@@ -324,7 +364,7 @@ fn sort(args: SortArgs) -> Outcome {
             .map_or_else(|| PathBuf::from("."), PathBuf::from),
     };
     let spec = FileSortSpec {
-        input: args.input.clone(),
+        input,
         output,
         scratch_dir,
         memory_bytes: model.memory_bytes,

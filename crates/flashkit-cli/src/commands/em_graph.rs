@@ -1,20 +1,36 @@
 //! `flashkit em bfs` and `flashkit em dfs`: the graph algorithms on a generated graph on the
-//! simulated device, in one of the I/O modes of the paper's tables.
+//! simulated device, in one of the I/O modes of the paper's tables, or (`--ftl`) on an FTL
+//! over simulated NAND sized by a dry run on the simulator.
 
 use crate::commands::em::{ModelParams, failure, gb, parse_records};
+use crate::commands::em_ftl::{
+    CAPACITY_HELP, EmFtl, FtlChoice, FtlDevice, FtlDeviceArgs, FtlReport, GC_HELP, OP_HELP,
+    Snapshot, VET_INSERT_HELP, VET_NODES_HELP, snapshot,
+};
 use crate::output::write_json;
+use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Args;
+use flashkit_em::EmError;
 use flashkit_em::graph::Graph;
 use flashkit_em::graph::bfs::{self, BfsConfig, BfsReport};
 use flashkit_em::graph::dfs::{self, DfsReport};
 use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo};
 use flashkit_em::sort::files::IoMode;
 use flashkit_em::tl::TranslationLayer;
+use flashkit_ftl::FtlKind;
+use serde::Serialize;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
+#[command(mut_group("DeviceArgs", |g| g.requires("ftl")))]
+#[command(mut_group("FtlArgs", |g| g.requires("ftl")))]
+#[command(mut_arg("capacity", |a| a.help(CAPACITY_HELP)))]
+#[command(mut_arg("op", |a| a.help(OP_HELP)))]
+#[command(mut_arg("gc", |a| a.help(GC_HELP)))]
+#[command(mut_arg("vet_insert", |a| a.help(VET_INSERT_HELP)))]
+#[command(mut_arg("vet_nodes", |a| a.help(VET_NODES_HELP)))]
 pub struct GraphArgs {
     /// Graph: grid (square) or random (sparse, 2|V| random edges).
     #[arg(long, default_value = "grid", value_name = "KIND")]
@@ -37,6 +53,13 @@ pub struct GraphArgs {
     /// Also write the figures as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Run on this FTL (page, block, bast, fast, ofast, vet, emt) over simulated NAND,
+    /// sized to the footprint of a dry run on the simulator, and report its flash
+    /// operations.
+    #[arg(long, value_name = "KIND")]
+    pub ftl: Option<FtlKind>,
+    #[command(flatten)]
+    pub ftl_device: FtlDeviceArgs,
     #[command(flatten)]
     pub params: ModelParams,
 }
@@ -75,11 +98,26 @@ pub fn device(mode: IoMode, sizes: BlockSizes) -> Box<dyn PhysicalIo> {
 pub trait PhysicalIo: BlockIo {
     /// What reached the simulated flash.
     fn physical(&self) -> IoStats;
+
+    /// The FTL underneath, where the device is one.
+    fn ftl(&self) -> Option<&EmFtl> {
+        None
+    }
+
+    /// One past the highest byte written to the simulator underneath, where the device is
+    /// one (the footprint of a dry run).
+    fn written_extent_bytes(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl PhysicalIo for SimIo {
     fn physical(&self) -> IoStats {
         self.stats()
+    }
+
+    fn written_extent_bytes(&self) -> Option<u64> {
+        Some(SimIo::written_extent_bytes(self))
     }
 }
 
@@ -87,35 +125,213 @@ impl PhysicalIo for TranslationLayer<SimIo> {
     fn physical(&self) -> IoStats {
         self.inner().stats()
     }
+
+    fn written_extent_bytes(&self) -> Option<u64> {
+        Some(self.inner().written_extent_bytes())
+    }
 }
 
-pub fn bfs(args: GraphArgs) -> Outcome {
-    let model = args.params.model()?;
-    let graph = build_graph(&args.graph, args.vertices, args.seed)?;
-    let mut io = device(args.io, model.sizes);
-    let config = BfsConfig {
-        memory_bytes: model.memory_bytes,
-        mu: args.mu,
-        seed: args.seed,
+impl PhysicalIo for EmFtl {
+    fn physical(&self) -> IoStats {
+        self.stats()
+    }
+
+    fn ftl(&self) -> Option<&EmFtl> {
+        Some(self)
+    }
+}
+
+impl PhysicalIo for TranslationLayer<EmFtl> {
+    fn physical(&self) -> IoStats {
+        self.inner().stats()
+    }
+
+    fn ftl(&self) -> Option<&EmFtl> {
+        Some(self.inner())
+    }
+}
+
+/// The FTL in `mode`: pages of `B_r` or `B_w` straight onto it, or pages of `B_r` through
+/// the translation layer onto `B_w` blocks (as [`device`] does on the simulator).
+fn ftl_device(
+    mode: IoMode,
+    sizes: BlockSizes,
+    ftl: &FtlDevice,
+) -> Result<Box<dyn PhysicalIo>, Failure> {
+    Ok(match mode {
+        IoMode::ReadBlocks | IoMode::WriteBlocks => {
+            Box::new(ftl.build(mode.algorithm_sizes(sizes))?)
+        }
+        IoMode::Tl | IoMode::Flash => Box::new(
+            TranslationLayer::new(ftl.build(sizes)?, 2, None)
+                .expect("invariant: two buffers and no bound are valid"),
+        ),
+    })
+}
+
+/// The device under a graph algorithm, passing every transfer through. Both algorithms
+/// write their graph first and begin by reading it, so the FTL's counters at the first read
+/// divide the upload from the algorithm's part.
+struct UploadMark {
+    inner: Box<dyn PhysicalIo>,
+    mark: Option<Snapshot>,
+    read_yet: bool,
+}
+
+impl BlockIo for UploadMark {
+    fn block_sizes(&self) -> BlockSizes {
+        self.inner.block_sizes()
+    }
+    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
+        if !self.read_yet {
+            self.read_yet = true;
+            self.mark = self.inner.ftl().map(snapshot);
+        }
+        self.inner.read(offset, buf)
+    }
+    fn write(&mut self, offset: u64, buf: &[u8]) -> Result<(), EmError> {
+        self.inner.write(offset, buf)
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> Result<(), EmError> {
+        self.inner.discard(offset, len)
+    }
+    fn sync(&mut self) -> Result<(), EmError> {
+        self.inner.sync()
+    }
+    fn stats(&self) -> IoStats {
+        self.inner.stats()
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+}
+
+impl PhysicalIo for UploadMark {
+    fn physical(&self) -> IoStats {
+        self.inner.physical()
+    }
+
+    fn ftl(&self) -> Option<&EmFtl> {
+        self.inner.ftl()
+    }
+}
+
+/// What a graph algorithm's run gave, and what its device saw.
+struct Ran<T> {
+    result: T,
+    /// What reached the device, the graph's upload included.
+    physical: IoStats,
+    device: String,
+    /// On an FTL: the dry run's footprint, whether the FTL run moved exactly what the dry
+    /// run moved, and the FTL's report.
+    ftl: Option<(u64, bool, FtlReport)>,
+}
+
+/// The algorithm under its name in messages ("BFS").
+type Named<'a, A> = (&'a str, A);
+
+/// Run `algorithm` on the simulator, or with `--ftl` on the FTL sized by a dry run of the
+/// same algorithm on the simulator (the highest byte it wrote).
+fn on_device<T>(
+    args: &GraphArgs,
+    config: &ConfigFile,
+    sizes: BlockSizes,
+    (name, algorithm): Named<impl Fn(&mut dyn PhysicalIo) -> Result<T, EmError>>,
+) -> Result<Ran<T>, Failure> {
+    let mut sim = device(args.io, sizes);
+    let Some(kind) = args.ftl else {
+        let result = algorithm(&mut *sim).map_err(failure)?;
+        return Ok(Ran {
+            result,
+            physical: sim.physical(),
+            device: "simulated device".into(),
+            ftl: None,
+        });
     };
-    let before = io.physical();
-    let report = bfs::run(&mut *io, &graph, 0, &config).map_err(failure)?;
-    let physical = io.physical() - before;
-    print_bfs(&args, &graph, &report, physical);
+    let choice = FtlChoice::new(kind, &args.ftl_device, config, sizes)?;
+    algorithm(&mut *sim).map_err(failure)?;
+    let footprint = sim
+        .written_extent_bytes()
+        .expect("invariant: the dry run is on the simulator");
+    let what = format!("the footprint of the {name}'s dry run on the simulator");
+    let ftl = choice.sized(footprint, &what)?;
+    let (result, physical, report) = on_ftl(args.io, sizes, &ftl, algorithm)?;
+    Ok(Ran {
+        result,
+        physical,
+        device: format!("FTL {}", report.label),
+        ftl: Some((footprint, physical == sim.physical(), report)),
+    })
+}
+
+/// Run `algorithm` on a fresh FTL of `device` in `mode`: its result, what reached the FTL,
+/// and the FTL's report.
+fn on_ftl<T>(
+    mode: IoMode,
+    sizes: BlockSizes,
+    device: &FtlDevice,
+    algorithm: impl Fn(&mut dyn PhysicalIo) -> Result<T, EmError>,
+) -> Result<(T, IoStats, FtlReport), Failure> {
+    let mut io = UploadMark {
+        inner: ftl_device(mode, sizes, device)?,
+        mark: None,
+        read_yet: false,
+    };
+    let start = io.ftl().map(snapshot).expect("invariant: an FTL stack");
+    let result = algorithm(&mut io).map_err(failure)?;
+    let adapter = io.ftl().expect("invariant: an FTL stack");
+    let end = snapshot(adapter);
+    // An algorithm that never read would have done nothing but its upload.
+    let mark = io.mark.clone().unwrap_or_else(|| end.clone());
+    let report = device.report(adapter, [&start, &mark, &end])?;
+    Ok((result, io.physical(), report))
+}
+
+/// A graph algorithm's JSON: its report (as without `--ftl`), and the FTL's figures.
+#[derive(Serialize)]
+struct GraphDocument<'a, T> {
+    #[serde(flatten)]
+    report: &'a T,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    ftl: Option<&'a FtlReport>,
+}
+
+fn save<T: Serialize>(args: &GraphArgs, ran: &Ran<T>) -> Outcome {
     if let Some(path) = &args.json {
-        write_json(path, &report)?;
+        let document = GraphDocument {
+            report: &ran.result,
+            ftl: ran.ftl.as_ref().map(|(_, _, report)| report),
+        };
+        write_json(path, &document)?;
     }
     Ok(())
 }
 
-fn print_bfs(args: &GraphArgs, graph: &Graph, r: &BfsReport, physical: IoStats) {
+pub fn bfs(args: GraphArgs, config: &ConfigFile) -> Outcome {
+    let model = args.params.model()?;
+    let graph = build_graph(&args.graph, args.vertices, args.seed)?;
+    let bfs_config = BfsConfig {
+        memory_bytes: model.memory_bytes,
+        mu: args.mu,
+        seed: args.seed,
+    };
+    let algorithm = |io: &mut dyn PhysicalIo| bfs::run(io, &graph, 0, &bfs_config);
+    let ran = on_device(&args, config, model.sizes, ("BFS", algorithm))?;
+    let equal = ran.result.level_of == graph.bfs_levels(0);
+    print_bfs(&args, &graph, &ran);
+    print_check(&ran, "checked against an in-memory BFS", equal);
+    save(&args, &ran)
+}
+
+fn print_bfs(args: &GraphArgs, graph: &Graph, ran: &Ran<BfsReport>) {
+    let r = &ran.result;
     println!(
-        "Mehlhorn-Meyer BFS on a {} graph: {} vertices, {} adjacency entries; mode {}; \
-         simulated device",
+        "Mehlhorn-Meyer BFS on a {} graph: {} vertices, {} adjacency entries; mode {}; {}",
         args.graph,
         graph.vertices(),
         graph.edge_entries(),
         args.io.name(),
+        ran.device
     );
     println!(
         "mu = {}, {} clusters, {} cluster-growing rounds, {} levels, hot pool peak {} KB ({} \
@@ -134,42 +350,54 @@ fn print_bfs(args: &GraphArgs, graph: &Graph, r: &BfsReport, physical: IoStats) 
         gb(r.bfs.read_bytes),
         gb(r.bfs.write_bytes)
     );
-    println!(
-        "device I/O [GB] (graph upload included): read {} write {}; checked against an \
-         in-memory BFS: {}",
-        gb(physical.read_bytes),
-        gb(physical.write_bytes),
-        if r.level_of == graph.bfs_levels(0) {
-            "equal"
-        } else {
-            "DIFFERENT"
-        }
-    );
 }
 
-pub fn dfs(args: GraphArgs) -> Outcome {
+/// The device line, the result's check, and the FTL's figures.
+fn print_check<T>(ran: &Ran<T>, what: &str, equal: bool) {
+    println!(
+        "device I/O [GB] (graph upload included): read {} write {}; {what}: {}",
+        gb(ran.physical.read_bytes),
+        gb(ran.physical.write_bytes),
+        if equal { "equal" } else { "DIFFERENT" }
+    );
+    if let Some((footprint, same, report)) = &ran.ftl {
+        println!(
+            "dry run on the simulator: footprint {footprint} B; the FTL run moved {} volumes",
+            if *same { "the same" } else { "DIFFERENT" }
+        );
+        println!();
+        report.print();
+    }
+}
+
+pub fn dfs(args: GraphArgs, config: &ConfigFile) -> Outcome {
     let model = args.params.model()?;
     let graph = build_graph(&args.graph, args.vertices, args.seed)?;
-    let mut io = device(args.io, model.sizes);
     let external = graph.vertices() * 16 + graph.edge_entries() * 4;
     let cache = args.cache.map_or(external / 2, |s| s.0);
-    let report = dfs::run(&mut *io, &graph, 0, cache).map_err(failure)?;
-    print_dfs(&args, &graph, &report, io.physical());
-    if let Some(path) = &args.json {
-        write_json(path, &report)?;
-    }
-    Ok(())
+    let algorithm = |io: &mut dyn PhysicalIo| dfs::run(io, &graph, 0, cache);
+    let ran = on_device(&args, config, model.sizes, ("DFS", algorithm))?;
+    let equal = ran.result.order == graph.dfs_order(0);
+    print_dfs(&args, &graph, &ran);
+    print_check(
+        &ran,
+        "visiting order checked against an in-memory DFS",
+        equal,
+    );
+    save(&args, &ran)
 }
 
-fn print_dfs(args: &GraphArgs, graph: &Graph, r: &DfsReport, physical: IoStats) {
+fn print_dfs(args: &GraphArgs, graph: &Graph, ran: &Ran<DfsReport>) {
+    let r = &ran.result;
     println!(
         "textbook DFS on a {} graph: {} vertices, {} adjacency entries; mode {}; cache of {} \
-         pages",
+         pages; {}",
         args.graph,
         graph.vertices(),
         graph.edge_entries(),
         args.io.name(),
-        r.cache_pages
+        r.cache_pages,
+        ran.device
     );
     println!(
         "algorithm I/O [GB]: read {} write {} ({} cache hits, {} misses, stack depth {})",
@@ -178,16 +406,5 @@ fn print_dfs(args: &GraphArgs, graph: &Graph, r: &DfsReport, physical: IoStats) 
         r.hits,
         r.misses,
         r.peak_stack
-    );
-    println!(
-        "device I/O [GB] (graph upload included): read {} write {}; visiting order checked \
-         against an in-memory DFS: {}",
-        gb(physical.read_bytes),
-        gb(physical.write_bytes),
-        if r.order == graph.dfs_order(0) {
-            "equal"
-        } else {
-            "DIFFERENT"
-        }
     );
 }

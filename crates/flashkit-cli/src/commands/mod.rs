@@ -3,7 +3,9 @@
 pub mod bench;
 pub mod compare;
 pub mod em;
+pub mod em_ftl;
 pub mod em_graph;
+pub mod em_sim;
 pub mod index;
 pub mod replay;
 pub mod report;
