@@ -1,0 +1,306 @@
+//! `flashkit em sort --records`, `em bfs` and `em dfs` on the simulator and with `--ftl` on
+//! the FTLs: verification lines, the FTL's figures, device sizing, usage errors and
+//! byte-identical JSON. Every run is small (well under a second in debug builds).
+
+use std::process::{Command, Output};
+
+fn flashkit(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(args)
+        .output()
+        .expect("the flashkit binary runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Run and require success; the standard output.
+fn ok(args: &[&str]) -> String {
+    let output = flashkit(args);
+    assert!(
+        output.status.success(),
+        "flashkit {args:?} failed: {}",
+        stderr(&output)
+    );
+    stdout(&output)
+}
+
+/// A usage or runtime error: the exit code, one `error:` line naming `needle`, no panic.
+fn assert_error(output: &Output, code: i32, needle: &str) {
+    let err = stderr(output);
+    assert_eq!(output.status.code(), Some(code), "stderr: {err}");
+    assert!(
+        !err.contains("panicked"),
+        "a panic is not an error message: {err}"
+    );
+    let lines: Vec<_> = err.lines().filter(|l| l.starts_with("error:")).collect();
+    assert_eq!(lines.len(), 1, "one clear sentence: {err}");
+    assert!(lines[0].contains(needle), "expected {needle:?} in: {err}");
+}
+
+/// The upload and algorithm columns of a row of the FTL figures table.
+fn figure(text: &str, label: &str) -> (f64, f64) {
+    let line = text
+        .lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no {label:?} row in:\n{text}"));
+    let values: Vec<f64> = line[label.len()..]
+        .split_whitespace()
+        .map(|v| v.replace(',', "").parse().expect("a number"))
+        .collect();
+    assert_eq!(values.len(), 2, "upload and algorithm in {line:?}");
+    (values[0], values[1])
+}
+
+/// 2^18 u64 records (2 MiB), 32 runs of 64 KiB merged two at a time (five passes, 12 MiB
+/// written): on a device sized to the sort's four areas, the passes overwrite it and GC
+/// must run.
+const SORT: &[&str] = &[
+    "em",
+    "sort",
+    "--records",
+    "2^18",
+    "--memory",
+    "256K",
+    "--br",
+    "4K",
+    "--bw",
+    "16K",
+    "--fan-in",
+    "2",
+];
+
+fn assert_sort_verified(text: &str) {
+    for needle in [
+        "verified: keys in order across every block; multiset checksum",
+        "read back: the output equals the input sorted by std's stable sort (262144 records)",
+        "predicted by the plan: RDV 12.00 MiB, WRV 12.00 MiB",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+}
+
+#[test]
+fn sort_on_the_page_ftl_collects_garbage_and_fifo_copies_what_greedy_finds_dead() {
+    let greedy = ok(&[SORT, &["--ftl", "page"]].concat());
+    assert_sort_verified(&greedy);
+    assert!(greedy.contains("FTL page/greedy on mlc-4k"), "{greedy}");
+    assert_eq!(figure(&greedy, "host pages written"), (512.0, 3072.0));
+    assert!(figure(&greedy, "GC runs").1 > 0.0, "GC must run:\n{greedy}");
+    // The sort discards every run it has merged (TRIM), so greedy GC finds whole blocks dead
+    // and copies nothing; FIFO takes blocks in age order, the never-trimmed input included.
+    assert_eq!(figure(&greedy, "GC pages moved").1, 0.0, "{greedy}");
+    assert_eq!(figure(&greedy, "write amplification").1, 1.0, "{greedy}");
+    let fifo = ok(&[SORT, &["--ftl", "page", "--gc", "fifo"]].concat());
+    assert_sort_verified(&fifo);
+    assert!(figure(&fifo, "GC runs").1 > 0.0, "{fifo}");
+    assert!(figure(&fifo, "GC pages moved").1 > 0.0, "{fifo}");
+    assert!(figure(&fifo, "write amplification").1 > 1.0, "{fifo}");
+    assert_eq!(
+        figure(&fifo, "write amplification").0,
+        1.0,
+        "the upload copies nothing"
+    );
+}
+
+#[test]
+fn sort_on_fast_merges_log_blocks_and_writes_more_than_the_host() {
+    let text = ok(&[SORT, &["--ftl", "fast"]].concat());
+    assert_sort_verified(&text);
+    assert!(text.contains("FTL fast on mlc-4k"), "{text}");
+    assert!(figure(&text, "GC runs").1 > 0.0, "merges must run:\n{text}");
+    assert!(figure(&text, "switch merges").1 > 0.0, "{text}");
+    let (_, programs) = figure(&text, "flash page programs");
+    let (_, written) = figure(&text, "host pages written");
+    let (_, wa) = figure(&text, "write amplification");
+    assert!(wa > 1.0, "{text}");
+    assert!((wa - programs / written).abs() < 1e-4, "{text}");
+}
+
+#[test]
+fn records_without_ftl_sort_on_the_counting_simulator() {
+    let text = ok(&[SORT, &["--record", "kv16", "--seed", "3"]].concat());
+    assert!(
+        text.contains("generated with seed 3 on the simulated device (with data)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("read back: the output equals the input"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("FTL figures"),
+        "no FTL without --ftl:\n{text}"
+    );
+}
+
+#[test]
+fn bfs_on_the_page_ftl_finds_the_in_memory_levels() {
+    let text = ok(&[
+        "em",
+        "bfs",
+        "--ftl",
+        "page",
+        "--vertices",
+        "2^14",
+        "--io",
+        "br",
+        "--br",
+        "4K",
+        "--bw",
+        "16K",
+        "--memory",
+        "256K",
+    ]);
+    assert!(
+        text.contains("checked against an in-memory BFS: equal"),
+        "{text}"
+    );
+    assert!(
+        text.contains("the FTL run moved the same volumes"),
+        "{text}"
+    );
+    assert!(
+        text.contains("in whole erase blocks)"),
+        "sized to the footprint:\n{text}"
+    );
+    assert!(figure(&text, "GC runs").1 > 0.0, "{text}");
+    assert!(figure(&text, "write amplification").1 > 1.0, "{text}");
+    assert_eq!(
+        figure(&text, "host pages read").0,
+        0.0,
+        "the upload only writes"
+    );
+}
+
+#[test]
+fn dfs_on_the_extent_mapping_tree_finds_the_in_memory_order() {
+    let text = ok(&[
+        "em",
+        "dfs",
+        "--ftl",
+        "emt",
+        "--graph",
+        "random",
+        "--vertices",
+        "2^14",
+        "--io",
+        "br",
+        "--br",
+        "4K",
+        "--bw",
+        "256K",
+        "--memory",
+        "1M",
+        "--cache",
+        "32K",
+    ]);
+    assert!(
+        text.contains("visiting order checked against an in-memory DFS: equal"),
+        "{text}"
+    );
+    assert!(text.contains("FTL emt/greedy"), "{text}");
+    assert!(figure(&text, "GC runs").1 > 0.0, "{text}");
+    assert!(figure(&text, "write amplification").1 > 1.0, "{text}");
+}
+
+#[test]
+fn the_same_seed_gives_the_same_json_and_report_byte_for_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut runs = Vec::new();
+    for name in ["a", "b"] {
+        let json = dir.path().join(format!("{name}.json"));
+        let path = json.to_str().expect("UTF-8 path");
+        let text = ok(&[SORT, &["--ftl", "fast", "--seed", "9", "--json", path]].concat());
+        runs.push((text, std::fs::read(&json).expect("the JSON was written")));
+    }
+    assert_eq!(runs[0].0, runs[1].0, "the printed reports differ");
+    assert_eq!(runs[0].1, runs[1].1, "the JSON files differ");
+    let doc: serde_json::Value = serde_json::from_slice(&runs[0].1).expect("valid JSON");
+    let algorithm = &doc["ftl"]["algorithm"];
+    let programs = &algorithm["flash"]["programs"];
+    let total: u64 = ["host", "gc", "wear_leveling", "metadata"]
+        .iter()
+        .map(|cause| programs[cause].as_u64().expect("a count"))
+        .sum();
+    let (_, printed) = figure(&runs[0].0, "flash page programs");
+    assert_eq!(total as f64, printed, "the JSON has the printed figures");
+    let wa = algorithm["write_amplification"].as_f64().expect("a ratio");
+    assert!((wa - figure(&runs[0].0, "write amplification").1).abs() < 1e-4);
+    assert_eq!(doc["seed"], 9);
+    assert_eq!(doc["equals_std_sort"], true);
+}
+
+#[test]
+fn a_capacity_below_the_footprint_is_refused_before_running() {
+    let output = flashkit(&[SORT, &["--ftl", "page", "--capacity", "1M"]].concat());
+    assert_error(
+        &output,
+        2,
+        "--capacity 1048576 B is smaller than the sort's footprint",
+    );
+    let output = flashkit(&[
+        "em",
+        "dfs",
+        "--ftl",
+        "page",
+        "--vertices",
+        "2^12",
+        "--io",
+        "br",
+        "--br",
+        "4K",
+        "--bw",
+        "16K",
+        "--memory",
+        "256K",
+        "--capacity",
+        "4K",
+    ]);
+    assert_error(
+        &output,
+        2,
+        "smaller than the footprint of the DFS's dry run",
+    );
+}
+
+#[test]
+fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
+    let both = flashkit(&[SORT, &["--input", "keys.u64"]].concat());
+    assert_error(&both, 2, "cannot be used with");
+    let device_only = flashkit(&[SORT, &["--capacity", "64M"]].concat());
+    assert_error(&device_only, 2, "required arguments were not provided");
+    assert!(
+        stderr(&device_only).contains("--ftl"),
+        "{}",
+        stderr(&device_only)
+    );
+    let small_blocks = flashkit(&[
+        "em",
+        "sort",
+        "--records",
+        "1000",
+        "--memory",
+        "256K",
+        "--br",
+        "2K",
+        "--bw",
+        "16K",
+        "--ftl",
+        "page",
+    ]);
+    assert_error(
+        &small_blocks,
+        2,
+        "B_r = 2KiB and B_w = 16KiB must both be multiples",
+    );
+    let two_policies = flashkit(&[SORT, &["--ftl", "page", "--gc", "greedy,fifo"]].concat());
+    assert_error(&two_policies, 2, "one --gc policy");
+    let tl = flashkit(&[SORT, &["--io", "tl"]].concat());
+    assert_error(&tl, 2, "--io tl sorts real files only");
+}
