@@ -102,9 +102,9 @@ pub struct GenArgs {
 #[command(mut_group("FtlArgs", |g| g.requires("ftl")))]
 #[command(mut_arg("capacity", |a| a.help(em_ftl::CAPACITY_HELP)))]
 #[command(mut_arg("op", |a| a.help(em_ftl::OP_HELP)))]
-#[command(mut_arg("gc", |a| a.help(em_ftl::GC_HELP)))]
-#[command(mut_arg("vet_insert", |a| a.help(em_ftl::VET_INSERT_HELP)))]
-#[command(mut_arg("vet_nodes", |a| a.help(em_ftl::VET_NODES_HELP)))]
+#[command(mut_arg("gc", |a| a.help(em_ftl::GC_HELP).value_name("POLICY")))]
+#[command(mut_arg("vet_insert", |a| a.help(em_ftl::VET_INSERT_HELP).value_name("SCHEME")))]
+#[command(mut_arg("vet_nodes", |a| a.help(em_ftl::VET_NODES_HELP).value_name("LAYOUT")))]
 pub struct SortArgs {
     /// Input file of raw little-endian records.
     #[arg(long, value_name = "FILE")]

@@ -28,9 +28,9 @@ use std::path::PathBuf;
 #[command(mut_group("FtlArgs", |g| g.requires("ftl")))]
 #[command(mut_arg("capacity", |a| a.help(CAPACITY_HELP)))]
 #[command(mut_arg("op", |a| a.help(OP_HELP)))]
-#[command(mut_arg("gc", |a| a.help(GC_HELP)))]
-#[command(mut_arg("vet_insert", |a| a.help(VET_INSERT_HELP)))]
-#[command(mut_arg("vet_nodes", |a| a.help(VET_NODES_HELP)))]
+#[command(mut_arg("gc", |a| a.help(GC_HELP).value_name("POLICY")))]
+#[command(mut_arg("vet_insert", |a| a.help(VET_INSERT_HELP).value_name("SCHEME")))]
+#[command(mut_arg("vet_nodes", |a| a.help(VET_NODES_HELP).value_name("LAYOUT")))]
 pub struct GraphArgs {
     /// Graph: grid (square) or random (sparse, 2|V| random edges).
     #[arg(long, default_value = "grid", value_name = "KIND")]
