@@ -304,3 +304,43 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
     let tl = flashkit(&[SORT, &["--io", "tl"]].concat());
     assert_error(&tl, 2, "--io tl sorts real files only");
 }
+
+/// Sizes past what a plan can hold are usage errors, never a panic or an abort (they were:
+/// an overflow in `em model`, an out-of-memory abort in the plan).
+#[test]
+fn absurd_record_counts_are_usage_errors() {
+    for args in [
+        &["em", "model", "--records", "2^62"][..],
+        &["em", "model", "--vertices", "2^62"],
+        &[
+            "em",
+            "model",
+            "--records",
+            "2^60",
+            "--memory",
+            "1M",
+            "--br",
+            "4K",
+            "--bw",
+            "64K",
+        ],
+        &[
+            "em",
+            "sort",
+            "--records",
+            "2^62",
+            "--memory",
+            "1M",
+            "--br",
+            "4K",
+            "--bw",
+            "64K",
+        ],
+    ] {
+        let out = flashkit(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
+    }
+}

@@ -227,8 +227,20 @@ fn cost_cells(cost: &Cost) -> [String; 2] {
 
 fn model(args: ModelArgs) -> Outcome {
     let model = args.params.model()?;
+    if args.vertices > 1 << 32 {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--vertices {} is more than 4-byte vertex ids can number (2^32)",
+            args.vertices
+        )));
+    }
     let record_bytes = args.record.bytes();
-    let input = args.records * record_bytes;
+    let input = args.records.checked_mul(record_bytes).ok_or_else(|| {
+        Failure::Usage(anyhow::anyhow!(
+            "--records {} of {} B each are more than 2^64 bytes",
+            args.records,
+            record_bytes
+        ))
+    })?;
     println!(
         "flash model: M = {}, B_r = {}, B_w = {}, c = {}; sorting {} {} records ({} GB)",
         format_size(model.memory_bytes),

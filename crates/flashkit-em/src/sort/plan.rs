@@ -94,6 +94,11 @@ pub struct Volumes {
     pub write_ios: u64,
 }
 
+/// Runs a plan may have: it holds every run's length and every merge, so its size grows with
+/// them (2^24 runs take a few hundred MiB). The paper's largest sort, 2^32 integers in
+/// 512 MiB, makes 128.
+pub const MAX_RUNS: u64 = 1 << 24;
+
 impl Plan {
     /// Plan a sort of `records` records of `record_bytes` bytes in `memory_bytes`.
     pub fn new(
@@ -119,8 +124,20 @@ impl Plan {
                  per input and 2 B_w output buffers"
             )));
         }
+        if records.checked_mul(record_bytes).is_none() {
+            return Err(EmError::Config(format!(
+                "{records} records of {record_bytes} B are more than 2^64 bytes"
+            )));
+        }
         let run_records = run_bytes / record_bytes;
         let runs = records.div_ceil(run_records).max(1);
+        if runs > MAX_RUNS {
+            return Err(EmError::Config(format!(
+                "{records} records make {runs} runs of {run_records} records with memory \
+                 {memory_bytes} B, more than the {MAX_RUNS} a plan holds (it lists every run \
+                 and merge): give more memory or fewer records"
+            )));
+        }
         let fan_in = choose_fan_in(fan_in, runs, max_fan_in, sizes, memory_bytes)?;
         let passes = merge_passes(runs, fan_in);
         Ok(Plan {
@@ -337,6 +354,21 @@ mod tests {
         let sizes = BlockSizes::new(4096, 1 << 20).expect("valid");
         assert!(Plan::new(1000, 8, sizes, 2 << 20, FanIn::ReadBlocks).is_err());
         assert!(Plan::new(1000, 8, sizes, 64 << 20, FanIn::Fixed(1)).is_err());
+    }
+
+    /// Inputs beyond 2^64 bytes, or so many runs that the plan itself would not fit in
+    /// memory, are refused with a reason (2^62 records once aborted the process trying to
+    /// allocate 21 TB for the plan's list of merges; found by trying huge N on the command
+    /// line).
+    #[test]
+    fn absurd_sizes_are_refused_before_anything_is_allocated() {
+        let sizes = BlockSizes::new(4096, 64 << 10).expect("valid");
+        let error = Plan::new(1 << 62, 8, sizes, 1 << 20, FanIn::Model).expect_err("too big");
+        assert!(error.to_string().contains("2^64 bytes"), "{error}");
+        let error = Plan::new(1 << 60, 1, sizes, 1 << 20, FanIn::Model).expect_err("too many");
+        assert!(error.to_string().contains("runs"), "{error}");
+        let largest = MAX_RUNS * (256 << 10);
+        assert!(Plan::new(largest, 1, sizes, 1 << 20, FanIn::Model).is_ok());
     }
 
     #[test]
