@@ -1,22 +1,10 @@
 //! The `flashkit` binary end to end: outputs, determinism, exit codes and error messages.
 
+mod common;
+use common::{flashkit, stderr, stdout};
+
 use std::path::Path;
-use std::process::{Command, Output};
-
-fn flashkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(args)
-        .output()
-        .expect("the flashkit binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use std::process::Output;
 
 /// A usage or runtime error: the exit code, the message on one `error:` line, no panic.
 /// (Argument-parsing errors may add clap's "For more information, try '--help'." hint.)

@@ -2,22 +2,10 @@
 //! the FTLs: verification lines, the FTL's figures, device sizing, usage errors and
 //! byte-identical JSON. Every run is small (well under a second in debug builds).
 
-use std::process::{Command, Output};
+mod common;
+use common::{flashkit, stderr, stdout};
 
-fn flashkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(args)
-        .output()
-        .expect("the flashkit binary runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
+use std::process::Output;
 
 /// Run and require success; the standard output.
 fn ok(args: &[&str]) -> String {

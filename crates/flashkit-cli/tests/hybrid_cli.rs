@@ -1,14 +1,8 @@
 //! The log-block FTLs wherever an FTL is chosen: compare, replay and bench take their names
 //! and --log-blocks; an impossible log-block count is a usage error saying what to change.
 
-use std::process::{Command, Output};
-
-fn flashkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(args)
-        .output()
-        .expect("the flashkit binary runs")
-}
+mod common;
+use common::flashkit;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

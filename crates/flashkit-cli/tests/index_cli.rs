@@ -1,14 +1,8 @@
 //! The `flashkit index bench` and `flashkit reproduce fatlist` commands, end to end: figures
 //! come out, JSON is the same for the same seed, bad parameters exit with 2.
 
-use std::process::Command;
-
-fn flashkit(args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(args)
-        .output()
-        .expect("the flashkit binary runs")
-}
+mod common;
+use common::flashkit;
 
 const SMALL: [&str; 10] = [
     "--capacity",

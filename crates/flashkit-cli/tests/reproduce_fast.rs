@@ -2,15 +2,10 @@
 //! figures beside ours, the output is the same for the same seed, bad options are usage
 //! errors, and the real trace excerpts go through all five FTLs.
 
-use std::path::PathBuf;
-use std::process::{Command, Output};
+mod common;
+use common::flashkit;
 
-fn flashkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(args)
-        .output()
-        .expect("the flashkit binary runs")
-}
+use std::path::PathBuf;
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

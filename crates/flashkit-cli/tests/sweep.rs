@@ -1,16 +1,12 @@
 //! `flashkit sweep` and `flashkit report` end to end.
 
+mod common;
+use common::flashkit;
+
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
-
-fn flashkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(args)
-        .output()
-        .expect("the flashkit binary runs")
-}
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()

@@ -4,15 +4,10 @@
 //! Samples come from `../shared/traces/`; when one is missing the test fails if `CI=true`
 //! and is skipped (with a message) otherwise.
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+mod common;
+use common::flashkit;
 
-fn flashkit(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(args)
-        .output()
-        .expect("runs")
-}
+use std::path::{Path, PathBuf};
 
 fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
