@@ -15,11 +15,11 @@ use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use flashkit_core::units::format_size;
-use flashkit_core::{SimRng, SimRngExt};
 use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo};
 use flashkit_em::model::{Cost, FlashModel};
 use flashkit_em::record::{Checksum, KeyPayload, Record, RecordKind};
 use flashkit_em::sort::files::IoMode;
+use flashkit_em::sort::files::random_records;
 use flashkit_em::sort::{Layout, Plan, SortOutcome, Volumes, read_records, sort, write_records};
 use flashkit_report::Table;
 use serde::Serialize;
@@ -193,8 +193,7 @@ impl Setup<'_> {
     }
 }
 
-/// `n` random records of the `em gen` stream of `seed` (the same records `em gen --seed`
-/// writes to a file).
+/// `n` random records of seed `seed`: the same records `em gen --seed` writes to a file.
 fn generate<R: Record>(n: u64, seed: u64) -> Result<Vec<R>, Failure> {
     let mut records = Vec::new();
     usize::try_from(n)
@@ -206,8 +205,7 @@ fn generate<R: Record>(n: u64, seed: u64) -> Result<Vec<R>, Failure> {
                 R::KIND.name()
             ))
         })?;
-    let mut rng = SimRng::for_stream(seed, "em-gen");
-    records.extend((0..n).map(|_| R::random(&mut rng)));
+    records.extend(random_records::<R>(seed).take(n as usize));
     Ok(records)
 }
 

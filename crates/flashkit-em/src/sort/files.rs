@@ -256,6 +256,13 @@ impl std::str::FromStr for InputOrder {
     }
 }
 
+/// The random records of seed `seed`, in order: what [`generate_file`] writes for
+/// [`InputOrder::Random`], so a file and a simulated sort of the same seed hold the same keys.
+pub fn random_records<R: Record>(seed: u64) -> impl Iterator<Item = R> {
+    let mut rng = SimRng::for_stream(seed, "em-gen");
+    std::iter::repeat_with(move || R::random(&mut rng))
+}
+
 /// Write `records` records of type `R` to `path` (seeded), with `O_DIRECT` if allowed.
 /// Returns the backend description.
 pub fn generate_file<R: Record>(
@@ -267,7 +274,7 @@ pub fn generate_file<R: Record>(
     const CHUNK: u64 = 16 << 20;
     let sizes = BlockSizes::same(CHUNK)?;
     let mut io = FileIo::open(sizes, vec![Segment::create(path, 0)], true)?;
-    let mut rng = SimRng::for_stream(seed, "em-gen");
+    let mut random = random_records::<R>(seed);
     let mut buf = AlignedBuf::new(CHUNK as usize);
     let per_chunk = CHUNK / R::BYTES as u64;
     let stride = (u64::MAX >> (64 - 8 * R::KEY_BYTES as u32)) / records.max(1);
@@ -277,7 +284,9 @@ pub fn generate_file<R: Record>(
         for (i, slot) in buf.records_mut::<R>()[..take].iter_mut().enumerate() {
             let index = written + i as u64;
             *slot = match order {
-                InputOrder::Random => R::random(&mut rng),
+                InputOrder::Random => random
+                    .next()
+                    .expect("invariant: the random stream is endless"),
                 InputOrder::Sorted => R::from_key(index * stride),
                 InputOrder::Reversed => R::from_key((records - 1 - index) * stride),
                 InputOrder::Equal => R::from_key(0x5eed),
