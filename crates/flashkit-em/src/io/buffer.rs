@@ -20,9 +20,13 @@ pub struct AlignedBuf {
 
 impl AlignedBuf {
     /// A zeroed buffer of at least `bytes` bytes (rounded up to 4 KiB).
+    ///
+    /// The memory comes zeroed from the allocator (`calloc`: fresh pages from the kernel
+    /// for large buffers), not written here: filling run formation's four 128 MiB buffers
+    /// by hand kept the disk idle for the first 0.2 s of every sort.
     pub fn new(bytes: usize) -> Self {
         AlignedBuf {
-            pages: vec![Page([0; DIRECT_ALIGN]); bytes.div_ceil(DIRECT_ALIGN)],
+            pages: bytemuck::zeroed_vec(bytes.div_ceil(DIRECT_ALIGN)),
         }
     }
 
