@@ -17,7 +17,7 @@ use flashkit_em::record::{KeyPayload, RecordKind};
 use flashkit_em::sort::files::{
     FileSortReport, FileSortSpec, InputOrder, IoMode, generate_file, sort_file,
 };
-use flashkit_em::sort::{FanIn, Plan};
+use flashkit_em::sort::{FanIn, MAX_RESIDENT, Plan};
 use flashkit_ftl::FtlKind;
 use flashkit_report::Table;
 use std::path::PathBuf;
@@ -144,6 +144,12 @@ pub struct SortArgs {
     /// Merge fan-in: model, read (M/B_r), write (M/B_w) or a number.
     #[arg(long, default_value = "model", value_name = "POLICY")]
     pub fan_in: FanIn,
+    /// Keep up to N of the last runs in memory for the merge instead of writing them and
+    /// reading them back (at most 3, as many as leave the merge its buffers; only when one
+    /// merge pass finishes the sort). 0 writes every run, the paper's algorithm.
+    #[arg(long, default_value_t = MAX_RESIDENT, value_name = "N",
+          value_parser = clap::value_parser!(u64).range(0..=MAX_RESIDENT))]
+    pub resident_runs: u64,
     /// Directory for the temporary runs [default: the output's directory].
     #[arg(long, value_name = "DIR")]
     pub tmp: Option<PathBuf>,
@@ -384,6 +390,7 @@ fn sort(args: SortArgs) -> Outcome {
         mode,
         fan_in: args.fan_in,
         direct: !args.buffered,
+        resident_runs: args.resident_runs,
         threads: args
             .threads
             .map_or_else(crate::commands::cores, |t| t as usize),
@@ -469,12 +476,13 @@ fn print_sort(report: &FileSortReport, model: &FlashModel, kind: RecordKind, wal
         input as f64 / wall / 1e6
     );
     println!(
-        "mode {}, M = {}, runs of {} records: {} runs, fan-in {}, {} merge pass(es) on up to \
-         {} thread(s); {}",
+        "mode {}, M = {}, runs of {} records: {} runs ({} kept in memory), fan-in {}, {} merge \
+         pass(es) on up to {} thread(s); {}",
         report.mode.name(),
         format_size(model.memory_bytes),
         plan.run_records,
         plan.runs,
+        plan.resident,
         plan.fan_in,
         plan.merge_passes(),
         report.merge_threads,

@@ -71,7 +71,8 @@ pub fn sort_records(args: &SortArgs, config: &ConfigFile) -> Outcome {
         model.memory_bytes,
         args.fan_in,
     )
-    .map_err(failure)?;
+    .map_err(failure)?
+    .keep_resident(args.resident_runs);
     let ftl = match args.ftl {
         Some(kind) => {
             let choice = FtlChoice::new(kind, &args.ftl_device, config, model.sizes)?;
@@ -225,14 +226,15 @@ fn print_report(r: &SimSortReport) {
         r.device
     );
     println!(
-        "mode {}, M = {}, B_r = {}, B_w = {}: runs of {} records, {} runs, fan-in {}, {} merge \
-         pass(es), serial",
+        "mode {}, M = {}, B_r = {}, B_w = {}: runs of {} records, {} runs ({} kept in memory), \
+         fan-in {}, {} merge pass(es), serial",
         r.mode.name(),
         format_size(r.model.memory_bytes),
         format_size(plan.sizes.read_bytes),
         format_size(plan.sizes.write_bytes),
         plan.run_records,
         plan.runs,
+        plan.resident,
         plan.fan_in,
         plan.merge_passes()
     );

@@ -12,12 +12,15 @@ use crate::record::{Checksum, Record};
 use std::collections::VecDeque;
 use std::time::Instant;
 
-/// Where each run of a level lives: byte offsets and record counts; and, once the runs are
-/// written, the first key of every `B_r` block of each (where a parallel merge cuts them).
+/// Where each run of a level lives: byte offsets and record counts; once the runs are
+/// formed, the first key of every `B_r` block of each (where a parallel merge cuts them);
+/// and the resident runs' records (see [`Plan::keep_resident`]), which have no place on the
+/// device.
 pub(super) struct Level {
     pub offsets: Vec<u64>,
     pub lengths: Vec<u64>,
     pub block_keys: Vec<Vec<u64>>,
+    pub memory: Vec<Option<AlignedBuf>>,
 }
 
 pub(super) fn padded(bytes: u64, block: u64) -> u64 {
@@ -47,6 +50,7 @@ fn level_layout(plan: &Plan, layout: &Layout) -> Vec<Level> {
             Level {
                 offsets,
                 block_keys: vec![Vec::new(); lengths.len()],
+                memory: (0..lengths.len()).map(|_| None).collect(),
                 lengths,
             }
         })
@@ -84,7 +88,15 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
         for (pass, merges) in plan.passes.iter().enumerate() {
             let (done, rest) = levels.split_at_mut(pass + 1);
             let (from, to) = (&done[pass], &mut rest[0]);
-            let widest = merges.iter().map(|m| m.count).max().unwrap_or(1);
+            let widest = merges
+                .iter()
+                .map(|m| {
+                    (m.first..m.first + m.count)
+                        .filter(|&r| pass > 0 || !plan.is_resident(r))
+                        .count() as u64
+                })
+                .max()
+                .unwrap_or(1);
             let parts = parts_for(plan, widest, threads);
             output_checksum = with_pipelines(io, parts, |pipes| {
                 let mut sum = Checksum::default();
@@ -116,7 +128,8 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
 }
 
 /// Read, radix-sort and write each run, reading the next run and writing the previous one
-/// while sorting the current one. Returns the input's checksum.
+/// while sorting the current one; the plan's resident runs stay in their buffers instead.
+/// Returns the input's checksum.
 fn form_runs<R: Record>(
     pipe: &mut Pipeline,
     plan: &Plan,
@@ -179,6 +192,13 @@ fn form_runs<R: Record>(
             .step_by(per_block)
             .map(Record::key)
             .collect();
+        if plan.is_resident(i) {
+            // Three buffers can be kept: the next read takes the buffer of a write issued
+            // before the first resident run, and the sort of the last run needs only its
+            // own buffer and the scratch.
+            runs.memory[i as usize] = Some(current);
+            continue;
+        }
         let len = padded(n as u64 * rb, bw) as usize;
         pipe.write(2 * i + 1, runs.offsets[i as usize], len, current);
         pending_writes.push_back(2 * i + 1);
@@ -223,6 +243,9 @@ pub fn replay<I: BlockIo + ?Sized>(
                 &mut buf.bytes_mut()[..br as usize],
             )?;
         }
+        if plan.is_resident(i) {
+            continue;
+        }
         for b in 0..len.div_ceil(bw) {
             io.write(
                 levels[0].offsets[i as usize] + b * bw,
@@ -234,6 +257,9 @@ pub fn replay<I: BlockIo + ?Sized>(
         let (from, to) = (&levels[pass], &levels[pass + 1]);
         for (index, merge) in merges.iter().enumerate() {
             for run in merge.first..merge.first + merge.count {
+                if pass == 0 && plan.is_resident(run) {
+                    continue;
+                }
                 let run = run as usize;
                 for b in 0..(from.lengths[run] * rb).div_ceil(br) {
                     io.read(

@@ -33,16 +33,17 @@ pub(super) struct Merged {
 /// Most `B_r` blocks an input reads ahead of the one being merged.
 const MAX_DEPTH: u64 = 8;
 
-/// How many parts a merge of `count` runs may split into: at most `threads`, and no more
-/// than the memory budget holds. The serial merge keeps two `B_r` buffers per input and two
-/// `B_w` output buffers; a part also holds, for each input, the block a splitter fell in.
+/// How many parts a merge of `count` runs on the device may split into: at most `threads`,
+/// and no more than the memory budget holds. The serial merge keeps two `B_r` buffers per
+/// input and two `B_w` output buffers; a part also holds, for each input, the block a
+/// splitter fell in. Resident runs need no buffers, but their memory is not the merge's.
 pub(super) fn parts_for(plan: &Plan, count: u64, threads: usize) -> usize {
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
     if threads <= 1 {
         return 1;
     }
     let per_part = 3 * count * br + 2 * bw;
-    let fit = (plan.memory_bytes / per_part.max(1)).max(1);
+    let fit = (plan.merge_memory() / per_part.max(1)).max(1);
     (threads as u64).min(fit) as usize
 }
 
@@ -55,13 +56,13 @@ pub(super) fn depth_for(plan: &Plan, count: u64, parts: usize) -> u64 {
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
     let per_depth = parts as u64 * count * br;
     let outputs = parts as u64 * 2 * bw;
-    let fit = plan.memory_bytes.saturating_sub(outputs) / per_depth.max(1);
+    let fit = plan.merge_memory().saturating_sub(outputs) / per_depth.max(1);
     let splitter_blocks = u64::from(parts > 1);
     fit.saturating_sub(splitter_blocks).clamp(2, MAX_DEPTH)
 }
 
 /// The range of one run a part merges: records `lo..hi` of the run, and the blocks the
-/// coordinator already read that this range touches.
+/// coordinator already read that this range touches (none for a resident run).
 struct Slice {
     lo: u64,
     hi: u64,
@@ -163,7 +164,7 @@ pub(super) fn merge_runs<R: Record>(
     for pipe in pipes.iter_mut() {
         pipe.drain()?;
     }
-    for &run in &runs {
+    for &run in runs.iter().filter(|&&r| from.memory[r].is_none()) {
         pipes[0].discard(
             from.offsets[run],
             padded(from.lengths[run] * rb, plan.sizes.write_bytes),
@@ -222,6 +223,7 @@ fn plan_parts<R: Record>(
     let mut needed: Vec<(usize, u64)> = runs
         .iter()
         .enumerate()
+        .filter(|&(_, &r)| from.memory[r].is_none())
         .flat_map(|(j, &r)| {
             splitters
                 .iter()
@@ -251,9 +253,13 @@ fn plan_parts<R: Record>(
         .map(|(j, &r)| {
             splitters
                 .iter()
-                .map(|&s| match block_of(r, s) {
-                    None => 0,
-                    Some(block) => {
+                .map(|&s| match (&from.memory[r], block_of(r, s)) {
+                    (Some(memory), _) => {
+                        let records = &memory.records::<R>()[..from.lengths[r] as usize];
+                        records.partition_point(|x| x.key() < s) as u64
+                    }
+                    (None, None) => 0,
+                    (None, Some(block)) => {
                         let (_, _, buf) = loaded
                             .iter()
                             .find(|(lj, lb, _)| *lj == j && *lb == block)
@@ -323,8 +329,11 @@ fn plan_parts<R: Record>(
     Ok(parts)
 }
 
-/// One input of a part: a slice of one run, double-buffered in `B_r` blocks.
-struct Input {
+/// One input of a part: a slice of one run, double-buffered in `B_r` blocks, or a slice of
+/// a resident run, which is one block already in memory.
+struct Input<'a> {
+    /// The resident run's bytes (the whole run), if it is one.
+    memory: Option<&'a AlignedBuf>,
     /// Tags `slots * j .. slots * (j + 1)` are this input's (`j` its index in the merge).
     tags: u64,
     /// Chunk requests in flight at most (each with its own buffer and tag).
@@ -348,6 +357,18 @@ struct Input {
     available: usize,
 }
 
+impl Input<'_> {
+    /// The records of the current block (of the whole run, for a resident one), of which
+    /// `position..available` are still to be merged.
+    #[inline(always)]
+    fn records<R: Record>(&self) -> &[R] {
+        match self.memory {
+            Some(memory) => memory.records::<R>(),
+            None => self.current.records::<R>(),
+        }
+    }
+}
+
 /// Merge one part: its slice of every run, into records `out_lo..out_hi` of the target.
 fn merge_part<R: Record>(
     pipe: &mut Pipeline,
@@ -362,7 +383,8 @@ fn merge_part<R: Record>(
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
     let per_block = br / rb;
     let k = runs.len();
-    let depth = depth_for(plan, k as u64, parts);
+    let on_device = runs.iter().filter(|&&r| from.memory[r].is_none()).count();
+    let depth = depth_for(plan, on_device as u64, parts);
     // Read ahead in requests of several consecutive blocks (two in flight an input): the
     // model still counts B_r blocks, but the disk serves one 512 KiB request faster than
     // four of 128 KiB (dd here: 1.4 against 0.96 GB/s).
@@ -371,7 +393,9 @@ fn merge_part<R: Record>(
     let out_tag = |parity: u64| slots * k as u64 + parity;
     let mut inputs = Vec::with_capacity(k);
     for (j, (slice, &run)) in part.slices.into_iter().zip(runs).enumerate() {
+        let memory = from.memory[run].as_ref();
         let mut input = Input {
+            memory,
             tags: slots * j as u64,
             slots,
             chunk,
@@ -380,7 +404,7 @@ fn merge_part<R: Record>(
             at: slice.lo,
             end: slice.hi,
             next_block: slice.lo / per_block,
-            last_block: if slice.lo < slice.hi {
+            last_block: if slice.lo < slice.hi && memory.is_none() {
                 slice.hi.div_ceil(per_block)
             } else {
                 0
@@ -439,13 +463,13 @@ fn merge_part<R: Record>(
             merge_batch::<R>(&mut tree, &mut inputs, &mut positions, &mut out, batch);
         } else {
             let input = &mut inputs[w];
-            let record = input.current.records::<R>()[input.position];
+            let record = input.records::<R>()[input.position];
             out.buf.records_mut::<R>()[out.filled] = record;
             out.filled += 1;
             out.account(std::slice::from_ref(&record));
             input.position += 1;
             let next = if input.position < input.available {
-                Some(input.current.records::<R>()[input.position].key())
+                Some(input.records::<R>()[input.position].key())
             } else {
                 advance_block::<R>(pipe, input, br, per_block)?
             };
@@ -470,7 +494,7 @@ fn merge_part<R: Record>(
 #[inline(never)]
 fn merge_batch<R: Record>(
     tree: &mut LoserTree,
-    inputs: &mut [Input],
+    inputs: &mut [Input<'_>],
     positions: &mut [usize],
     out: &mut Output,
     batch: usize,
@@ -481,7 +505,7 @@ fn merge_batch<R: Record>(
     );
     let views: Vec<&[R]> = inputs
         .iter()
-        .map(|i| &i.current.records::<R>()[..i.available])
+        .map(|i| &i.records::<R>()[..i.available])
         .collect();
     for (p, input) in positions.iter_mut().zip(inputs.iter()) {
         *p = input.position;
@@ -658,7 +682,7 @@ fn write_shared_blocks<R: Record>(
 
 /// Ask for the input's next chunk (if any) into `buf`: a block already read, or up to
 /// `chunk` consecutive blocks from the device (stopping before a block already read).
-fn request_block(pipe: &mut Pipeline, input: &mut Input, br: u64, buf: AlignedBuf) {
+fn request_block(pipe: &mut Pipeline, input: &mut Input<'_>, br: u64, buf: AlignedBuf) {
     if input.next_block >= input.last_block {
         return;
     }
@@ -692,15 +716,22 @@ fn request_block(pipe: &mut Pipeline, input: &mut Input, br: u64, buf: AlignedBu
 }
 
 /// Move the input to its next chunk: wait for it, ask for the one after into the buffer
-/// just consumed, and return the first key (`None` when the slice is exhausted).
+/// just consumed, and return the first key (`None` when the slice is exhausted). A resident
+/// run's slice is one chunk, there from the start.
 fn advance_block<R: Record>(
     pipe: &mut Pipeline,
-    input: &mut Input,
+    input: &mut Input<'_>,
     br: u64,
     per_block: u64,
 ) -> Result<Option<u64>, EmError> {
     if input.at >= input.end {
         return Ok(None);
+    }
+    if input.memory.is_some() {
+        input.position = input.at as usize;
+        input.available = input.end as usize;
+        input.at = input.end;
+        return Ok(Some(input.records::<R>()[input.position].key()));
     }
     let (first, blocks, tag) = input
         .pending

@@ -23,7 +23,7 @@ mod plan;
 pub mod radix;
 
 pub use loser::LoserTree;
-pub use plan::{FanIn, Merge, Plan, Volumes, passes_needed};
+pub use plan::{FanIn, MAX_RESIDENT, Merge, Plan, Volumes, passes_needed};
 
 use crate::EmError;
 use crate::io::{AlignedBuf, BlockIo, IoStats, SimIo};

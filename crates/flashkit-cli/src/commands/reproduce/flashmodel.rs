@@ -357,6 +357,8 @@ fn disk(args: &FlashmodelArgs) -> Outcome {
                 fan_in: FanIn::Model,
                 direct: true,
                 threads: crate::commands::cores(),
+                // The paper's algorithm: every run goes to the disk.
+                resident_runs: 0,
             };
             let started = Instant::now();
             let report = sort_file::<u32>(&spec).map_err(failure)?;
