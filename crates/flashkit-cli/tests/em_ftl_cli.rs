@@ -332,3 +332,45 @@ fn absurd_record_counts_are_usage_errors() {
         assert_eq!(stderr.lines().count(), 1, "{args:?}: {stderr}");
     }
 }
+
+/// One merge pass: by default the last runs stay in memory (two fit beside the merge's
+/// buffers in 256 KiB), which saves writing and reading them; `--resident-runs 0` is the
+/// paper's algorithm. Both verify and read back the same sorted output.
+#[test]
+fn resident_runs_skip_the_device_and_zero_writes_every_run() {
+    let one_pass = [
+        "em",
+        "sort",
+        "--records",
+        "2^16",
+        "--memory",
+        "256K",
+        "--br",
+        "4K",
+        "--bw",
+        "16K",
+    ];
+    let kept = ok(&one_pass);
+    assert!(kept.contains("8 runs (2 kept in memory)"), "{kept}");
+    assert!(
+        kept.contains("predicted by the plan: RDV 0.88 MiB, WRV 0.88 MiB, 224 read and 56 write"),
+        "{kept}"
+    );
+    let all = ok(&[&one_pass[..], &["--resident-runs", "0"]].concat());
+    assert!(all.contains("8 runs (0 kept in memory)"), "{all}");
+    assert!(
+        all.contains("predicted by the plan: RDV 1.00 MiB, WRV 1.00 MiB, 256 read and 64 write"),
+        "{all}"
+    );
+    for text in [&kept, &all] {
+        assert!(
+            text.contains("read back: the output equals the input sorted by std's stable sort"),
+            "{text}"
+        );
+    }
+    assert_error(
+        &flashkit(&[&one_pass[..], &["--resident-runs", "4"]].concat()),
+        2,
+        "--resident-runs",
+    );
+}
