@@ -415,8 +415,10 @@ fn merge_part<R: Record>(
             position: 0,
             available: 0,
         };
-        for _ in 0..slots {
-            request_block(pipe, &mut input, br, AlignedBuf::new((chunk * br) as usize));
+        if memory.is_none() {
+            for _ in 0..slots {
+                request_block(pipe, &mut input, br, AlignedBuf::new((chunk * br) as usize));
+            }
         }
         inputs.push(input);
     }
