@@ -1,0 +1,98 @@
+//! Where the time of a fragmented read goes in VET: cache misses or work.
+//!
+//! `cargo run --release -p flashkit-ftl --example vet_read_cost`
+//!
+//! A homes-like state (issue 5, docs/reproduction/vet.md): 500,000 one-page writes over
+//! 4.2 M pages (16 GiB of 4 KiB pages), 90% of them in a hot 5%, then 20,000 reads of 2 or 4
+//! pages with the same skew, timed three ways:
+//! - *between writes*: 40 writes before each read, as in the homes workload;
+//! - *streamed*: the reads back to back, each at a new address;
+//! - *repeated*: each read ten times in a row, so everything it touches is in the cache:
+//!   what is left is the work of the walk itself.
+//!
+//! The page table does the same reads for comparison. Each figure is wall-clock nanoseconds
+//! per read, `Instant` around the call included (about 16-20 ns here).
+
+use flashkit_core::{Lpn, PageRange, Ppn, SimRng, SimRngExt};
+use flashkit_ftl::vet::Fold;
+use flashkit_ftl::{InsertScheme, Mapping, PageTable, Pf, Vet};
+use rand::Rng;
+use std::time::Instant;
+
+const PAGES: u32 = 4_200_000;
+
+fn address(rng: &mut SimRng) -> u32 {
+    if rng.random_bool(0.9) {
+        rng.random_range(0..PAGES / 20)
+    } else {
+        rng.random_range(0..PAGES - 8)
+    }
+}
+
+fn run<M: Mapping>(name: &str, mut mapping: M) {
+    let mut rng = SimRng::for_stream(1, "vet-read-cost");
+    let mut next = 0u32;
+    let mut sink = 0u64;
+    let mut write = |mapping: &mut M, rng: &mut SimRng, sink: &mut u64| {
+        let lpn = address(rng);
+        mapping.update(Lpn(lpn), Ppn(next), 1, &mut |p| *sink += u64::from(p.0));
+        next += 1;
+    };
+    for _ in 0..500_000 {
+        write(&mut mapping, &mut rng, &mut sink);
+    }
+    let reads: Vec<(u32, u32)> = (0..20_000)
+        .map(|_| {
+            let len = if rng.random_bool(0.5) { 2 } else { 4 };
+            (address(&mut rng), len)
+        })
+        .collect();
+    let read = |mapping: &M, (lpn, len): (u32, u32), sink: &mut u64| {
+        mapping.translate(PageRange::new(Lpn(lpn), len), &mut |r| {
+            *sink += u64::from(r.len)
+        });
+    };
+    let mut between = 0u128;
+    for &r in &reads {
+        for _ in 0..40 {
+            write(&mut mapping, &mut rng, &mut sink);
+        }
+        let clock = Instant::now();
+        read(&mapping, r, &mut sink);
+        between += clock.elapsed().as_nanos();
+    }
+    let mut streamed = 0u128;
+    for &r in &reads {
+        let clock = Instant::now();
+        read(&mapping, r, &mut sink);
+        streamed += clock.elapsed().as_nanos();
+    }
+    let mut repeated = 0u128;
+    for &r in &reads {
+        let clock = Instant::now();
+        for _ in 0..10 {
+            read(&mapping, r, &mut sink);
+        }
+        repeated += clock.elapsed().as_nanos();
+    }
+    std::hint::black_box(sink);
+    let n = reads.len() as f64;
+    println!(
+        "{name:<12} {:>14.1} {:>10.1} {:>10.1} {:>10.1}",
+        between as f64 / n,
+        streamed as f64 / n,
+        repeated as f64 / (10.0 * n),
+        mapping.memory().heap_bytes as f64 / f64::from(1 << 20)
+    );
+}
+
+fn main() {
+    println!(
+        "{:<12} {:>14} {:>10} {:>10} {:>10}",
+        "mapping", "between [ns]", "streamed", "repeated", "heap MiB"
+    );
+    for _ in 0..2 {
+        run("page table", PageTable::new(PAGES));
+        run("VET BIS PF", Vet::<Pf, Fold>::new(PAGES, InsertScheme::Bis));
+    }
+}
