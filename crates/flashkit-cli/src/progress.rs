@@ -3,6 +3,7 @@
 use flashkit_sim::Progress;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
+use std::sync::Mutex;
 
 pub struct Bar {
     label: String,
@@ -25,16 +26,7 @@ impl Progress for Bar {
         if !self.enabled {
             return;
         }
-        let bar = match total {
-            Some(total) => ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr()),
-            None => ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr()),
-        };
-        let template = "{prefix:>28} [{bar:30}] {human_pos}/{human_len} {per_sec} eta {eta}";
-        if let Ok(style) = ProgressStyle::with_template(template) {
-            bar.set_style(style.progress_chars("=> "));
-        }
-        bar.set_prefix(format!("{} {phase}", self.label));
-        self.bar = Some(bar);
+        self.bar = Some(styled(&self.label, phase, total));
     }
 
     fn advance(&mut self, units: u64) {
@@ -47,5 +39,78 @@ impl Progress for Bar {
         if let Some(bar) = self.bar.take() {
             bar.finish_and_clear();
         }
+    }
+}
+
+/// A bar with the project's style: `label phase [=====>   ] done/total rate eta`.
+fn styled(label: &str, phase: &str, total: Option<u64>) -> ProgressBar {
+    let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
+    let template = "{prefix:>28} [{bar:30}] {human_pos}/{human_len} {per_sec} eta {eta}";
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar.set_prefix(format!("{label} {phase}"));
+    bar
+}
+
+/// The same bars for flashkit-em's runs, whose merge parts report from several threads at
+/// once (records done, one call per 16 MiB output block or run, so the lock is cold).
+pub struct SharedBar {
+    label: String,
+    bar: Mutex<Option<ProgressBar>>,
+    enabled: bool,
+}
+
+impl SharedBar {
+    pub fn new(label: &str) -> Self {
+        SharedBar {
+            label: label.to_string(),
+            bar: Mutex::new(None),
+            enabled: std::io::stdout().is_terminal(),
+        }
+    }
+
+    fn with_bar(&self, f: impl FnOnce(&mut Option<ProgressBar>)) {
+        if self.enabled {
+            // A poisoned lock means a reporting thread panicked; the bar is not worth a
+            // second panic.
+            if let Ok(mut bar) = self.bar.lock() {
+                f(&mut bar);
+            }
+        }
+    }
+}
+
+impl Drop for SharedBar {
+    /// A run that failed leaves no half-drawn bar above its error message.
+    fn drop(&mut self) {
+        flashkit_em::progress::Progress::finish(self);
+    }
+}
+
+impl flashkit_em::progress::Progress for SharedBar {
+    fn phase(&self, name: &str, total: u64) {
+        self.with_bar(|bar| {
+            if let Some(old) = bar.take() {
+                old.finish_and_clear();
+            }
+            *bar = Some(styled(&self.label, name, Some(total)));
+        });
+    }
+
+    fn advance(&self, units: u64) {
+        self.with_bar(|bar| {
+            if let Some(bar) = bar {
+                bar.inc(units);
+            }
+        });
+    }
+
+    fn finish(&self) {
+        self.with_bar(|bar| {
+            if let Some(old) = bar.take() {
+                old.finish_and_clear();
+            }
+        });
     }
 }

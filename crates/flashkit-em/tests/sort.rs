@@ -339,3 +339,60 @@ fn the_merge_notices_a_corrupted_run() {
         }
     }
 }
+
+/// Progress: run formation and every merge pass report all the input's records, from
+/// however many threads, and nothing else (the CLI's bars rely on the totals).
+#[test]
+fn progress_reports_every_record_once_per_phase() {
+    use flashkit_em::progress::Progress;
+    use flashkit_em::sort::{sort_parallel_with_progress, write_records};
+    use std::sync::Mutex;
+
+    #[derive(Default)]
+    struct Tally(Mutex<Vec<(String, u64, u64)>>);
+    impl Progress for Tally {
+        fn phase(&self, name: &str, total: u64) {
+            self.0
+                .lock()
+                .expect("lock")
+                .push((name.to_string(), total, 0));
+        }
+        fn advance(&self, units: u64) {
+            let mut phases = self.0.lock().expect("lock");
+            phases.last_mut().expect("a phase started").2 += units;
+        }
+    }
+
+    let sizes = BlockSizes::new(512, 2048).expect("valid");
+    for (fan_in, threads, resident, names) in [
+        (FanIn::Model, 2, 3, vec!["run formation", "merge"]),
+        (
+            FanIn::Fixed(3),
+            3,
+            0,
+            vec![
+                "run formation",
+                "merge pass 1/3",
+                "merge pass 2/3",
+                "merge pass 3/3",
+            ],
+        ),
+    ] {
+        let input = random::<u64>(100_000, 60);
+        let plan = Plan::new(100_000, 8, sizes, 256 * 1024, fan_in)
+            .expect("plan")
+            .keep_resident(resident);
+        let layout = Layout::packed(&plan);
+        let mut io = SimIo::with_data(sizes);
+        write_records(&mut io, layout.input, &input).expect("input");
+        let tally = Tally::default();
+        sort_parallel_with_progress::<u64, _>(&mut io, &plan, &layout, threads, &tally)
+            .expect("sort");
+        let phases = tally.0.into_inner().expect("lock");
+        let seen: Vec<&str> = phases.iter().map(|(n, _, _)| n.as_str()).collect();
+        assert_eq!(seen, names);
+        for (name, total, done) in &phases {
+            assert_eq!((*total, *done), (100_000, 100_000), "{name}");
+        }
+    }
+}

@@ -5,6 +5,7 @@
 use crate::args::Size;
 use crate::commands::em_ftl;
 use crate::output::write_json;
+use crate::progress::SharedBar;
 use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::Context;
@@ -13,9 +14,11 @@ use flashkit_core::units::format_size;
 use flashkit_em::EmError;
 use flashkit_em::io::{BlockSizes, IoStats};
 use flashkit_em::model::{Cost, FlashModel};
+use flashkit_em::progress::Progress as _;
 use flashkit_em::record::{KeyPayload, RecordKind};
 use flashkit_em::sort::files::{
-    FileSortReport, FileSortSpec, InputOrder, IoMode, generate_file, sort_file,
+    FileSortReport, FileSortSpec, InputOrder, IoMode, generate_file_with_progress,
+    sort_file_with_progress,
 };
 use flashkit_em::sort::{FanIn, MAX_RESIDENT, Plan};
 use flashkit_ftl::FtlKind;
@@ -337,14 +340,32 @@ fn print_bounds(model: &FlashModel, args: &ModelArgs) {
 
 fn generate(args: GenArgs) -> Outcome {
     let started = Instant::now();
+    let bar = SharedBar::new("em gen");
     let backend = match args.record {
-        RecordKind::U32 => generate_file::<u32>(&args.output, args.records, args.order, args.seed),
-        RecordKind::U64 => generate_file::<u64>(&args.output, args.records, args.order, args.seed),
-        RecordKind::KeyPayload => {
-            generate_file::<KeyPayload>(&args.output, args.records, args.order, args.seed)
-        }
+        RecordKind::U32 => generate_file_with_progress::<u32>(
+            &args.output,
+            args.records,
+            args.order,
+            args.seed,
+            &bar,
+        ),
+        RecordKind::U64 => generate_file_with_progress::<u64>(
+            &args.output,
+            args.records,
+            args.order,
+            args.seed,
+            &bar,
+        ),
+        RecordKind::KeyPayload => generate_file_with_progress::<KeyPayload>(
+            &args.output,
+            args.records,
+            args.order,
+            args.seed,
+            &bar,
+        ),
     }
     .map_err(failure)?;
+    bar.finish();
     println!(
         "wrote {} {} records ({}) to {} in {:.2} s ({backend})",
         args.records,
@@ -396,12 +417,14 @@ fn sort(args: SortArgs) -> Outcome {
             .map_or_else(crate::commands::cores, |t| t as usize),
     };
     let started = Instant::now();
+    let bar = SharedBar::new("em sort");
     let report = match args.record {
-        RecordKind::U32 => sort_file::<u32>(&spec),
-        RecordKind::U64 => sort_file::<u64>(&spec),
-        RecordKind::KeyPayload => sort_file::<KeyPayload>(&spec),
+        RecordKind::U32 => sort_file_with_progress::<u32>(&spec, &bar),
+        RecordKind::U64 => sort_file_with_progress::<u64>(&spec, &bar),
+        RecordKind::KeyPayload => sort_file_with_progress::<KeyPayload>(&spec, &bar),
     }
     .map_err(failure)?;
+    bar.finish();
     let wall = started.elapsed().as_secs_f64();
     print_sort(&report, &model, args.record, wall);
     if let Some(path) = &args.json {

@@ -8,6 +8,7 @@ use super::{Layout, SortOutcome};
 use crate::EmError;
 use crate::io::worker::{Pipeline, with_pipeline, with_pipelines};
 use crate::io::{AlignedBuf, BlockIo, IoStats};
+use crate::progress::Progress;
 use crate::record::{Checksum, Record};
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -64,6 +65,7 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
     plan: &Plan,
     layout: &Layout,
     threads: usize,
+    progress: &dyn Progress,
 ) -> Result<SortOutcome, EmError> {
     assert_eq!(
         plan.record_bytes,
@@ -78,8 +80,9 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
     let mut levels = level_layout(plan, layout);
     let start = io.stats();
     let clock = Instant::now();
+    progress.phase("run formation", plan.records);
     let input_checksum = with_pipeline(io, |pipe| {
-        form_runs::<R>(pipe, plan, layout, &mut levels[0])
+        form_runs::<R>(pipe, plan, layout, &mut levels[0], progress)
     })?;
     let run_formation = io.stats() - start;
     let run_seconds = clock.elapsed().as_secs_f64();
@@ -98,11 +101,17 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
                 .max()
                 .unwrap_or(1);
             let parts = parts_for(plan, widest, threads);
+            let name = if plan.passes.len() == 1 {
+                "merge".to_string()
+            } else {
+                format!("merge pass {}/{}", pass + 1, plan.passes.len())
+            };
+            progress.phase(&name, plan.records);
             output_checksum = with_pipelines(io, parts, |pipes| {
                 let mut sum = Checksum::default();
                 for (index, merge) in merges.iter().enumerate() {
                     let target = (to.offsets[index], to.lengths[index]);
-                    let merged = merge_runs::<R>(pipes, plan, from, *merge, target)?;
+                    let merged = merge_runs::<R>(pipes, plan, from, *merge, target, progress)?;
                     sum.merge(&merged.checksum);
                     to.block_keys[index] = merged.block_keys;
                 }
@@ -135,6 +144,7 @@ fn form_runs<R: Record>(
     plan: &Plan,
     layout: &Layout,
     runs: &mut Level,
+    progress: &dyn Progress,
 ) -> Result<Checksum, EmError> {
     let rb = plan.record_bytes;
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
@@ -175,6 +185,7 @@ fn form_runs<R: Record>(
             &mut scratch.records_mut::<R>()[..n],
         );
         checksum.merge(&sorted.checksum);
+        progress.advance(n as u64);
         if sorted.in_scratch {
             std::mem::swap(&mut current, &mut scratch);
         }

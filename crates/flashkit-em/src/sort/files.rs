@@ -7,9 +7,10 @@
 //! run), and `tl` (pages of `B_r`, temporary data through the translation layer, so the
 //! scratch file sees only `B_w` writes).
 
-use super::{Layout, Plan, SortOutcome, Volumes, sort, sort_parallel};
+use super::{Layout, Plan, SortOutcome, Volumes, exec};
 use crate::EmError;
 use crate::io::{AlignedBuf, BlockIo, BlockSizes, FileIo, IoStats, Segment, SplitIo};
+use crate::progress::{Progress, Silent};
 use crate::record::Record;
 use crate::tl::{TlStats, TranslationLayer};
 use flashkit_core::{SimRng, SimRngExt};
@@ -157,6 +158,14 @@ pub fn count_records<R: Record>(path: &Path) -> Result<u64, EmError> {
 
 /// Sort the file `spec.input` into `spec.output`.
 pub fn sort_file<R: Record>(spec: &FileSortSpec) -> Result<FileSortReport, EmError> {
+    sort_file_with_progress::<R>(spec, &Silent)
+}
+
+/// [`sort_file`], reporting run formation and each merge pass to `progress`.
+pub fn sort_file_with_progress<R: Record>(
+    spec: &FileSortSpec,
+    progress: &dyn Progress,
+) -> Result<FileSortReport, EmError> {
     let records = count_records::<R>(&spec.input)?;
     let sizes = spec.mode.algorithm_sizes(spec.sizes);
     let plan = Plan::new(
@@ -176,7 +185,7 @@ pub fn sort_file<R: Record>(spec: &FileSortSpec) -> Result<FileSortReport, EmErr
     let scratch_path = spec
         .scratch_dir
         .join(format!("flashkit-sort-{}.tmp", std::process::id()));
-    let result = run::<R>(spec, &plan, &layout, &scratch_path);
+    let result = run::<R>(spec, &plan, &layout, &scratch_path, progress);
     let _ = std::fs::remove_file(&scratch_path);
     let (outcome, device, tl, backend) = result?;
     Ok(FileSortReport {
@@ -202,6 +211,7 @@ fn run<R: Record>(
     plan: &Plan,
     layout: &Layout,
     scratch: &Path,
+    progress: &dyn Progress,
 ) -> Result<RunResult, EmError> {
     let outer = vec![
         Segment::existing(&spec.input, 0),
@@ -213,7 +223,8 @@ fn run<R: Record>(
         let physical = FileIo::open(spec.sizes, vec![Segment::create(scratch, 0)], spec.direct)?;
         let layer = TranslationLayer::new(physical, 2, None)?;
         let mut io = SplitIo::new(files, layer, SCRATCH_BASE);
-        let outcome = sort::<R, _>(&mut io, plan, layout)?;
+        // Serial: the layer's placement depends on the order of the transfers.
+        let outcome = exec::execute::<R, _>(&mut io, plan, layout, 1, progress)?;
         io.low.set_len(OUTPUT_BASE, exact)?;
         io.sync()?;
         let device = io.low.stats() + io.high.inner().stats();
@@ -223,7 +234,7 @@ fn run<R: Record>(
         let mut segments = outer;
         segments.push(Segment::create(scratch, SCRATCH_BASE));
         let mut io = FileIo::open(plan.sizes, segments, spec.direct)?;
-        let outcome = sort_parallel::<R, _>(&mut io, plan, layout, spec.threads)?;
+        let outcome = exec::execute::<R, _>(&mut io, plan, layout, spec.threads.max(1), progress)?;
         io.set_len(OUTPUT_BASE, exact)?;
         io.sync()?;
         let backend = io.describe();
@@ -275,6 +286,18 @@ pub fn generate_file<R: Record>(
     order: InputOrder,
     seed: u64,
 ) -> Result<String, EmError> {
+    generate_file_with_progress::<R>(path, records, order, seed, &Silent)
+}
+
+/// [`generate_file`], reporting the records written to `progress`.
+pub fn generate_file_with_progress<R: Record>(
+    path: &Path,
+    records: u64,
+    order: InputOrder,
+    seed: u64,
+    progress: &dyn Progress,
+) -> Result<String, EmError> {
+    progress.phase("writing", records);
     const CHUNK: u64 = 16 << 20;
     let sizes = BlockSizes::same(CHUNK)?;
     let mut io = FileIo::open(sizes, vec![Segment::create(path, 0)], true)?;
@@ -297,6 +320,7 @@ pub fn generate_file<R: Record>(
             };
         }
         io.write(written * R::BYTES as u64, buf.bytes())?;
+        progress.advance(take as u64);
         written += take as u64;
     }
     io.set_len(0, records * R::BYTES as u64)?;

@@ -20,6 +20,7 @@ use super::plan::{Merge, Plan};
 use crate::EmError;
 use crate::io::AlignedBuf;
 use crate::io::worker::Pipeline;
+use crate::progress::Progress;
 use crate::record::{Checksum, Record};
 use std::collections::VecDeque;
 
@@ -104,6 +105,7 @@ pub(super) fn merge_runs<R: Record>(
     from: &Level,
     merge: Merge,
     target: (u64, u64),
+    progress: &dyn Progress,
 ) -> Result<Merged, EmError> {
     let rb = plan.record_bytes;
     let per_block = plan.sizes.read_bytes / rb;
@@ -113,28 +115,23 @@ pub(super) fn merge_runs<R: Record>(
     let wanted = pipes.len();
     let parts = plan_parts::<R>(&mut pipes[0], wanted, plan, from, &runs, per_block)?;
     debug_assert_eq!(parts.last().map(|p| p.out_hi), Some(target.1));
+    let job = Job {
+        plan,
+        from,
+        runs: &runs,
+        target,
+        parts: wanted,
+        progress,
+    };
     let outputs: Vec<Result<PartOutput, EmError>> = if parts.len() == 1 {
         let part = parts.into_iter().next().expect("invariant: one part");
-        vec![merge_part::<R>(
-            &mut pipes[0],
-            plan,
-            from,
-            &runs,
-            part,
-            target,
-            wanted,
-        )]
+        vec![merge_part::<R>(&mut pipes[0], job, part)]
     } else {
         std::thread::scope(|scope| {
             let handles: Vec<_> = pipes
                 .iter_mut()
                 .zip(parts)
-                .map(|(pipe, part)| {
-                    let runs = &runs;
-                    scope.spawn(move || {
-                        merge_part::<R>(pipe, plan, from, runs, part, target, wanted)
-                    })
-                })
+                .map(|(pipe, part)| scope.spawn(move || merge_part::<R>(pipe, job, part)))
                 .collect();
             handles
                 .into_iter()
@@ -369,16 +366,33 @@ impl Input<'_> {
     }
 }
 
+/// What every part of one merge shares: the plan, the level merged from, the runs merged
+/// (indices into it), the target (offset, records), how many parts there are, and where to
+/// report progress.
+#[derive(Clone, Copy)]
+struct Job<'a> {
+    plan: &'a Plan,
+    from: &'a Level,
+    runs: &'a [usize],
+    target: (u64, u64),
+    parts: usize,
+    progress: &'a dyn Progress,
+}
+
 /// Merge one part: its slice of every run, into records `out_lo..out_hi` of the target.
 fn merge_part<R: Record>(
     pipe: &mut Pipeline,
-    plan: &Plan,
-    from: &Level,
-    runs: &[usize],
+    job: Job<'_>,
     part: Part,
-    target: (u64, u64),
-    parts: usize,
 ) -> Result<PartOutput, EmError> {
+    let Job {
+        plan,
+        from,
+        runs,
+        target,
+        parts,
+        progress,
+    } = job;
     let rb = plan.record_bytes;
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
     let per_block = br / rb;
@@ -478,10 +492,12 @@ fn merge_part<R: Record>(
             tree.replace_winner(next);
         }
         if out.filled as u64 == per_out {
+            progress.advance((out.filled - out.from) as u64);
             out.flush::<R>(pipe, plan, target.0, out_tag, &mut output, false)?;
         }
     }
     if out.filled > out.from {
+        progress.advance((out.filled - out.from) as u64);
         out.flush::<R>(pipe, plan, target.0, out_tag, &mut output, true)?;
     }
     pipe.drain()?;

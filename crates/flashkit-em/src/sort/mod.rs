@@ -27,6 +27,7 @@ pub use plan::{FanIn, MAX_RESIDENT, Merge, Plan, Volumes, passes_needed};
 
 use crate::EmError;
 use crate::io::{AlignedBuf, BlockIo, IoStats, SimIo};
+use crate::progress::{Progress, Silent};
 use crate::record::{Checksum, Record};
 use serde::Serialize;
 
@@ -93,7 +94,7 @@ pub fn sort<R: Record, I: BlockIo + ?Sized>(
     plan: &Plan,
     layout: &Layout,
 ) -> Result<SortOutcome, EmError> {
-    exec::execute::<R, I>(io, plan, layout, 1)
+    exec::execute::<R, I>(io, plan, layout, 1, &Silent)
 }
 
 /// [`sort`] with each merge split by key range into up to `threads` parts merged in
@@ -107,7 +108,19 @@ pub fn sort_parallel<R: Record, I: BlockIo + ?Sized>(
     layout: &Layout,
     threads: usize,
 ) -> Result<SortOutcome, EmError> {
-    exec::execute::<R, I>(io, plan, layout, threads.max(1))
+    exec::execute::<R, I>(io, plan, layout, threads.max(1), &Silent)
+}
+
+/// [`sort_parallel`], reporting run formation and each merge pass to `progress` (records
+/// done of the input's).
+pub fn sort_parallel_with_progress<R: Record, I: BlockIo + ?Sized>(
+    io: &mut I,
+    plan: &Plan,
+    layout: &Layout,
+    threads: usize,
+    progress: &dyn Progress,
+) -> Result<SortOutcome, EmError> {
+    exec::execute::<R, I>(io, plan, layout, threads.max(1), progress)
 }
 
 /// Issue exactly the transfers [`sort`] would for `plan`, without data: on a counting
