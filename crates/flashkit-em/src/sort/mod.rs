@@ -108,7 +108,7 @@ pub fn sort_parallel<R: Record, I: BlockIo + ?Sized>(
     layout: &Layout,
     threads: usize,
 ) -> Result<SortOutcome, EmError> {
-    exec::execute::<R, I>(io, plan, layout, threads.max(1), &Silent)
+    sort_parallel_with_progress::<R, I>(io, plan, layout, threads, &Silent)
 }
 
 /// [`sort_parallel`], reporting run formation and each merge pass to `progress` (records
