@@ -373,6 +373,57 @@ fn extent_mappings_compare_with_the_page_table_and_reach_its_state() {
     );
 }
 
+/// The largest real write stream we have (CloudPhysics, 113,872 requests), on a
+/// preconditioned drive where garbage collection moves pages all the time: every mapping
+/// must bring the FTL to the same state.
+#[test]
+fn extent_mappings_reach_the_page_tables_state_on_a_real_trace_under_gc() {
+    let trace = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../../shared/traces/cloudphysics/cloudPhysicsIO.csv.gz"
+    );
+    if !Path::new(trace).exists() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI must have ../shared/traces ({trace})"
+        );
+        println!("skipped: the public trace excerpts are not at {trace}");
+        return;
+    }
+    let output = flashkit(&[
+        "compare",
+        "--trace",
+        trace,
+        "--ftl",
+        "page,vet,emt",
+        "--vet-insert",
+        "bis",
+        "--vet-nodes",
+        "pd,pf",
+        "--gc",
+        "greedy",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    let row = |name: &str| -> Vec<String> {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("no {name} row: {text}"))
+            .split_whitespace()
+            .skip(name.split_whitespace().count())
+            .map(|s| s.replace(',', ""))
+            .collect()
+    };
+    let hashes = row("state hash");
+    assert_eq!(hashes.len(), 4, "{text}");
+    assert!(
+        hashes.iter().all(|h| *h == hashes[0]),
+        "one FTL, four mappings, one state: {hashes:?}"
+    );
+    let moved: u64 = row("GC pages moved")[0].parse().expect("a count");
+    assert!(moved > 100_000, "the run must exercise GC, moved {moved}");
+}
+
 #[test]
 fn reproduce_vet_quick_prints_ours_beside_the_papers() {
     let traces = concat!(env!("CARGO_MANIFEST_DIR"), "/../../../shared/traces");

@@ -161,13 +161,15 @@ fn hot(access_percent: f64, space_percent: f64) -> Pattern {
 }
 
 /// The public trace excerpts used, relative to the traces directory.
-const TRACES: [&str; 6] = [
+const TRACES: [&str; 8] = [
     "msr/hm_0.sample1000.csv",
     "msr/rsrch_0.sample1000.csv",
     "spc/WebSearch1.first24783.derived.spc.gz",
     "fiu/cheetah.cs.fiu.edu-110108-113008.2.first9998.blkparse.gz",
     "systor/systor17-traces-sample.csv",
     "tencent/cloud_storage-sample.csv.gz",
+    "cloudphysics/cloudPhysicsIO.csv.gz",
+    "disksim/tpcc-small.trace",
 ];
 
 /// One scheme on one workload.
