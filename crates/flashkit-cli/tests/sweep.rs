@@ -247,3 +247,30 @@ fn the_report_is_self_contained_with_parseable_figures() {
     let usage = flashkit(&["report", s(&out)]);
     assert_eq!(usage.status.code(), Some(2));
 }
+
+#[test]
+fn zero_workers_are_a_usage_error_not_a_panic() {
+    // Found by the bad-input sweep: `--jobs 0` (or `jobs = 0` in the file) indexed an empty
+    // list of progress bars and panicked with exit code 101.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    let sweep = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n[grid]\nftl = [\"page\"]\n";
+    std::fs::write(&file, sweep).expect("write");
+    let out = dir.path().join("out");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--jobs", "0"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("--jobs is 0"),
+        "{}",
+        text(&output.stderr)
+    );
+    std::fs::write(&file, format!("jobs = 0\n{sweep}")).expect("write");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains("sweep.toml: jobs is 0"),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(!out.join("results.jsonl").exists(), "nothing ran");
+}

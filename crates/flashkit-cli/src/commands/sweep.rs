@@ -226,6 +226,17 @@ fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
 
 pub fn run(args: SweepArgs) -> Outcome {
     let (file, cells) = load(&args.file).map_err(Failure::Usage)?;
+    let jobs = args.jobs.or(file.jobs).unwrap_or_else(super::cores);
+    if jobs == 0 {
+        let source = if args.jobs.is_some() {
+            "--jobs".to_string()
+        } else {
+            format!("sweep file {}: jobs", args.file.display())
+        };
+        return Err(Failure::Usage(anyhow!(
+            "{source} is 0; a sweep needs at least one worker"
+        )));
+    }
     let name = file
         .name
         .clone()
@@ -256,7 +267,6 @@ pub fn run(args: SweepArgs) -> Outcome {
         .cloned()
         .collect();
     let skipped = cells.len() - todo.len();
-    let jobs = args.jobs.or(file.jobs).unwrap_or_else(super::cores);
     let ran = todo.len();
     let started = Instant::now();
     let bars = Bars::new(ran, jobs);
