@@ -99,11 +99,25 @@ fn the_sensor_workload_runs_range_queries() {
 
 #[test]
 fn bad_parameters_are_usage_errors() {
-    let cases: [&[&str]; 4] = [
+    // The last four were found by the bad-input sweep: no sensor readings panicked (exit
+    // 101), and a huge --spread redrew Gaussian keys forever.
+    let cases: [&[&str]; 8] = [
         &["index", "bench", "--structure", "btree"],
         &["index", "bench", "--capacity", "100K"],
         &["index", "bench", "--capacity", "1M", "--turnstile", "32"],
         &["reproduce", "fatlist", "--only", "everything"],
+        &["index", "bench", "--workload", "sensor", "--readings", "0"],
+        &[
+            "reproduce",
+            "fatlist",
+            "--quick",
+            "--only",
+            "sensor",
+            "--readings",
+            "0",
+        ],
+        &["index", "bench", "--keys", "100", "--spread", "1e300"],
+        &["index", "bench", "--keys", "100", "--spread", "nan"],
     ];
     for args in cases {
         let out = flashkit(args);

@@ -293,6 +293,18 @@ pub fn micro(
     timing: Timing,
     spec: &MicroSpec,
 ) -> Result<MicroReport, IndexError> {
+    // Draws outside the key range are drawn again: a spread far above the key count would
+    // (almost) never land inside it, and NaN or a non-positive spread is no distribution.
+    if !(spec.spread > 0.0 && spec.spread <= 1.0) {
+        return Err(IndexError::Config {
+            structure: "benchmark",
+            field: "spread",
+            reason: format!(
+                "{} is not a fraction of the key count in (0, 1]",
+                spec.spread
+            ),
+        });
+    }
     let mut values: Vec<Value> = vec![0; spec.keys as usize];
     let mut value_rng = SimRng::for_stream(spec.seed, "micro/values");
     let mut runner = PhaseRunner::new(index, timing);
@@ -421,6 +433,13 @@ pub fn sensor(
     spec: &SensorSpec,
     rounds: &[u64],
 ) -> Result<MacroReport, IndexError> {
+    if spec.readings == 0 && rounds.iter().any(|&count| count > 0) {
+        return Err(IndexError::Config {
+            structure: "benchmark",
+            field: "readings",
+            reason: "0 leaves no key for a range query to start at; give at least 1".into(),
+        });
+    }
     let keys = sensor_keys(spec);
     let mut model = std::collections::BTreeMap::new();
     let mut runner = PhaseRunner::new(index, timing);
@@ -566,6 +585,51 @@ mod tests {
         let report = sensor(index.as_mut(), NorPreset::K8C1215.timing, &spec, &[50]).expect("runs");
         assert_eq!(report.distinct_keys, distinct.len() as u64);
         assert!(report.pairs_returned > 0);
+    }
+
+    #[test]
+    fn bad_workload_parameters_are_config_errors() {
+        // Found by the CLI's bad-input sweep: no readings panicked on an empty key range,
+        // and a huge spread redrew Gaussian keys forever.
+        let geometry = NorGeometry::new(4096, 16).expect("valid");
+        let mut index = IndexSpec::new(Structure::FatList, 1)
+            .build(geometry)
+            .expect("build");
+        let none = SensorSpec {
+            readings: 0,
+            ..SensorSpec::default()
+        };
+        let error = sensor(index.as_mut(), NorPreset::K8C1215.timing, &none, &[5]);
+        assert!(
+            matches!(
+                error,
+                Err(IndexError::Config {
+                    field: "readings",
+                    ..
+                })
+            ),
+            "{error:?}"
+        );
+        for spread in [0.0, -1.0, f64::NAN, 1e300] {
+            let spec = MicroSpec {
+                keys: 10,
+                updates: 10,
+                queries: 10,
+                spread,
+                ..MicroSpec::default()
+            };
+            let error = micro(index.as_mut(), NorPreset::K8C1215.timing, &spec);
+            assert!(
+                matches!(
+                    error,
+                    Err(IndexError::Config {
+                        field: "spread",
+                        ..
+                    })
+                ),
+                "{spread}: {error:?}"
+            );
+        }
     }
 
     #[test]
