@@ -23,6 +23,9 @@ use rand::Rng;
 use rand_distr::{Distribution, Normal, Zipf};
 use serde::{Deserialize, Serialize};
 
+/// Gaussian draws tried before a start outside the span is clamped to the nearest valid one.
+const GAUSSIAN_DRAWS: u32 = 1000;
+
 /// Where requests fall.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
@@ -263,9 +266,10 @@ impl WorkloadSpec {
                 Ok(())
             }
             Pattern::Gaussian { center, stddev } => {
-                if !((0.0..=1.0).contains(center) && stddev.is_finite() && *stddev > 0.0) {
+                if !((0.0..=1.0).contains(center) && *stddev > 0.0 && *stddev <= 1.0) {
                     return fail(format!(
-                        "gaussian center {center} / stddev {stddev} out of range"
+                        "gaussian center {center} / stddev {stddev} out of range (center in \
+                         [0, 1], stddev in (0, 1], fractions of the span)"
                     ));
                 }
                 Ok(())
@@ -427,12 +431,17 @@ impl Workload {
                 let normal = self
                     .normal
                     .expect("invariant: gaussian pattern has a distribution");
-                loop {
-                    let x = normal.sample(&mut self.rng).round();
+                // Draws outside the span are drawn again, a bounded number of times: near an
+                // end with a tiny deviation (or requests too long to start there) nearly
+                // every draw falls outside, and the nearest valid start is taken instead.
+                let mut x = 0.0;
+                for _ in 0..GAUSSIAN_DRAWS {
+                    x = normal.sample(&mut self.rng).round();
                     if x >= 0.0 && (x as u64) < limit {
-                        break x as u64;
+                        break;
                     }
                 }
+                (x.max(0.0) as u64).min(limit - 1)
             }
             Pattern::Camera { .. } => unreachable!("camera requests are built separately"),
         }
@@ -699,6 +708,34 @@ mod tests {
         assert!(
             bad(&|s| s.read_size = Some(SizeDist::Fixed { bytes: 1000 }))
                 .contains("read size 1000 B")
+        );
+        // A deviation far wider than the span would (almost) never draw a start inside it.
+        assert!(
+            bad(&|s| {
+                s.pattern = Pattern::Gaussian {
+                    center: 0.5,
+                    stddev: 1e300,
+                }
+            })
+            .contains("stddev")
+        );
+    }
+
+    #[test]
+    fn a_gaussian_at_the_end_of_the_span_ends() {
+        // Found by the CLI's bad-input sweep: `--center 1 --stddev 1e-9` drew starts past the
+        // last valid one forever; now they are clamped to it after a bounded number of draws.
+        let mut s = spec(Pattern::Gaussian {
+            center: 1.0,
+            stddev: 1e-9,
+        });
+        s.requests = 100;
+        s.size = SizeDist::Fixed { bytes: 64 << 10 };
+        let requests: Vec<_> = Workload::new(s.clone(), 1).expect("valid").collect();
+        assert_eq!(requests.len(), 100);
+        assert!(
+            requests.iter().all(|r| r.end() == s.span_bytes),
+            "clamped to the end"
         );
     }
 }
