@@ -106,6 +106,18 @@ impl Blkparse {
         let op = rwbs(f[6])?;
         let volume = self.devices.volume(major, minor, "device")?;
         let has_range = n >= 10 && f[8] == b"+";
+        // A line cut after the sector (`R 540656`, `R 540656 +`) is not an event without
+        // data, which has no sector, or a command in parentheses after it.
+        let cut = !has_range
+            && (8..=9).contains(&n)
+            && f[7].iter().all(u8::is_ascii_digit)
+            && (n == 8 || f[8] == b"+");
+        if cut {
+            return Err(FieldError::new(
+                "sectors",
+                "missing: the line ends before `+ nsectors` (truncated?)",
+            ));
+        }
         let Some(op) = op else {
             return Ok(Parsed::Skip(Skip::NoData));
         };
@@ -289,6 +301,25 @@ mod tests {
                 .expect_err("n")
                 .field,
             "sectors"
+        );
+        // Found by the CLI's bad-input sweep: lines cut after the sector were counted as
+        // events without data and skipped.
+        for cut in [
+            &b"8,16 3 4 0.1 3645 D R 540656 +"[..],
+            b"8,16 3 4 0.1 3645 D W 540656",
+            b"8,16 3 4 0.1 3645 D N 540656 +",
+        ] {
+            assert_eq!(
+                p.parse(cut).expect_err("truncated").field,
+                "sectors",
+                "{}",
+                String::from_utf8_lossy(cut)
+            );
+        }
+        assert_eq!(
+            p.parse(b"8,16 3 4 0.1 3645 D FWS [kworker]")
+                .expect("a write without data"),
+            Parsed::Skip(Skip::NoData)
         );
     }
 }
