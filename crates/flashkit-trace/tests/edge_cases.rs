@@ -121,6 +121,29 @@ fn a_truncated_gzip_is_an_error_after_the_lines_before_it() {
 }
 
 #[test]
+fn a_gzip_cut_before_its_first_line_is_an_error_not_an_empty_trace() {
+    // Found by the CLI's bad-input sweep: a gzip file cut inside its header (or right after
+    // the signature) decompressed to nothing, so detection called it an empty trace and
+    // every command succeeded on it.
+    let dir = Dir::new();
+    let whole = dir.gzip("whole.csv.gz", MSR.repeat(100).as_bytes());
+    let bytes = std::fs::read(&whole).expect("read");
+    for keep in [2, 15] {
+        let cut = dir.file("cut.csv.gz", &bytes[..keep]);
+        for result in [
+            open(&cut, &TraceOptions::default()).map(|_| ()),
+            examine(&cut).map(|_| ()),
+        ] {
+            let message = result.expect_err("refused").to_string();
+            assert!(
+                message.contains("cut.csv.gz") && message.contains("truncated gzip"),
+                "{keep} bytes: {message}"
+            );
+        }
+    }
+}
+
+#[test]
 fn non_utf8_bytes_are_harmless_where_ignored_and_errors_where_read() {
     let dir = Dir::new();
     let path = dir.file("host.csv", b"1,h\xffst,0,Read,0,512,1\n");

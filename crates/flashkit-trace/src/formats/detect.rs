@@ -151,7 +151,7 @@ pub fn detect(path: &Path) -> Result<Detection, TraceError> {
 pub fn examine(path: &Path) -> Result<Detection, TraceError> {
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
-        source,
+        error: source,
     };
     let mut prefix = [0u8; 8];
     let got = File::open(path)
@@ -242,11 +242,12 @@ fn try_format(format: Format, sample: &[(u64, Vec<u8>)]) -> Verdict {
 fn sample_lines(path: &Path) -> Result<Vec<(u64, Vec<u8>)>, TraceError> {
     let mut input = open_text(path).map_err(|source| TraceError::Io {
         path: path.to_path_buf(),
-        source,
+        error: source,
     })?;
     let mut text = vec![0u8; SAMPLE_BYTES];
     let mut filled = 0;
     let mut complete = false;
+    let mut failed = None;
     while filled < SAMPLE_BYTES {
         match input.read(&mut text[filled..]) {
             Ok(0) => {
@@ -255,7 +256,10 @@ fn sample_lines(path: &Path) -> Result<Vec<(u64, Vec<u8>)>, TraceError> {
             }
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(_) => break,
+            Err(e) => {
+                failed = Some(e);
+                break;
+            }
         }
     }
     text.truncate(filled);
@@ -276,6 +280,23 @@ fn sample_lines(path: &Path) -> Result<Vec<(u64, Vec<u8>)>, TraceError> {
         if sample.len() == SAMPLE_LINES {
             break;
         }
+    }
+    // A read that failed before a single line is not an empty trace (a gzip file cut inside
+    // its header would otherwise read as one); a failure after some lines is reported, with
+    // its line number, when the file is read.
+    if let (true, Some(source)) = (sample.is_empty(), failed) {
+        let message = if source.kind() == std::io::ErrorKind::UnexpectedEof {
+            format!(
+                "before line 1: the compressed stream ends early (a truncated gzip file?): \
+                 {source}"
+            )
+        } else {
+            format!("before line 1: read failed: {source}")
+        };
+        return Err(TraceError::Format {
+            path: path.to_path_buf(),
+            message,
+        });
     }
     Ok(sample)
 }
