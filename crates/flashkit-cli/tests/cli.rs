@@ -291,6 +291,28 @@ fn runtime_errors_exit_1_and_name_the_file_or_request() {
     assert_error(&flashkit(&["trace", "stats", path_str(&trace)]), 1, "t.fkt");
 }
 
+#[test]
+fn the_reason_of_an_error_is_said_once() {
+    // Found by the bad-input sweep: the OS error of a trace that cannot be opened, and the
+    // FTL's failure on a request, were both the message's last words and its error source,
+    // so the error chain printed them twice ("x: No such file or directory (os error 2): No
+    // such file or directory (os error 2)").
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("missing.csv");
+    let worn = [&["replay", "--endurance", "1"], SMALL].concat();
+    for (output, reason) in [
+        (
+            flashkit(&["trace", "stats", path_str(&missing)]),
+            "(os error 2)",
+        ),
+        (flashkit(&worn), "no free block is left"),
+    ] {
+        assert_error(&output, 1, reason);
+        let err = stderr(&output);
+        assert_eq!(err.matches(reason).count(), 1, "{err}");
+    }
+}
+
 /// The benchmark's smoke-sized run: a speed-up that changes behaviour changes this hash.
 /// If a change is meant to alter behaviour, rerun `flashkit bench --smoke` and update the
 /// hash here, saying why in the commit.

@@ -129,7 +129,7 @@ impl<F: Ftl> Host<F> {
             return self
                 .ftl
                 .flush()
-                .map_err(|source| SimError::Ftl { index, source });
+                .map_err(|error| SimError::Ftl { index, error });
         }
         if request.size == 0 {
             self.counters.zero_length_requests += 1;
@@ -145,7 +145,7 @@ impl<F: Ftl> Host<F> {
             });
         }
         let range = self.pages_of(request);
-        let wrap = |source| SimError::Ftl { index, source };
+        let wrap = |error| SimError::Ftl { index, error };
         match request.op {
             Op::Read => {
                 self.counters.read_requests += 1;

@@ -85,12 +85,13 @@ pub enum SimError {
         capacity_bytes: u64,
     },
     /// The FTL failed on a request.
-    #[error("request {index}: {source}")]
+    #[error("request {index}: {error}")]
     Ftl {
         /// Zero-based request number (or the preconditioning step).
         index: u64,
-        /// The failure.
-        source: FtlError,
+        /// The failure: shown in the message, and not also a `source` (which would print it
+        /// twice in an error chain).
+        error: FtlError,
     },
     /// The run cannot be set up as asked.
     #[error("{0}")]

@@ -50,7 +50,7 @@ pub fn precondition<F: Ftl>(
     }
     let logical = host.ftl().geometry().logical_pages();
     let chunk = host.ftl().geometry().pages_per_block();
-    let fail = |source| SimError::Ftl { index: 0, source };
+    let fail = |error| SimError::Ftl { index: 0, error };
     if spec.sequential_fill {
         progress.start("precondition: sequential fill", Some(u64::from(logical)));
         let mut lpn = 0;

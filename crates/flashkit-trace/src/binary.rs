@@ -82,7 +82,7 @@ impl TraceWriter {
     pub fn create(path: &Path, source_digest: u128, description: &str) -> Result<Self, TraceError> {
         let io = |source| TraceError::Io {
             path: path.to_path_buf(),
-            source,
+            error: source,
         };
         if description.len() > MAX_DESCRIPTION as usize {
             return Err(TraceError::Format {
@@ -131,7 +131,7 @@ impl TraceWriter {
             .write_all(&record)
             .map_err(|source| TraceError::Io {
                 path: self.path.clone(),
-                source,
+                error: source,
             })
     }
 
@@ -147,7 +147,7 @@ impl TraceWriter {
         });
         let io = |source| TraceError::Io {
             path: self.path.clone(),
-            source,
+            error: source,
         };
         self.out.flush().map_err(io)?;
         let file = self.out.get_mut();
@@ -232,7 +232,7 @@ impl TraceReader {
         };
         let io = |source| TraceError::Io {
             path: path.to_path_buf(),
-            source,
+            error: source,
         };
         let file = File::open(path).map_err(io)?;
         let file_len = file.metadata().map_err(io)?.len();
@@ -396,7 +396,7 @@ impl TraceReader {
             Err(source) => {
                 self.pending = Some(TraceError::Io {
                     path: self.path.clone(),
-                    source,
+                    error: source,
                 });
                 return;
             }
@@ -408,7 +408,7 @@ impl TraceReader {
                 Err(source) => {
                     self.pending = Some(TraceError::Io {
                         path: self.path.clone(),
-                        source,
+                        error: source,
                     })
                 }
             }

@@ -104,12 +104,14 @@ impl Request {
 #[derive(Debug, Error)]
 pub enum TraceError {
     /// The file could not be opened, read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error: shown in the message, and not also a `source` (which would print
+        /// it twice in an error chain, "x: No such file or directory: No such file or
+        /// directory").
+        error: std::io::Error,
     },
     /// The file is not a valid trace as a whole (bad header, truncated).
     #[error("{path}: {message}")]

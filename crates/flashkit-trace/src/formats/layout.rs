@@ -372,7 +372,7 @@ pub fn file_digest(path: &Path) -> Result<u128, TraceError> {
     use std::io::Read;
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
-        source,
+        error: source,
     };
     let mut file = std::fs::File::open(path).map_err(io)?;
     let mut hasher = Xxh3::new();

@@ -542,7 +542,7 @@ impl TextReader {
     ) -> Result<Self, TraceError> {
         let input = lines::open_text(path).map_err(|source| TraceError::Io {
             path: path.to_path_buf(),
-            source,
+            error: source,
         })?;
         Ok(TextReader {
             path: path.to_path_buf(),
