@@ -577,10 +577,7 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
 
     #[inline]
     fn prefetch(&self, range: PageRange) {
-        // The first few pages are enough: a long request's later pages sit next to them.
-        for lpn in range.iter().take(4) {
-            self.mapping.prefetch(lpn);
-        }
+        self.mapping.prefetch_range(range);
     }
 
     fn trim(&mut self, range: PageRange) -> Result<(), FtlError> {
