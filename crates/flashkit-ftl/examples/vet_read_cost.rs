@@ -14,7 +14,7 @@
 //! per read, `Instant` around the call included (about 16-20 ns here).
 
 use flashkit_core::{Lpn, PageRange, Ppn, SimRng, SimRngExt};
-use flashkit_ftl::vet::Fold;
+use flashkit_ftl::vet::{Fold, PfNode, Swiss};
 use flashkit_ftl::{InsertScheme, Mapping, PageTable, Pf, Vet};
 use rand::Rng;
 use std::time::Instant;
@@ -78,7 +78,7 @@ fn run<M: Mapping>(name: &str, mut mapping: M) {
     std::hint::black_box(sink);
     let n = reads.len() as f64;
     println!(
-        "{name:<12} {:>14.1} {:>10.1} {:>10.1} {:>10.1}",
+        "{name:<18} {:>14.1} {:>10.1} {:>10.1} {:>10.1}",
         between as f64 / n,
         streamed as f64 / n,
         repeated as f64 / (10.0 * n),
@@ -88,11 +88,15 @@ fn run<M: Mapping>(name: &str, mut mapping: M) {
 
 fn main() {
     println!(
-        "{:<12} {:>14} {:>10} {:>10} {:>10}",
+        "{:<18} {:>14} {:>10} {:>10} {:>10}",
         "mapping", "between [ns]", "streamed", "repeated", "heap MiB"
     );
     for _ in 0..2 {
         run("page table", PageTable::new(PAGES));
-        run("VET BIS PF", Vet::<Pf, Fold>::new(PAGES, InsertScheme::Bis));
+        run("VET BIS PF", Vet::<Pf>::new(PAGES, InsertScheme::Bis));
+        run(
+            "VET BIS PF swiss",
+            Vet::<Pf, Swiss<PfNode, Fold>>::new(PAGES, InsertScheme::Bis),
+        );
     }
 }

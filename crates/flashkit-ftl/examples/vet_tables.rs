@@ -1,6 +1,7 @@
-//! Which hasher for the Virtual Extent Trie's table (and how EMT compares): the same seeded
-//! stream of extent writes and reads through `Vet<Pf, S>` for each candidate hasher `S`,
-//! both insertion schemes, and through `Emt`.
+//! Which hash table for the Virtual Extent Trie (and how EMT compares): the same seeded
+//! stream of extent writes and reads through `Vet<Pf, T>` for each candidate table `T` (the
+//! cuckoo table of one-line buckets, and hashbrown's SwissTable under each hasher), both
+//! insertion schemes and both node layouts, and through `Emt`.
 //!
 //! `cargo run --release -p flashkit-ftl --example vet_tables [OPS]`
 //!
@@ -9,10 +10,9 @@
 //! pages from a log. Times are wall clock over the whole stream; the best of three passes.
 
 use flashkit_core::{Lpn, PageRange, Ppn, SimRng, SimRngExt};
-use flashkit_ftl::vet::{Fib, Fold, Sip};
-use flashkit_ftl::{Chunked, Emt, InsertScheme, Mapping, Pf, Vet};
+use flashkit_ftl::vet::{Fib, Fold, NodeTable, PfNode, Sip, Swiss};
+use flashkit_ftl::{Chunked, Emt, InsertScheme, Mapping, NodeLayout, Pd, Pf, Vet};
 use rand::Rng;
-use std::hash::BuildHasher;
 use std::time::Instant;
 
 const PAGES: u32 = 1 << 26;
@@ -86,8 +86,8 @@ fn measure<M: Mapping>(make: impl Fn() -> M, ops: &[Op]) -> (f64, f64, u64, u64)
     best
 }
 
-fn vet<S: BuildHasher + Default + Clone>(scheme: InsertScheme) -> impl Fn() -> Vet<Pf, S> {
-    move || Vet::<Pf, S>::new(PAGES, scheme)
+fn vet<L: NodeLayout, T: NodeTable<L::Node>>(scheme: InsertScheme) -> impl Fn() -> Vet<L, T> {
+    move || Vet::<L, T>::new(PAGES, scheme)
 }
 
 fn main() {
@@ -114,16 +114,28 @@ fn main() {
     };
     for scheme in InsertScheme::ALL {
         print(
-            &format!("vet/{scheme}/pf sip"),
-            measure(vet::<Sip>(scheme), &ops),
+            &format!("vet/{scheme}/pf cuckoo"),
+            measure(vet::<Pf, <Pf as NodeLayout>::Table>(scheme), &ops),
         );
         print(
-            &format!("vet/{scheme}/pf foldhash"),
-            measure(vet::<Fold>(scheme), &ops),
+            &format!("vet/{scheme}/pf swiss sip"),
+            measure(vet::<Pf, Swiss<PfNode, Sip>>(scheme), &ops),
         );
         print(
-            &format!("vet/{scheme}/pf fibonacci"),
-            measure(vet::<Fib>(scheme), &ops),
+            &format!("vet/{scheme}/pf swiss foldhash"),
+            measure(vet::<Pf, Swiss<PfNode, Fold>>(scheme), &ops),
+        );
+        print(
+            &format!("vet/{scheme}/pf swiss fibonacci"),
+            measure(vet::<Pf, Swiss<PfNode, Fib>>(scheme), &ops),
+        );
+        print(
+            &format!("vet/{scheme}/pd cuckoo"),
+            measure(vet::<Pd, <Pd as NodeLayout>::Table>(scheme), &ops),
+        );
+        print(
+            &format!("vet/{scheme}/pd swiss foldhash"),
+            measure(vet::<Pd, Swiss<u32, Fold>>(scheme), &ops),
         );
     }
     print("emt (std BTreeMap)", measure(|| Emt::new(PAGES), &ops));

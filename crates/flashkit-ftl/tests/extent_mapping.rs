@@ -4,6 +4,7 @@
 
 use flashkit_core::{Lpn, PageRange, Ppn, SimRng, SimRngExt};
 use flashkit_ftl::extent::canonical_pieces;
+use flashkit_ftl::vet::{PfNode, Swiss};
 use flashkit_ftl::{Canonical, Emt, EmtRun, Extent, InsertScheme, Mapping, PageTable, Pd, Pf, Vet};
 use proptest::prelude::*;
 use rand::Rng;
@@ -318,6 +319,15 @@ fn subjects(pages: u32) -> Vec<Box<dyn Subject>> {
         Box::new((
             "vet/bis/pd".to_string(),
             Vet::<Pd>::new(pages, InsertScheme::Bis),
+        )),
+        // The SwissTable alternative to the default cuckoo table (vet_tables compares them).
+        Box::new((
+            "vet/bis/pf/swiss".to_string(),
+            Vet::<Pf, Swiss<PfNode>>::new(pages, InsertScheme::Bis),
+        )),
+        Box::new((
+            "vet/lis/pd/swiss".to_string(),
+            Vet::<Pd, Swiss<u32>>::new(pages, InsertScheme::Lis),
         )),
     ]
 }

@@ -15,12 +15,16 @@
 //! the other way: one more random access, into the record.
 
 use super::super::extent::Extent;
+use super::table::{Cuckoo, NodeTable};
 use std::fmt::Debug;
 
 /// How a virtual-trie node stores its content.
 pub trait NodeLayout: Default + Clone + Debug + Send + 'static {
     /// A node as stored in the hash table.
-    type Node: Copy + Debug + PartialEq + Send;
+    type Node: Copy + Default + Debug + PartialEq + Send + 'static;
+    /// The hash table a trie of these nodes uses unless told otherwise: buckets of one
+    /// cache line.
+    type Table: NodeTable<Self::Node>;
     /// Name in reports: `pf` or `pd`.
     const NAME: &'static str;
     /// Packed bytes of one hash-table entry, its 4-byte key included.
@@ -49,7 +53,7 @@ pub trait NodeLayout: Default + Clone + Debug + Send + 'static {
 }
 
 /// A pointer-free node: the input extent itself; `len == 0` marks an internal node.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct PfNode {
     start: u32,
     len: u32,
@@ -62,6 +66,7 @@ pub struct Pf;
 
 impl NodeLayout for Pf {
     type Node = PfNode;
+    type Table = Cuckoo<PfNode, 4>;
     const NAME: &'static str = "pf";
     const PACKED_NODE_BYTES: u64 = 16;
 
@@ -144,6 +149,7 @@ impl Pd {
 
 impl NodeLayout for Pd {
     type Node = u32;
+    type Table = Cuckoo<u32, 8>;
     const NAME: &'static str = "pd";
     const PACKED_NODE_BYTES: u64 = 8;
 

@@ -35,21 +35,26 @@
 
 mod hashing;
 mod layout;
+mod table;
 
 pub use hashing::{Fib, FibHasher, Fold, Sip};
 pub use layout::{NodeLayout, Pd, Pf, PfNode};
+pub use table::{Cuckoo, NodeTable, Swiss};
 
 use super::emt::contiguous_runs;
 use super::extent::{Canonical, Extent, canonical_pieces, universe_bits};
-use super::{Mapping, PhysRun, hash_runs};
+use super::{Mapping, PREFETCH_PAGES, PhysRun, hash_runs};
 use crate::{FtlError, MappingMemory};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
-use hashbrown::HashMap;
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::hash::BuildHasher;
+
+/// A walk's later addresses whose leaf can only be this many levels or fewer from the
+/// bottom are looked up by probing those levels directly ([`Vet::search_next`]): at most as
+/// many probes as a binary search over the trie's 20-odd levels takes.
+const DIRECT_LEVELS: u32 = 3;
 
 /// How internal nodes are created for a new leaf.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -184,8 +189,8 @@ struct SearchKey {
 
 /// What a search for one address found.
 enum Found<N> {
-    /// The leaf holding the address.
-    Leaf(N),
+    /// The leaf holding the address, and its level.
+    Leaf(N, u32),
     /// No leaf holds it; the canonical extent of this level around it is unmapped.
     Hole(u32),
 }
@@ -202,16 +207,21 @@ struct VetCounts {
     relocation_merges: u64,
 }
 
-/// The Virtual Extent Trie with node layout `L` over hasher `S`.
+/// The Virtual Extent Trie with node layout `L` in hash table `T`.
 #[derive(Clone)]
-pub struct Vet<L: NodeLayout = Pf, S: BuildHasher + Default + Clone = Fold> {
-    table: HashMap<u32, L::Node, S>,
+pub struct Vet<L: NodeLayout = Pf, T: NodeTable<L::Node> = <L as NodeLayout>::Table> {
+    table: T,
     layout: L,
     scheme: InsertScheme,
     bits: u32,
     logical_pages: u32,
     /// The vital internal levels of a leaf, by the leaf's level.
     vital: Vec<u64>,
+    /// The levels a binary search for a one-page leaf probes, level 0 included (BIS's vital
+    /// levels of level 0 whichever scheme built the trie: LIS has more internal nodes, not
+    /// a different search); what [`Mapping::prefetch_range`] fetches for a request's first
+    /// page.
+    search_path: u64,
     leaves: u64,
     extents: u64,
     mapped: u64,
@@ -220,7 +230,7 @@ pub struct Vet<L: NodeLayout = Pf, S: BuildHasher + Default + Clone = Fold> {
     scratch: Vec<(Extent, L::Node)>,
 }
 
-impl<L: NodeLayout, S: BuildHasher + Default + Clone> fmt::Debug for Vet<L, S> {
+impl<L: NodeLayout, T: NodeTable<L::Node>> fmt::Debug for Vet<L, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Vet")
             .field("layout", &L::NAME)
@@ -231,7 +241,7 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> fmt::Debug for Vet<L, S> {
     }
 }
 
-impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
+impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
     /// An empty trie over `logical_pages` pages (at most 2^31, see [`VetConfig::check`]).
     pub fn new(logical_pages: u32, scheme: InsertScheme) -> Self {
         assert!(
@@ -240,12 +250,13 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
         );
         let bits = universe_bits(logical_pages);
         Vet {
-            table: HashMap::with_hasher(S::default()),
+            table: T::default(),
             layout: L::default(),
             scheme,
             bits,
             logical_pages,
             vital: (0..=bits).map(|l| scheme.vital_levels(l, bits)).collect(),
+            search_path: InsertScheme::Bis.vital_levels(0, bits) | 1,
             leaves: 0,
             extents: 0,
             mapped: 0,
@@ -262,14 +273,11 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
     /// Every node, as (canonical extent, `Some(input extent)` for a leaf or `None` for an
     /// internal node), sorted by key: for tests and figures.
     pub fn nodes(&self) -> Vec<(Canonical, Option<Extent>)> {
-        let mut nodes: Vec<_> = self
-            .table
-            .iter()
-            .map(|(&key, &node)| {
-                let leaf = L::refs(node).is_none().then(|| self.layout.extent(node));
-                (Canonical::from_key(key), leaf)
-            })
-            .collect();
+        let mut nodes = Vec::with_capacity(self.table.len());
+        self.table.for_each(|key, node| {
+            let leaf = L::refs(node).is_none().then(|| self.layout.extent(node));
+            nodes.push((Canonical::from_key(key), leaf));
+        });
         nodes.sort_by_key(|(c, _)| (c.start, std::cmp::Reverse(c.level)));
         nodes
     }
@@ -300,10 +308,10 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
             let mid = (key.lo + key.hi) / 2;
             match self
                 .table
-                .get(&Canonical::containing(key.lpn, mid as u32).key())
+                .get(Canonical::containing(key.lpn, mid as u32).key())
             {
-                Some(&node) => match L::refs(node) {
-                    None => return Found::Leaf(node),
+                Some(node) => match L::refs(node) {
+                    None => return Found::Leaf(node, mid as u32),
                     Some(_) => key.hi = mid - 1,
                 },
                 None => {
@@ -314,12 +322,60 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
         }
     }
 
+    /// [`Self::search`], trying first the level where the previous search of the same
+    /// walk found its leaf: neighbouring extents are often the same size, and a leaf found
+    /// there is the answer in one probe (leaves are disjoint, so a leaf holding `lpn` is
+    /// *the* leaf wherever it is found). A missing or internal node there proves nothing
+    /// (under BIS it may be off every search path), so the binary search follows.
+    #[inline]
+    fn search_near(&self, lpn: u32, level: Option<u32>) -> Found<L::Node> {
+        if let Some(level) = level
+            && let Some(node) = self.table.get(Canonical::containing(lpn, level).key())
+            && L::refs(node).is_none()
+        {
+            return Found::Leaf(node, level);
+        }
+        self.search(lpn)
+    }
+
+    /// The leaf holding `lpn` when the page before it is known not to share a leaf with it
+    /// (a walk's every address after its first: the walk has just covered `lpn - 1` with a
+    /// leaf that ends there, or proved it unmapped). A canonical extent above level
+    /// `tz(lpn)` (the trailing zeros of `lpn`) that holds `lpn` also holds `lpn - 1`, so
+    /// the leaf, if there is one, is at or below that level; when those are few levels
+    /// each is probed directly (a leaf found is trusted wherever it is found), and none
+    /// holding a leaf proves `lpn` unmapped: one page, `Found::Hole(0)`. Otherwise
+    /// [`Self::search_near`]. Exact under LIS and BIS alike: it relies on leaves being
+    /// disjoint, not on which internal nodes exist.
+    #[inline]
+    fn search_next(&self, lpn: u32, hint: Option<u32>) -> Found<L::Node> {
+        let top = lpn.trailing_zeros().min(self.bits);
+        if top < DIRECT_LEVELS {
+            for level in 0..=top {
+                if let Some(node) = self.table.get(Canonical::containing(lpn, level).key())
+                    && L::refs(node).is_none()
+                {
+                    return Found::Leaf(node, level);
+                }
+            }
+            return Found::Hole(0);
+        }
+        self.search_near(lpn, hint)
+    }
+
     /// Cover `[start, end)` with runs, holes included; returns the leaves found.
     fn walk(&self, start: u32, end: u32, out: &mut dyn FnMut(PhysRun)) -> u64 {
         let (mut at, mut hole_from, mut returned) = (start, None, 0);
+        let mut leaf_level = None;
         while at < end {
-            match self.search(at) {
-                Found::Leaf(node) => {
+            let found = if at == start {
+                self.search(at)
+            } else {
+                self.search_next(at, leaf_level)
+            };
+            match found {
+                Found::Leaf(node, level) => {
+                    leaf_level = Some(level);
                     let part = self
                         .layout
                         .extent(node)
@@ -350,10 +406,16 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
 
     /// The input extents overlapping `[start, end)`, with their nodes, into `found`.
     fn overlapping(&self, start: u32, end: u32, found: &mut Vec<(Extent, L::Node)>) {
-        let mut at = start;
+        let (mut at, mut leaf_level) = (start, None);
         while at < end {
-            match self.search(at) {
-                Found::Leaf(node) => {
+            let search = if at == start {
+                self.search(at)
+            } else {
+                self.search_next(at, leaf_level)
+            };
+            match search {
+                Found::Leaf(node, level) => {
+                    leaf_level = Some(level);
                     let extent = self.layout.extent(node);
                     found.push((extent, node));
                     at = extent.end();
@@ -461,13 +523,12 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
             let level = levels.trailing_zeros();
             levels &= levels - 1;
             let key = Canonical::containing(piece.start, level).key();
-            let slot = self.table.entry(key).or_insert(L::internal(0));
+            let slot = self.table.get_or_insert(key, L::internal(0));
             let refs = L::refs(*slot).expect("invariant: no leaf above a new leaf");
             *slot = L::internal(refs + 1);
         }
         self.layout.attach(node);
-        let previous = self.table.insert(piece.key(), node);
-        debug_assert!(previous.is_none(), "invariant: {piece:?} was free");
+        self.table.insert_absent(piece.key(), node);
         self.leaves += 1;
     }
 
@@ -475,7 +536,7 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
     fn remove_leaf(&mut self, piece: Canonical) {
         let node = self
             .table
-            .remove(&piece.key())
+            .remove(piece.key())
             .expect("invariant: the leaf exists");
         self.layout.detach(node);
         self.leaves -= 1;
@@ -486,11 +547,11 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
             let key = Canonical::containing(piece.start, level).key();
             let slot = self
                 .table
-                .get_mut(&key)
+                .get_mut(key)
                 .expect("invariant: a leaf's path exists");
             let refs = L::refs(*slot).expect("invariant: internal");
             if refs == 1 {
-                self.table.remove(&key);
+                self.table.remove(key);
             } else {
                 *slot = L::internal(refs - 1);
             }
@@ -501,7 +562,7 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
     fn set_leaf(&mut self, piece: Canonical, node: L::Node) {
         let slot = self
             .table
-            .get_mut(&piece.key())
+            .get_mut(piece.key())
             .expect("invariant: the leaf exists");
         let old = std::mem::replace(slot, node);
         self.layout.detach(old);
@@ -518,7 +579,7 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
             ppn: to,
         };
         if lpn > 0
-            && let Found::Leaf(node) = self.search(lpn - 1)
+            && let Found::Leaf(node, _) = self.search(lpn - 1)
             && let before = self.layout.extent(node)
             && before.end() == lpn
             && before.ppn + before.len == to
@@ -538,7 +599,9 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
     pub fn check(&self) -> Result<(), String> {
         let mut refs: BTreeMap<u32, u32> = BTreeMap::new();
         let mut leaves = 0;
-        for (&key, &node) in &self.table {
+        let mut all = Vec::with_capacity(self.table.len());
+        self.table.for_each(|key, node| all.push((key, node)));
+        for &(key, node) in &all {
             if L::refs(node).is_some() {
                 continue;
             }
@@ -555,7 +618,7 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
                 ((piece.end() - 1) as u32, piece.level),
             ] {
                 match self.search(lpn) {
-                    Found::Leaf(found) if found == node => {}
+                    Found::Leaf(found, _) if found == node => {}
                     _ => return Err(format!("the search for {lpn} misses leaf at level {level}")),
                 }
             }
@@ -568,11 +631,10 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
                     .or_default() += 1;
             }
         }
-        let mut pieces: Vec<Canonical> = self
-            .table
+        let mut pieces: Vec<Canonical> = all
             .iter()
-            .filter(|&(_, &node)| L::refs(node).is_none())
-            .map(|(&key, _)| Canonical::from_key(key))
+            .filter(|&&(_, node)| L::refs(node).is_none())
+            .map(|&(key, _)| Canonical::from_key(key))
             .collect();
         pieces.sort();
         for pair in pieces.windows(2) {
@@ -586,7 +648,7 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Vet<L, S> {
                 self.leaves
             ));
         }
-        for (&key, &node) in &self.table {
+        for &(key, node) in &all {
             if let Some(count) = L::refs(node) {
                 let expected = refs.get(&key).copied().unwrap_or(0);
                 if count != expected {
@@ -609,14 +671,52 @@ fn hole(from: u32, to: u32) -> PhysRun {
     }
 }
 
-impl<L: NodeLayout, S: BuildHasher + Default + Clone> Mapping for Vet<L, S> {
+impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
     const RELOCATES_RUNS: bool = true;
 
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         match self.search(lpn.0) {
-            Found::Leaf(node) => Some(self.layout.extent(node).ppn_of(lpn.0)),
+            Found::Leaf(node, _) => Some(self.layout.extent(node).ppn_of(lpn.0)),
             Found::Hole(_) => None,
+        }
+    }
+
+    /// Fetch the lines of the last two probes of a search that ends on a one-page leaf:
+    /// the leaf (or the proof of a one-page hole) and the internal node just above it on the
+    /// search path. Those are where a fragmented map's searches miss the cache; the probes
+    /// above them are shared by many addresses and mostly cached.
+    #[inline]
+    fn prefetch(&self, lpn: Lpn) {
+        self.table.prefetch(Canonical::containing(lpn.0, 0).key());
+        let above = self.vital[0];
+        if above != 0 {
+            let level = above.trailing_zeros();
+            self.table
+                .prefetch(Canonical::containing(lpn.0, level).key());
+        }
+    }
+
+    /// The probes a walk over `range` makes when its leaves are one page long, the case
+    /// whose probes miss the cache (a fragmented map): the first page's binary search
+    /// (every level it visits on its way to level 0) and, for each later page, the levels
+    /// [`Self::search_next`] probes directly.
+    #[inline]
+    fn prefetch_range(&self, range: PageRange) {
+        let start = range.start.0;
+        let mut levels = self.search_path;
+        while levels != 0 {
+            let level = levels.trailing_zeros();
+            levels &= levels - 1;
+            self.table
+                .prefetch(Canonical::containing(start, level).key());
+        }
+        let end = start + range.count.min(PREFETCH_PAGES as u32);
+        for lpn in start + 1..end {
+            let top = lpn.trailing_zeros().min(self.bits);
+            for level in 0..=if top < DIRECT_LEVELS { top } else { 0 } {
+                self.table.prefetch(Canonical::containing(lpn, level).key());
+            }
         }
     }
 
@@ -668,7 +768,7 @@ impl<L: NodeLayout, S: BuildHasher + Default + Clone> Mapping for Vet<L, S> {
         MappingMemory {
             packed_bytes: self.table.len() as u64 * L::PACKED_NODE_BYTES
                 + self.layout.packed_bytes(),
-            heap_bytes: (self.table.allocation_size()
+            heap_bytes: (self.table.heap_bytes()
                 + self.scratch.capacity() * std::mem::size_of::<(Extent, L::Node)>())
                 as u64
                 + self.layout.heap_bytes(),
