@@ -189,6 +189,9 @@ fn timing_the_mapping_changes_nothing_and_every_mapping_reaches_the_same_state()
             times.relocate.summary().requests > 0,
             "GC ran and was timed"
         );
+        // Every request is hinted once as it enters the lookahead, and the hint is timed.
+        let requests = r.host.read_requests + r.host.write_requests + r.host.trim_requests;
+        assert_eq!(times.prefetch.summary().requests, requests, "{ftl} {nodes}");
     }
 }
 
