@@ -363,19 +363,29 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         self.search_near(lpn, hint)
     }
 
+    /// One search of a walk from `start`: Algorithm 2 for the first address,
+    /// [`Self::search_next`] for the later ones; `leaf_level` carries the level of the
+    /// walk's last leaf from one search to the next.
+    #[inline]
+    fn step(&self, at: u32, start: u32, leaf_level: &mut Option<u32>) -> Found<L::Node> {
+        let found = if at == start {
+            self.search(at)
+        } else {
+            self.search_next(at, *leaf_level)
+        };
+        if let Found::Leaf(_, level) = found {
+            *leaf_level = Some(level);
+        }
+        found
+    }
+
     /// Cover `[start, end)` with runs, holes included; returns the leaves found.
     fn walk(&self, start: u32, end: u32, out: &mut dyn FnMut(PhysRun)) -> u64 {
         let (mut at, mut hole_from, mut returned) = (start, None, 0);
         let mut leaf_level = None;
         while at < end {
-            let found = if at == start {
-                self.search(at)
-            } else {
-                self.search_next(at, leaf_level)
-            };
-            match found {
-                Found::Leaf(node, level) => {
-                    leaf_level = Some(level);
+            match self.step(at, start, &mut leaf_level) {
+                Found::Leaf(node, _) => {
                     let part = self
                         .layout
                         .extent(node)
@@ -408,14 +418,8 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
     fn overlapping(&self, start: u32, end: u32, found: &mut Vec<(Extent, L::Node)>) {
         let (mut at, mut leaf_level) = (start, None);
         while at < end {
-            let search = if at == start {
-                self.search(at)
-            } else {
-                self.search_next(at, leaf_level)
-            };
-            match search {
-                Found::Leaf(node, level) => {
-                    leaf_level = Some(level);
+            match self.step(at, start, &mut leaf_level) {
+                Found::Leaf(node, _) => {
                     let extent = self.layout.extent(node);
                     found.push((extent, node));
                     at = extent.end();
