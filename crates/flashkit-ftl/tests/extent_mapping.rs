@@ -196,6 +196,17 @@ fn pointer_dependent_nodes_share_one_record_per_extent() {
     );
 }
 
+#[test]
+fn a_long_lis_write_keeps_its_internal_counts() {
+    // The case the proptest below found: under LIS, this write's internal nodes made a
+    // displacement chain of the cuckoo table fail, and the table handed back the wrong node.
+    for scheme in InsertScheme::ALL {
+        let mut vet = Vet::<Pf>::new(4096, scheme);
+        write(&mut vet, 1140, 1308, 0);
+        vet.check().expect("sound");
+    }
+}
+
 proptest! {
     /// Lemma 5.4: at most 2 log |U| canonical extents per extent (at most two per level),
     /// disjoint, in order and covering it exactly.

@@ -235,17 +235,21 @@ impl<V: Copy + Default, const N: usize> Cuckoo<V, N> {
     }
 
     /// Store an absent key, growing the table when it is full or a displacement chain runs
-    /// too long. Returns where the key went, when no displacement moved things around.
+    /// too long. Returns where the key went, when no displacement moved things around
+    /// (`None`: look it up).
     fn insert_new(&mut self, key: u32, value: V) -> Option<(usize, usize)> {
         if (self.len + 1) * 8 > self.buckets.len() * N * MAX_LOAD_EIGHTHS {
             self.grow();
         }
+        let original = key;
         let (mut key, mut value) = (key, value);
         loop {
             match self.place(key, value) {
+                // After a failed chain the key placed here is the one left homeless, not
+                // necessarily the one asked for: its position is no answer.
                 Placed::At(bucket, slot) => {
                     self.len += 1;
-                    return Some((bucket, slot));
+                    return (key == original).then_some((bucket, slot));
                 }
                 Placed::Displaced => {
                     self.len += 1;
@@ -512,6 +516,36 @@ mod tests {
         // the 6/8 limit); a table that grew on a failed chain before its load limit would be
         // twice that.
         assert_eq!(slots, 1 << 18, "load {}", 100_000.0 / slots as f64);
+    }
+
+    #[test]
+    fn get_or_insert_answers_for_its_key_when_a_displacement_chain_fails() {
+        // Found by the canonical-extent proptest (one LIS write of 1308 pages): when a chain
+        // ran out, the table grew and re-placed the key left homeless, and get_or_insert
+        // returned *that* key's slot, so the caller counted a leaf on the wrong node. Nine
+        // keys whose two buckets are both 0 and 1 overflow those 8 slots on the ninth.
+        let mut table = Cuckoo::<u64, 4>::default();
+        let crowded: Vec<u32> = (1..u32::MAX)
+            .filter(|&key| {
+                let (a, b) = table.buckets_of(key);
+                a.max(b) <= 1
+            })
+            .take(9)
+            .collect();
+        assert_eq!(crowded.len(), 9);
+        for (i, &key) in crowded.iter().enumerate() {
+            let slot = table.get_or_insert(key, 0);
+            assert_eq!(*slot, 0, "key {i} is new");
+            *slot = 100 + i as u64;
+        }
+        assert!(
+            table.buckets.len() > MIN_BUCKETS,
+            "the ninth key made it grow"
+        );
+        for (i, &key) in crowded.iter().enumerate() {
+            assert_eq!(table.get(key), Some(100 + i as u64), "key {i}");
+        }
+        assert!(table.spills_are_counted());
     }
 
     #[test]
