@@ -220,7 +220,7 @@ pub struct Vet<L: NodeLayout = Pf, T: NodeTable<L::Node> = <L as NodeLayout>::Ta
     /// The levels a binary search for a one-page leaf probes, level 0 included (BIS's vital
     /// levels of level 0 whichever scheme built the trie: LIS has more internal nodes, not
     /// a different search); what [`Mapping::prefetch_range`] fetches for a request's first
-    /// page.
+    /// page, and whose lowest level above 0 [`Mapping::prefetch`] fetches with level 0.
     search_path: u64,
     leaves: u64,
     extents: u64,
@@ -349,8 +349,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
     /// disjoint, not on which internal nodes exist.
     #[inline]
     fn search_next(&self, lpn: u32, hint: Option<u32>) -> Found<L::Node> {
-        let top = lpn.trailing_zeros().min(self.bits);
-        if top < DIRECT_LEVELS {
+        if let Some(top) = self.direct_top(lpn) {
             for level in 0..=top {
                 if let Some(node) = self.table.get(Canonical::containing(lpn, level).key())
                     && L::refs(node).is_none()
@@ -361,6 +360,14 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
             return Found::Hole(0);
         }
         self.search_near(lpn, hint)
+    }
+
+    /// The highest level [`Self::search_next`] probes directly for `lpn`, when it does:
+    /// `tz(lpn)`, if that is below [`DIRECT_LEVELS`].
+    #[inline(always)]
+    fn direct_top(&self, lpn: u32) -> Option<u32> {
+        let top = lpn.trailing_zeros().min(self.bits);
+        (top < DIRECT_LEVELS).then_some(top)
     }
 
     /// One search of a walk from `start`: Algorithm 2 for the first address,
@@ -693,7 +700,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
     #[inline]
     fn prefetch(&self, lpn: Lpn) {
         self.table.prefetch(Canonical::containing(lpn.0, 0).key());
-        let above = self.vital[0];
+        let above = self.search_path & !1;
         if above != 0 {
             let level = above.trailing_zeros();
             self.table
@@ -717,8 +724,9 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
         }
         let end = start + range.count.min(PREFETCH_PAGES as u32);
         for lpn in start + 1..end {
-            let top = lpn.trailing_zeros().min(self.bits);
-            for level in 0..=if top < DIRECT_LEVELS { top } else { 0 } {
+            // Where search_next falls back to a binary search, its leaf level is a guess;
+            // level 0 is the one a fragmented map needs.
+            for level in 0..=self.direct_top(lpn).unwrap_or(0) {
                 self.table.prefetch(Canonical::containing(lpn, level).key());
             }
         }
