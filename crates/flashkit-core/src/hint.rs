@@ -24,6 +24,34 @@ pub fn prefetch<T>(slice: &[T], index: usize) {
     let _ = (slice, index);
 }
 
+/// Which of four keys equal `key`, as bits (bit `i` for `keys[i]`): one SSE2 compare on
+/// x86_64, where a hash-table bucket's key scan is on the critical path of every probe.
+#[inline(always)]
+pub fn equal_lanes(keys: &[u32; 4], key: u32) -> u32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::arch::x86_64::{
+            _mm_castsi128_ps, _mm_cmpeq_epi32, _mm_loadu_si128, _mm_movemask_ps, _mm_set1_epi32,
+        };
+        // SAFETY: SSE2 is part of the x86_64 baseline; the unaligned load reads the 16
+        // bytes of `keys`, a live array of four u32.
+        #[allow(unsafe_code)]
+        unsafe {
+            let lanes = _mm_loadu_si128(keys.as_ptr().cast());
+            let equal = _mm_cmpeq_epi32(lanes, _mm_set1_epi32(key as i32));
+            _mm_movemask_ps(_mm_castsi128_ps(equal)) as u32
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut mask = 0;
+        for (i, &k) in keys.iter().enumerate() {
+            mask |= u32::from(k == key) << i;
+        }
+        mask
+    }
+}
+
 /// A vector of `len` copies of `value`, whose memory the kernel is asked to back with huge
 /// pages (Linux transparent huge pages, `madvise` mode).
 ///
@@ -64,6 +92,15 @@ mod tests {
         assert_eq!(v.len(), 3 << 20);
         assert!(v.iter().all(|&x| x == 7));
         assert_eq!(super::huge_page_vec(5, 1u8), vec![1u8; 5]);
+    }
+
+    #[test]
+    fn equal_lanes_marks_every_equal_key() {
+        assert_eq!(super::equal_lanes(&[1, 2, 3, 4], 3), 0b0100);
+        assert_eq!(super::equal_lanes(&[7, 0, 7, 0], 7), 0b0101);
+        assert_eq!(super::equal_lanes(&[7, 0, 7, 0], 0), 0b1010);
+        assert_eq!(super::equal_lanes(&[u32::MAX; 4], u32::MAX), 0b1111);
+        assert_eq!(super::equal_lanes(&[1, 2, 3, 4], 5), 0);
     }
 
     #[test]
