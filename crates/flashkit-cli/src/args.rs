@@ -432,7 +432,7 @@ pub struct WorkloadArgs {
     /// Fixed request size.
     #[arg(long, value_name = "SIZE", conflicts_with = "sizes")]
     pub size: Option<Size>,
-    /// Weighted request sizes, e.g. 4K:70,16K:20,64K:10 [default].
+    /// Weighted request sizes [default: 4K:70,16K:20,64K:10].
     #[arg(long, value_name = "LIST")]
     pub sizes: Option<String>,
     /// Weighted read sizes where reads differ from writes, e.g. 8K:50,16K:50 [default: the

@@ -11,7 +11,7 @@
 //! - [`HybridFtl`]: block mapping and the log-block FTLs of the FAST paper (Lee et al., TECS
 //!   2007): [`BlockFtl`], [`BastFtl`], and [`FastFtl`] for FAST and O-FAST.
 //!
-//! [`reference`] runs any `Ftl` in lock-step with a `BTreeMap` model under seeded,
+//! [`reference`](mod@reference) runs any `Ftl` in lock-step with a `BTreeMap` model under seeded,
 //! swarm-weighted random workloads; [`AnyFtl`] is the enum the command line picks from.
 //!
 //! What this layer is not: it does not parse traces, convert bytes to pages, keep time or

@@ -69,7 +69,7 @@ const WRITERS: usize = 1;
 
 /// Run `body` with `clients` pipelines (at least one) served by one worker thread that owns
 /// `io` for the duration; each pipeline can move to a thread of its own. A backend with twin
-/// handles gets more workers: [`READERS`] that share the reads, and one that writes.
+/// handles gets more workers: `READERS` that share the reads, and one that writes.
 pub fn with_pipelines<I, T>(
     io: &mut I,
     clients: usize,

@@ -142,7 +142,7 @@ pub type BastFtl<D> = HybridFtl<D, Bast>;
 /// FAST or O-FAST.
 pub type FastFtl<D> = HybridFtl<D, Fast>;
 
-/// Which log-block scheme a configuration is for (for [`check_config`]).
+/// Which log-block scheme a configuration is for (for `check_config`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SchemeKind {
     /// The block-mapped FTL.

@@ -5,7 +5,7 @@
 //! two storage schemes, In-Page Logging ([`Ipl`], section 2.2) and GRR ([`Grr`], section 3);
 //! three buffer policies, LRU, CFLRU and the paper's clean-first scheme with a semi-clean
 //! state ([`CfSemi`], 3.4); the paper's workload ([`workload`], Table 4) and the phase runner
-//! behind `flashkit index bench` and `flashkit reproduce grr` ([`bench`]).
+//! behind `flashkit index bench` and `flashkit reproduce grr` ([`bench`](mod@bench)).
 //!
 //! What this module is not: an FTL client. The storage manager places pages on the raw part
 //! ([`flashkit_device::NandDevice`] with the [`flashkit_device::PageBytes`] store, which keeps

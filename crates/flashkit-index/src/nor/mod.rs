@@ -1,7 +1,7 @@
 //! NOR-flash indexes: [`SoftList`] (multilevel soft lists, sections 0.3-0.4 of the fat-list
 //! paper), [`FatList`] (section 0.5) and [`MuTree`] (the baseline of section 0.6.2), behind
 //! one trait, [`NorIndex`], so that the benchmark, the reference-model tests and the CLI drive
-//! them alike. [`bench`] holds the paper's workloads and the phase runner.
+//! them alike. [`bench`](mod@bench) holds the paper's workloads and the phase runner.
 //!
 //! What this module is not: a key-value store with durability guarantees under power cuts in
 //! the middle of an operation. A power-off is modelled between operations (the paper's

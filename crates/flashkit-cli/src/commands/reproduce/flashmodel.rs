@@ -55,7 +55,7 @@ fn paper_sizes() -> BlockSizes {
     }
 }
 
-/// Read volume, write volume [GB] and running time [s] of one cell of Table 1.
+/// Read volume, write volume (GB) and running time (s) of one cell of Table 1.
 type Cell1 = (f64, f64, f64);
 
 /// Table 1 of the paper: log2 N, volume, then (RDV, WRV, RT) for TL, B_r, B_w.
@@ -130,7 +130,7 @@ const TABLE1: [(u32, f64, [Cell1; 3]); 8] = [
     ),
 ];
 
-/// Table 2 of the paper: log2 |V|, then for TL, B_r, B_w: (pp, bfs) read and write [GB].
+/// Table 2 of the paper: log2 |V|, then for TL, B_r, B_w: (pp, bfs) read and write (GB).
 #[allow(clippy::type_complexity)]
 const TABLE2: [(u32, [((f64, f64), (f64, f64)); 3]); 4] = [
     (

@@ -8,10 +8,10 @@
 //! - **Read translation** (Algorithm 2) is a binary search on the levels of the path to an
 //!   address: a leaf ends it, an internal node sends it down, a missing node up. A leaf
 //!   gives the whole input extent, so the search starts over after its end. The paper keeps
-//!   the next search key on a stack; it never holds more than one key, so [`SearchKey`] is
+//!   the next search key on a stack; it never holds more than one key, so `SearchKey` is
 //!   a variable here. *Departures* (the same answers in fewer probes): a walk probes first
 //!   the level of the last leaf found, and its later addresses look low in the trie first
-//!   ([`Vet::search_next`]).
+//!   (`Vet::search_next`).
 //! - **Insertion**: LIS (Algorithm 1) creates every ancestor of a leaf; BIS (Algorithm 3)
 //!   only those the binary search for the leaf visits ([`InsertScheme::vital_levels`]).
 //! - **Partial invalidation** (Fig. 3): a write that covers part of an extent removes the
@@ -723,7 +723,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
     /// The probes a walk over `range` makes when its leaves are one page long, the case
     /// whose probes miss the cache (a fragmented map): the first page's binary search
     /// (every level it visits on its way to level 0) and, for each later page, the levels
-    /// [`Self::search_next`] probes directly.
+    /// `search_next` probes directly.
     #[inline]
     fn prefetch_range(&self, range: PageRange) {
         let start = range.start.0;
