@@ -81,6 +81,26 @@ fn bad_options_are_usage_errors() {
     );
 }
 
+/// `--quick` chooses the scale and the log blocks itself, so giving either with it is a
+/// usage error, not a silent override; the same holds for `reproduce flashmodel --quick`.
+#[test]
+fn quick_refuses_the_options_it_sets() {
+    for args in [
+        &["reproduce", "fast", "--quick", "--scale", "0.5"][..],
+        &["reproduce", "fast", "--quick", "--log-blocks", "8"],
+        &["reproduce", "flashmodel", "--quick", "--bfs-max-log", "18"],
+        &["reproduce", "flashmodel", "--quick", "--disk-max-log", "27"],
+    ] {
+        let output = flashkit(args);
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&output.stderr).contains("cannot be used with"),
+            "{args:?}: {}",
+            text(&output.stderr)
+        );
+    }
+}
+
 /// The MSR excerpts through all five FTLs. Fails loudly in CI when the shared traces are
 /// missing; elsewhere it says so and skips.
 #[test]

@@ -42,6 +42,10 @@ pub struct FlashmodelArgs {
     /// Directory for the real-disk sort's files [default: the system's temporary directory].
     #[arg(long, value_name = "DIR")]
     pub tmp: Option<PathBuf>,
+    /// A smoke run in about 15 s: Table 1, the smallest BFS grid, one real-disk sort of 2^25
+    /// integers.
+    #[arg(long, conflicts_with_all = ["bfs_max_log", "disk_max_log"])]
+    pub quick: bool,
 }
 
 const MIB: u64 = 1 << 20;
@@ -169,7 +173,11 @@ const TABLE2: [(u32, [((f64, f64), (f64, f64)); 3]); 4] = [
 
 const MODES: [IoMode; 3] = [IoMode::Tl, IoMode::ReadBlocks, IoMode::WriteBlocks];
 
-pub fn run(args: FlashmodelArgs) -> Outcome {
+pub fn run(mut args: FlashmodelArgs) -> Outcome {
+    if args.quick {
+        args.bfs_max_log = args.bfs_min_log;
+        args.disk_max_log = 25;
+    }
     println!(
         "Ajwani et al., SEA 2009, section 4: M = 512 MiB, B_r = 128 KiB, B_w = 16 MiB; volumes \
          in GiB (the paper's GB are 2^30 bytes: 2^25 4-byte integers are its 0.12 GB)\n"

@@ -82,7 +82,14 @@ pub struct FastArgs {
     /// Write one row per run as CSV.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// A smoke run in seconds: scale 0.02 and log blocks 4 and 16, every pattern and trace.
+    #[arg(long, conflicts_with_all = ["scale", "log_blocks"])]
+    pub quick: bool,
 }
+
+/// What `--quick` runs: a fiftieth of the paper's writes, two log-block counts.
+const QUICK_SCALE: f64 = 0.02;
+const QUICK_LOG_BLOCKS: [u32; 2] = [4, 16];
 
 /// What a run replays.
 #[derive(Clone, Debug)]
@@ -133,7 +140,11 @@ pub const NHB: [u64; 4] = [1, 4, 8, 32];
 /// Writes per section 3.5 experiment (before scaling).
 pub const NHB_WRITES: u64 = 100_000;
 
-pub fn run(args: FastArgs) -> Outcome {
+pub fn run(mut args: FastArgs) -> Outcome {
+    if args.quick {
+        args.scale = QUICK_SCALE;
+        args.log_blocks = QUICK_LOG_BLOCKS.to_vec();
+    }
     let patterns = parse_patterns(&args.patterns)?;
     if !(args.scale.is_finite() && args.scale > 0.0) {
         return Err(Failure::Usage(anyhow!(
