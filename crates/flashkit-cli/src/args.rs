@@ -74,7 +74,7 @@ pub struct VetReproArgs {
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
     /// A smoke run in seconds: scale 1/1024, one trace, Fig. 16 to 32 GiB.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["scale", "spew_requests", "spew_max_gib"])]
     pub quick: bool,
 }
 

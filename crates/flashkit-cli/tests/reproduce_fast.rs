@@ -82,7 +82,8 @@ fn bad_options_are_usage_errors() {
 }
 
 /// `--quick` chooses the scale and the log blocks itself, so giving either with it is a
-/// usage error, not a silent override; the same holds for `reproduce flashmodel --quick`.
+/// usage error, not a silent override; the same holds for `reproduce flashmodel --quick`
+/// and `reproduce vet --quick`.
 #[test]
 fn quick_refuses_the_options_it_sets() {
     for args in [
@@ -90,6 +91,8 @@ fn quick_refuses_the_options_it_sets() {
         &["reproduce", "fast", "--quick", "--log-blocks", "8"],
         &["reproduce", "flashmodel", "--quick", "--bfs-max-log", "18"],
         &["reproduce", "flashmodel", "--quick", "--disk-max-log", "27"],
+        &["reproduce", "vet", "--quick", "--scale", "0.5"],
+        &["reproduce", "vet", "--quick", "--spew-max-gib", "64"],
     ] {
         let output = flashkit(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");
