@@ -330,9 +330,9 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
     }
 
     /// [`Self::search`], trying first the level where a previous search found its leaf
-    /// (of the same walk, or of the last one): neighbouring extents are often the same size, and a leaf found
-    /// there is the answer in one probe (leaves are disjoint, so a leaf holding `lpn` is
-    /// *the* leaf wherever it is found). A missing or internal node there proves nothing
+    /// (of the same walk, or of the last one): neighbouring extents are often the same
+    /// size, and a leaf found there is the answer in one probe (leaves are disjoint, so a
+    /// leaf holding `lpn` is *the* leaf wherever it is found). A missing or internal node there proves nothing
     /// (under BIS it may be off every search path), so the binary search follows.
     #[inline]
     fn search_near(&self, lpn: u32, level: Option<u32>) -> Found<L::Node> {

@@ -127,7 +127,7 @@ impl<V: Copy + Default, const N: usize> Bucket<V, N> {
 
     /// Slots holding `key`, as bits: four keys a compare instruction where the bucket holds
     /// a multiple of four (both layouts' buckets do). The compiler left the plain loop
-    /// scalar, four compares and sets a probe, on the critical path of every probe.
+    /// scalar (a compare and a flag set a key) on the critical path of every probe.
     #[inline(always)]
     fn matches(&self, key: u32) -> u32 {
         let (quads, rest) = self.keys.as_chunks::<4>();
