@@ -210,6 +210,13 @@ impl<S: PayloadStore> Ftl for AnyFtl<S> {
     ) -> Result<(), FtlError> {
         dispatch!(self, ftl => ftl.read(range, sink))
     }
+    fn read_for_merge(
+        &mut self,
+        range: PageRange,
+        sink: &mut dyn FnMut(Lpn, ReadOutcome),
+    ) -> Result<(), FtlError> {
+        dispatch!(self, ftl => ftl.read_for_merge(range, sink))
+    }
     #[inline]
     fn write(&mut self, range: PageRange, seq: u64) -> Result<(), FtlError> {
         dispatch!(self, ftl => ftl.write(range, seq))

@@ -206,6 +206,17 @@ pub trait Ftl {
         sink: &mut dyn FnMut(Lpn, ReadOutcome),
     ) -> Result<(), FtlError>;
 
+    /// [`Ftl::read`] of the pages a partial-page write must merge (its read-modify-write):
+    /// the same outcome, told apart from host reads by FTLs whose mapping accounts
+    /// translations by purpose. The default is [`Ftl::read`].
+    fn read_for_merge(
+        &mut self,
+        range: PageRange,
+        sink: &mut dyn FnMut(Lpn, ReadOutcome),
+    ) -> Result<(), FtlError> {
+        self.read(range, sink)
+    }
+
     /// Write `range` with data from host write `seq` (every page gets the stamp
     /// `(lpn, seq)`).
     fn write(&mut self, range: PageRange, seq: u64) -> Result<(), FtlError>;

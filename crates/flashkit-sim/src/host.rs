@@ -217,9 +217,10 @@ impl<F: Ftl> Host<F> {
         }
         for lpn in partial.into_iter().flatten() {
             let mut mapped = false;
-            self.ftl.read(PageRange::one(lpn), &mut |_, outcome| {
-                mapped = outcome != ReadOutcome::Unmapped
-            })?;
+            self.ftl
+                .read_for_merge(PageRange::one(lpn), &mut |_, outcome| {
+                    mapped = outcome != ReadOutcome::Unmapped
+                })?;
             self.counters.rmw_reads += u64::from(mapped);
         }
         Ok(())

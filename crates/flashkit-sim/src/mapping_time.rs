@@ -5,7 +5,10 @@
 //! the calls the page FTL makes into its mapping, and nothing the FTL does around them. A
 //! translation's runs and an update's invalidated pages are collected into buffers while the
 //! clock runs and handed to the FTL after it stops, so the device reads and block accounting
-//! the FTL does in its callbacks are not counted as mapping time.
+//! the FTL does in its callbacks are not counted as mapping time. A host read request and a
+//! read-modify-write's read of a partial page are timed apart (`translate` and `merge`): the
+//! paper times read requests, and a workload of sub-page writes has several of the second
+//! kind for each of the first.
 //!
 //! What it is not: part of any model. The models never read a clock; this lives in the
 //! simulation layer, and its figures never enter a deterministic report.
@@ -27,6 +30,10 @@ use std::time::Instant;
 pub struct MappingTimes {
     /// Read translations (`translate`, one per host read request).
     pub translate: LatencyHistogram,
+    /// Translations for a read-modify-write (`translate_for_merge`, one per page that a
+    /// partial-page write must merge), kept apart from host reads: the paper times read
+    /// requests, and a workload of sub-page writes (finance) makes several of these a read.
+    pub merge: LatencyHistogram,
     /// Host write updates (`update`, one per run of a write inside one flash block).
     pub update: LatencyHistogram,
     /// Garbage-collection relocations (`relocate_batch`, one per chunk of at most 16 moved
@@ -45,6 +52,8 @@ pub struct MappingTimes {
 pub struct MappingTimeSummary {
     /// Read translations.
     pub translate: LatencySummary,
+    /// Read-modify-write translations.
+    pub merge: LatencySummary,
     /// Host write updates.
     pub update: LatencySummary,
     /// GC relocations.
@@ -66,6 +75,7 @@ impl MappingTimes {
         };
         MappingTimeSummary {
             translate: strip(self.translate.summary()),
+            merge: strip(self.merge.summary()),
             update: strip(self.update.summary()),
             relocate: strip(self.relocate.summary()),
             remove: strip(self.remove.summary()),
@@ -150,6 +160,19 @@ impl<M: Mapping> Mapping for TimedMapping<M> {
         self.inner.translate(range, &mut |run| runs.push(run));
         let ns = elapsed_ns(start);
         self.times.borrow_mut().translate.record(ns);
+        for &run in runs.iter() {
+            out(run);
+        }
+    }
+
+    fn translate_for_merge(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
+        let mut runs = self.runs.borrow_mut();
+        runs.clear();
+        let start = Instant::now();
+        self.inner
+            .translate_for_merge(range, &mut |run| runs.push(run));
+        let ns = elapsed_ns(start);
+        self.times.borrow_mut().merge.record(ns);
         for &run in runs.iter() {
             out(run);
         }
@@ -245,10 +268,25 @@ mod tests {
         let mut pages = Vec::new();
         timed.translate(PageRange::new(Lpn(0), 30), &mut |run| pages.push(run));
         assert_eq!(pages.iter().map(|r| r.len).sum::<u32>(), 30);
+        let mut merged = Vec::new();
+        timed.translate_for_merge(PageRange::one(Lpn(6)), &mut |run| merged.push(run));
+        assert_eq!(
+            merged,
+            [PhysRun {
+                lpn: Lpn(6),
+                ppn: Some(Ppn(201)),
+                len: 1
+            }]
+        );
         assert_eq!(timed.lookup(Lpn(6)), plain.lookup(Lpn(6)));
         let times = timed.times();
         assert_eq!(times.update.summary().requests, 3);
-        assert_eq!(times.translate.summary().requests, 1);
+        assert_eq!(
+            times.translate.summary().requests,
+            1,
+            "a merge is not a host read"
+        );
+        assert_eq!(times.merge.summary().requests, 1);
         assert!(timed.summary_is_sane());
     }
 

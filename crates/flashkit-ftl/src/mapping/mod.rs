@@ -55,6 +55,14 @@ pub trait Mapping {
     /// Cover `range` with runs, in logical order.
     fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun));
 
+    /// [`Mapping::translate`] for a read that merges a page into a partial-page write (a
+    /// read-modify-write), not a host read. The same answer; a decorator that accounts
+    /// translations by purpose (the mapping-time measurement) tells the two apart.
+    #[inline(always)]
+    fn translate_for_merge(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
+        self.translate(range, out);
+    }
+
     /// Map `[start, start + len)` to `[ppn, ppn + len)`; call `invalidated` with every
     /// physical page that held one of these logical pages before.
     fn update(&mut self, start: Lpn, ppn: Ppn, len: u32, invalidated: &mut impl FnMut(Ppn));

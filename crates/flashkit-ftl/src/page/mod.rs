@@ -13,7 +13,7 @@ pub(crate) mod blocks;
 mod check;
 
 use self::blocks::{BlockKind, BlockTable};
-use crate::mapping::{Mapping, PageTable};
+use crate::mapping::{Mapping, PageTable, PhysRun};
 use crate::policy::{BlockView, GcPolicy, VictimPolicy};
 use crate::wear::{StaticWearLeveling, WearLevelPolicy, WearView};
 use crate::{
@@ -498,6 +498,45 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             Err(error) => Err(error.into()),
         }
     }
+
+    /// A host read, or with `merge` the read of a partial-page write's read-modify-write
+    /// (the mapping is told which, so that its translations can be accounted apart).
+    fn read_pages(
+        &mut self,
+        range: PageRange,
+        sink: &mut dyn FnMut(Lpn, ReadOutcome),
+        merge: bool,
+    ) -> Result<(), FtlError> {
+        check_range(&self.geometry, range)?;
+        let device = &mut self.device;
+        let mut failure = None;
+        let mut read_run = |run: PhysRun| {
+            for i in 0..run.len {
+                let lpn = Lpn(run.lpn.0 + i);
+                let Some(ppn) = run.ppn else {
+                    sink(lpn, ReadOutcome::Unmapped);
+                    continue;
+                };
+                if failure.is_some() {
+                    return;
+                }
+                match device.read(Ppn(ppn.0 + i), Cause::Host) {
+                    Ok(PageRead::Programmed(stamp)) => sink(lpn, ReadOutcome::Mapped(stamp)),
+                    Ok(PageRead::Erased) => panic!("invariant: mapped {lpn} reads as erased"),
+                    Err(error) => failure = Some(error),
+                }
+            }
+        };
+        if merge {
+            self.mapping.translate_for_merge(range, &mut read_run);
+        } else {
+            self.mapping.translate(range, &mut read_run);
+        }
+        match failure {
+            Some(error) => Err(error.into()),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A physical page stopped holding the current copy of its logical page.
@@ -516,30 +555,15 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
         range: PageRange,
         sink: &mut dyn FnMut(Lpn, ReadOutcome),
     ) -> Result<(), FtlError> {
-        check_range(&self.geometry, range)?;
-        let device = &mut self.device;
-        let mut failure = None;
-        self.mapping.translate(range, &mut |run| {
-            for i in 0..run.len {
-                let lpn = Lpn(run.lpn.0 + i);
-                let Some(ppn) = run.ppn else {
-                    sink(lpn, ReadOutcome::Unmapped);
-                    continue;
-                };
-                if failure.is_some() {
-                    return;
-                }
-                match device.read(Ppn(ppn.0 + i), Cause::Host) {
-                    Ok(PageRead::Programmed(stamp)) => sink(lpn, ReadOutcome::Mapped(stamp)),
-                    Ok(PageRead::Erased) => panic!("invariant: mapped {lpn} reads as erased"),
-                    Err(error) => failure = Some(error),
-                }
-            }
-        });
-        match failure {
-            Some(error) => Err(error.into()),
-            None => Ok(()),
-        }
+        self.read_pages(range, sink, false)
+    }
+
+    fn read_for_merge(
+        &mut self,
+        range: PageRange,
+        sink: &mut dyn FnMut(Lpn, ReadOutcome),
+    ) -> Result<(), FtlError> {
+        self.read_pages(range, sink, true)
     }
 
     fn write(&mut self, range: PageRange, seq: u64) -> Result<(), FtlError> {

@@ -184,6 +184,11 @@ fn timing_the_mapping_changes_nothing_and_every_mapping_reaches_the_same_state()
         assert_eq!(outcome.report.state_hash, plain.state_hash, "{ftl} {nodes}");
         let r = &outcome.report;
         assert_eq!(times.translate.summary().requests, r.host.read_requests);
+        assert_eq!(
+            times.merge.summary().requests,
+            0,
+            "4 KiB-aligned writes merge nothing"
+        );
         assert!(times.update.summary().requests >= r.host.write_requests);
         assert!(
             times.relocate.summary().requests > 0,
@@ -192,6 +197,45 @@ fn timing_the_mapping_changes_nothing_and_every_mapping_reaches_the_same_state()
         // Every request is hinted once as it enters the lookahead, and the hint is timed.
         let requests = r.host.read_requests + r.host.write_requests + r.host.trim_requests;
         assert_eq!(times.prefetch.summary().requests, requests, "{ftl} {nodes}");
+    }
+}
+
+#[test]
+fn read_modify_write_translations_are_timed_apart_from_host_reads() {
+    // 2 KiB writes at 512-byte alignment: most start or end inside a 4 KiB page, whose old
+    // content the host reads first. Those translations are not read requests.
+    let mut w = WorkloadSpec::new(
+        Pattern::Uniform,
+        SizeDist::Fixed { bytes: 2048 },
+        20_000,
+        64 << 20,
+    );
+    w.read_fraction = 0.2;
+    w.align_bytes = 512;
+    let mut spec = spec();
+    spec.precondition = None;
+    for ftl in [FtlKind::Page, FtlKind::Vet, FtlKind::Emt] {
+        spec.ftl = ftl;
+        let (outcome, times) =
+            run_with_mapping_times(&spec, &Source::Workload(w.clone()), &mut NoProgress)
+                .expect("runs");
+        let host = &outcome.report.host;
+        assert_eq!(
+            times.translate.summary().requests,
+            host.read_requests,
+            "{ftl}"
+        );
+        let merges = times.merge.summary().requests;
+        assert!(host.rmw_reads > 0, "{ftl}: some partial pages held data");
+        assert!(
+            merges >= host.rmw_reads,
+            "{ftl}: {merges} < {}",
+            host.rmw_reads
+        );
+        assert!(
+            merges <= 2 * host.write_requests,
+            "{ftl}: at most two a write"
+        );
     }
 }
 
