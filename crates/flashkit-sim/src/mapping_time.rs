@@ -127,6 +127,26 @@ impl<M: Mapping> TimedMapping<M> {
         self.times.borrow().clone()
     }
 
+    /// Time `translate`, which collects a translation's runs, into the histogram `kind`
+    /// picks; then hand the runs to `out`, with the clock stopped.
+    #[inline(always)]
+    fn timed_runs(
+        &self,
+        kind: fn(&mut MappingTimes) -> &mut LatencyHistogram,
+        translate: impl FnOnce(&mut Vec<PhysRun>),
+        out: &mut impl FnMut(PhysRun),
+    ) {
+        let mut runs = self.runs.borrow_mut();
+        runs.clear();
+        let start = Instant::now();
+        translate(&mut runs);
+        let ns = elapsed_ns(start);
+        kind(&mut self.times.borrow_mut()).record(ns);
+        for &run in runs.iter() {
+            out(run);
+        }
+    }
+
     /// Forget the times so far (after preconditioning, say).
     pub fn reset(&self) {
         *self.times.borrow_mut() = MappingTimes::default();
@@ -154,28 +174,22 @@ impl<M: Mapping> Mapping for TimedMapping<M> {
     }
 
     fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
-        let mut runs = self.runs.borrow_mut();
-        runs.clear();
-        let start = Instant::now();
-        self.inner.translate(range, &mut |run| runs.push(run));
-        let ns = elapsed_ns(start);
-        self.times.borrow_mut().translate.record(ns);
-        for &run in runs.iter() {
-            out(run);
-        }
+        self.timed_runs(
+            |times| &mut times.translate,
+            |runs| self.inner.translate(range, &mut |run| runs.push(run)),
+            out,
+        );
     }
 
     fn translate_for_merge(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
-        let mut runs = self.runs.borrow_mut();
-        runs.clear();
-        let start = Instant::now();
-        self.inner
-            .translate_for_merge(range, &mut |run| runs.push(run));
-        let ns = elapsed_ns(start);
-        self.times.borrow_mut().merge.record(ns);
-        for &run in runs.iter() {
-            out(run);
-        }
+        self.timed_runs(
+            |times| &mut times.merge,
+            |runs| {
+                self.inner
+                    .translate_for_merge(range, &mut |run| runs.push(run))
+            },
+            out,
+        );
     }
 
     fn update(&mut self, start: Lpn, ppn: Ppn, len: u32, invalidated: &mut impl FnMut(Ppn)) {
