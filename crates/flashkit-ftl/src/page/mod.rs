@@ -499,13 +499,14 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         }
     }
 
-    /// A host read, or with `merge` the read of a partial-page write's read-modify-write
-    /// (the mapping is told which, so that its translations can be accounted apart).
-    fn read_pages(
+    /// A host read, or with `MERGE` the read of a partial-page write's read-modify-write
+    /// (the mapping is told which, so that its translations can be accounted apart). A
+    /// constant, so that each kind of read is compiled on its own, as the host read alone
+    /// was before.
+    fn read_pages<const MERGE: bool>(
         &mut self,
         range: PageRange,
         sink: &mut dyn FnMut(Lpn, ReadOutcome),
-        merge: bool,
     ) -> Result<(), FtlError> {
         check_range(&self.geometry, range)?;
         let device = &mut self.device;
@@ -527,7 +528,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
                 }
             }
         };
-        if merge {
+        if MERGE {
             self.mapping.translate_for_merge(range, &mut read_run);
         } else {
             self.mapping.translate(range, &mut read_run);
@@ -555,7 +556,7 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
         range: PageRange,
         sink: &mut dyn FnMut(Lpn, ReadOutcome),
     ) -> Result<(), FtlError> {
-        self.read_pages(range, sink, false)
+        self.read_pages::<false>(range, sink)
     }
 
     fn read_for_merge(
@@ -563,7 +564,7 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
         range: PageRange,
         sink: &mut dyn FnMut(Lpn, ReadOutcome),
     ) -> Result<(), FtlError> {
-        self.read_pages(range, sink, true)
+        self.read_pages::<true>(range, sink)
     }
 
     fn write(&mut self, range: PageRange, seq: u64) -> Result<(), FtlError> {

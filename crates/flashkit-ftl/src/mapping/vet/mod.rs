@@ -398,8 +398,10 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         found
     }
 
-    /// Cover `[start, end)` with runs, holes included; returns the leaves found.
-    fn walk(&self, start: u32, end: u32, out: &mut dyn FnMut(PhysRun)) -> u64 {
+    /// Cover `[start, end)` with runs, holes included; returns the leaves found. Generic over
+    /// the sink, so that each caller gets its own copy with the sink inlined (a `dyn` sink
+    /// kept one shared copy out of line, a call and an indirect call a run).
+    fn walk(&self, start: u32, end: u32, out: &mut (impl FnMut(PhysRun) + ?Sized)) -> u64 {
         let (mut at, mut hole_from, mut returned) = (start, None, 0);
         let mut leaf_level = None;
         while at < end {
