@@ -73,6 +73,11 @@ pub struct VetReproArgs {
     /// Seed of the generated workloads.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Time every replay this many times and report, for each kind of call, the run whose
+    /// mean is the median (all the means go into vet.json). Wall-clock figures on a shared
+    /// or virtual machine drift between runs; memory and state are checked to be identical.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=99))]
+    pub runs: u32,
     /// A smoke run in seconds: scale 1/1024, one trace, Fig. 16 to 32 GiB.
     #[arg(long, conflicts_with_all = ["scale", "spew_requests", "spew_max_gib"])]
     pub quick: bool,

@@ -16,6 +16,7 @@ use clap::Parser;
 use std::process::ExitCode;
 
 /// A failure, sorted by whose fault it is.
+#[derive(Debug)]
 pub enum Failure {
     /// The command was asked for something impossible: exit 2.
     Usage(anyhow::Error),

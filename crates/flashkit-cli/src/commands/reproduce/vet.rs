@@ -173,7 +173,7 @@ const TRACES: [&str; 8] = [
 ];
 
 /// One scheme on one workload.
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Default, Serialize)]
 struct Row {
     workload: String,
     scheme: String,
@@ -195,6 +195,11 @@ struct Row {
     canonical_returned_per_read: Option<f64>,
     gc_runs: u64,
     state_hash: String,
+    /// Timed runs of the replay (`--runs`); each summary above is from the median run.
+    runs: usize,
+    /// Every run's mean write and read time, in run order.
+    write_means_ns: Vec<f64>,
+    read_means_ns: Vec<f64>,
 }
 
 /// One address space of Fig. 16.
@@ -247,17 +252,21 @@ pub fn run(args: VetReproArgs) -> Outcome {
     }
     for (name, device, source) in &workloads {
         for &(label, kind, insert, nodes) in &SCHEMES {
-            let (row, overhead) = run_one(
-                name,
-                label,
-                kind,
-                VetConfig { insert, nodes },
-                device,
-                source,
-                args.seed,
-            )?;
-            timer_overhead_ns = overhead;
-            rows.push(row);
+            let mut runs = Vec::new();
+            for _ in 0..args.runs {
+                let (row, overhead) = run_one(
+                    name,
+                    label,
+                    kind,
+                    VetConfig { insert, nodes },
+                    device,
+                    source,
+                    args.seed,
+                )?;
+                timer_overhead_ns = overhead;
+                runs.push(row);
+            }
+            rows.push(median_run(runs)?);
         }
     }
     let scalability = fig16(&args)?;
@@ -348,6 +357,7 @@ fn run_one(
         };
         r.ftl_stats.extra.get(&key).copied()
     };
+    let (write_mean, read_mean) = (times.update.mean_ns, times.translate.mean_ns);
     let row = Row {
         workload: workload.into(),
         scheme: label.into(),
@@ -366,8 +376,58 @@ fn run_one(
         canonical_returned_per_read: extra("returned_per_read"),
         gc_runs: r.ftl_stats.gc_runs,
         state_hash: r.state_hash.clone(),
+        runs: 1,
+        write_means_ns: vec![write_mean],
+        read_means_ns: vec![read_mean],
     };
     Ok((row, times.timer_overhead_ns))
+}
+
+/// One row from repeated runs of the same replay: each kind of call's summary from the run
+/// whose mean for it is the median (the lower middle one of an even count), every run's
+/// means kept. Refuses runs that differ in anything but time: the replay is deterministic.
+fn median_run(runs: Vec<Row>) -> Result<Row, Failure> {
+    let first = runs
+        .first()
+        .expect("invariant: --runs is at least 1")
+        .clone();
+    for other in &runs[1..] {
+        if (
+            other.state_hash.as_str(),
+            other.packed_bytes,
+            other.heap_bytes,
+        ) != (
+            first.state_hash.as_str(),
+            first.packed_bytes,
+            first.heap_bytes,
+        ) {
+            return Err(Failure::Runtime(anyhow!(
+                "{} {}: two runs of one replay ended in different states ({} and {}): \
+                 the replay is not deterministic, which is a bug",
+                first.workload,
+                first.scheme,
+                first.state_hash,
+                other.state_hash
+            )));
+        }
+    }
+    let median = |pick: fn(&Row) -> &LatencySummary| {
+        let mut order: Vec<&Row> = runs.iter().collect();
+        order.sort_by(|a, b| pick(a).mean_ns.total_cmp(&pick(b).mean_ns));
+        pick(order[(order.len() - 1) / 2]).clone()
+    };
+    let means = |pick: fn(&Row) -> &LatencySummary| runs.iter().map(|r| pick(r).mean_ns).collect();
+    Ok(Row {
+        write: median(|r| &r.write),
+        read: median(|r| &r.read),
+        relocate: median(|r| &r.relocate),
+        merge: median(|r| &r.merge),
+        prefetch: median(|r| &r.prefetch),
+        runs: runs.len(),
+        write_means_ns: means(|r| &r.write),
+        read_means_ns: means(|r| &r.read),
+        ..first
+    })
 }
 
 /// Fig. 16: Spew-like writes over growing address spaces, mappings alone.
@@ -642,7 +702,14 @@ fn print_times(rows: &[Row], overhead: f64) {
          {overhead:.0} ns a measurement, included; prefetch is the hint each request's \
          pages get as the request enters the replay's lookahead, timed apart; a read is a \
          host read request, and RMW read the translation of a page that a partial-page \
-         write merges (read-modify-write), timed apart"
+         write merges (read-modify-write), timed apart{}",
+        match rows.first().map_or(1, |r| r.runs) {
+            1 => String::new(),
+            n => format!(
+                "; each kind of call's figures are from the one of {n} runs whose mean is \
+                 the median"
+            ),
+        }
     );
     print!("{}", times.render());
 }
@@ -687,4 +754,64 @@ fn write_figures(dir: &Path, rows: &[Row], scalability: &[ScaleRow]) -> anyhow::
     };
     std::fs::write(dir.join("fig16.svg"), fig16.svg()?)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timed(read_ns: f64, write_ns: f64) -> Row {
+        Row {
+            workload: "homes".into(),
+            scheme: "VET BIS PF".into(),
+            state_hash: "abc".into(),
+            read: LatencySummary {
+                mean_ns: read_ns,
+                p99_ns: read_ns as u64 * 2,
+                ..LatencySummary::default()
+            },
+            write: LatencySummary {
+                mean_ns: write_ns,
+                ..LatencySummary::default()
+            },
+            runs: 1,
+            read_means_ns: vec![read_ns],
+            write_means_ns: vec![write_ns],
+            ..Row::default()
+        }
+    }
+
+    #[test]
+    fn each_kind_of_call_comes_from_its_median_run() {
+        let row = median_run(vec![
+            timed(300.0, 10.0),
+            timed(100.0, 30.0),
+            timed(200.0, 20.0),
+        ])
+        .expect("same state");
+        assert_eq!(row.runs, 3);
+        assert_eq!(row.read.mean_ns, 200.0);
+        assert_eq!(row.read.p99_ns, 400, "the whole summary of that run");
+        assert_eq!(row.write.mean_ns, 20.0);
+        assert_eq!(row.read_means_ns, [300.0, 100.0, 200.0], "in run order");
+        let even = median_run(vec![
+            timed(4.0, 1.0),
+            timed(1.0, 1.0),
+            timed(3.0, 1.0),
+            timed(2.0, 1.0),
+        ])
+        .expect("same state");
+        assert_eq!(even.read.mean_ns, 2.0, "the lower middle of an even count");
+    }
+
+    #[test]
+    fn runs_that_end_in_different_states_are_refused() {
+        let mut other = timed(1.0, 1.0);
+        other.state_hash = "abd".into();
+        let error = median_run(vec![timed(1.0, 1.0), other]).expect_err("not deterministic");
+        assert!(
+            format!("{error:?}").contains("not deterministic"),
+            "{error:?}"
+        );
+    }
 }
