@@ -20,14 +20,19 @@ fn spec() -> RunSpec {
 }
 
 fn workload() -> Source {
+    Source::Workload(uniform(4096, 50_000))
+}
+
+/// Uniform requests of `bytes` over the 64 MiB device of [`spec`], a fifth of them reads.
+fn uniform(bytes: u32, requests: u64) -> WorkloadSpec {
     let mut w = WorkloadSpec::new(
         Pattern::Uniform,
-        SizeDist::Fixed { bytes: 4096 },
-        50_000,
+        SizeDist::Fixed { bytes },
+        requests,
         64 << 20,
     );
     w.read_fraction = 0.2;
-    Source::Workload(w)
+    w
 }
 
 #[test]
@@ -204,13 +209,7 @@ fn timing_the_mapping_changes_nothing_and_every_mapping_reaches_the_same_state()
 fn read_modify_write_translations_are_timed_apart_from_host_reads() {
     // 2 KiB writes at 512-byte alignment: most start or end inside a 4 KiB page, whose old
     // content the host reads first. Those translations are not read requests.
-    let mut w = WorkloadSpec::new(
-        Pattern::Uniform,
-        SizeDist::Fixed { bytes: 2048 },
-        20_000,
-        64 << 20,
-    );
-    w.read_fraction = 0.2;
+    let mut w = uniform(2048, 20_000);
     w.align_bytes = 512;
     let mut spec = spec();
     spec.precondition = None;
