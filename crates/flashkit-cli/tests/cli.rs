@@ -481,6 +481,7 @@ fn reproduce_vet_quick_prints_ours_beside_the_papers() {
         "hm_0 (identity)",
         "VET BIS PF",
         "EMT",
+        "Machine: a dependent load took",
     ] {
         assert!(text.contains(needle), "missing {needle}: {text}");
     }
@@ -505,6 +506,18 @@ fn reproduce_vet_quick_prints_ours_beside_the_papers() {
         assert_eq!(row["write_means_ns"].as_array().map(Vec::len), Some(3));
         means.sort_by(f64::total_cmp);
         assert_eq!(row["read"]["mean_ns"].as_f64(), Some(means[1]), "{row}");
+    }
+    // The machine's load latency, before and after the timed runs, at three working sets.
+    for when in ["before", "after"] {
+        let probes = json["memory_latency"][when].as_array().expect(when);
+        let sets: Vec<u64> = probes
+            .iter()
+            .map(|p| p["working_set_bytes"].as_u64().expect("bytes"))
+            .collect();
+        assert_eq!(sets, [256 << 10, 8 << 20, 64 << 20], "{when}");
+        for p in probes {
+            assert!(p["ns"].as_f64().is_some_and(|ns| ns > 0.0), "{p}");
+        }
     }
     assert_error(&flashkit(&["reproduce", "vet", "--runs", "0"]), 2, "--runs");
     assert_error(

@@ -11,6 +11,7 @@
 //!   mapping memory and a state hash.
 //! - [`mapping_time`] times the page FTL's calls into its mapping ([`TimedMapping`]), for
 //!   the extent-mapping reproduction; [`run_with_mapping_times`] is `run` with it.
+//!   [`machine`] measures what a load from memory costs while those times are taken.
 //!
 //! What this layer is not: it never prints. Progress goes to a [`Progress`] the caller
 //! supplies; wall-clock time is measured here, around the models, and reported apart from
@@ -18,6 +19,7 @@
 
 mod host;
 pub mod latency;
+pub mod machine;
 mod mapping_only;
 pub mod mapping_time;
 mod metrics;

@@ -24,6 +24,7 @@ use flashkit_ftl::{
 use flashkit_report::Table;
 use flashkit_report::plot::{Axis, BarChart, Legend, LineChart, Series};
 use flashkit_sim::latency::LatencySummary;
+use flashkit_sim::machine::{self, LoadLatency};
 use flashkit_sim::{DeviceSpec, RunSpec, Source, replay_mapping_only, run_with_mapping_times};
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
@@ -213,11 +214,20 @@ struct ScaleRow {
     mean_write_bytes: f64,
 }
 
+/// The machine's load latency just before and just after the timed runs
+/// ([`flashkit_sim::machine`]): on a shared machine it moves, and the times move with it.
+#[derive(Clone, Debug, Serialize)]
+struct MemoryLatency {
+    before: Vec<LoadLatency>,
+    after: Vec<LoadLatency>,
+}
+
 #[derive(Serialize)]
 struct Document {
     rows: Vec<Row>,
     scalability: Vec<ScaleRow>,
     timer_overhead_ns: f64,
+    memory_latency: MemoryLatency,
     parameters: String,
 }
 
@@ -250,6 +260,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
         }
         workloads.push(trace_workload(&path)?);
     }
+    let before = machine::probe();
     for (name, device, source) in &workloads {
         for &(label, kind, insert, nodes) in &SCHEMES {
             let mut runs = Vec::new();
@@ -269,8 +280,18 @@ pub fn run(args: VetReproArgs) -> Outcome {
             rows.push(median_run(runs)?);
         }
     }
+    let memory_latency = MemoryLatency {
+        before,
+        after: machine::probe(),
+    };
     let scalability = fig16(&args)?;
-    print_tables(&rows, &scalability, scale, timer_overhead_ns);
+    print_tables(
+        &rows,
+        &scalability,
+        scale,
+        timer_overhead_ns,
+        &memory_latency,
+    );
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create {}", dir.display()))
@@ -279,6 +300,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
             rows: rows.clone(),
             scalability: scalability.clone(),
             timer_overhead_ns,
+            memory_latency,
             parameters: format!(
                 "scale {scale}, seed {}, spew requests {}",
                 args.seed, args.spew_requests
@@ -507,7 +529,13 @@ fn workloads(rows: &[Row]) -> Vec<String> {
     names
 }
 
-fn print_tables(rows: &[Row], scalability: &[ScaleRow], scale: f64, overhead: f64) {
+fn print_tables(
+    rows: &[Row],
+    scalability: &[ScaleRow],
+    scale: f64,
+    overhead: f64,
+    memory_latency: &MemoryLatency,
+) {
     println!("Extent mapping (Suh et al., JSA 2014): PMT, HMT, VET and EMT in one page FTL");
     println!(
         "Table-1-shaped workloads at scale {scale} (requests and address space), fresh drive, \
@@ -616,7 +644,7 @@ fn print_tables(rows: &[Row], scalability: &[ScaleRow], scale: f64, overhead: f6
     print!("{}", ratio.render());
     println!("\nCanonical extents per request, VET BIS PF (Fig. 12); extents for EMT");
     print!("{}", canonical.render());
-    print_times(rows, overhead);
+    print_times(rows, overhead, memory_latency);
     let mut spew = Table::new([
         "space",
         "mean write",
@@ -650,7 +678,7 @@ fn print_tables(rows: &[Row], scalability: &[ScaleRow], scale: f64, overhead: f6
     print!("{}", spew.render());
 }
 
-fn print_times(rows: &[Row], overhead: f64) {
+fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
     let mut times = Table::new([
         "workload",
         "scheme",
@@ -710,6 +738,12 @@ fn print_times(rows: &[Row], overhead: f64) {
                  the median"
             ),
         }
+    );
+    println!(
+        "Machine: a dependent load took {} before the timed runs, {} after (a shared \
+         machine's figures move with these; compare times only across runs where they agree)",
+        machine::describe(&memory_latency.before),
+        machine::describe(&memory_latency.after),
     );
     print!("{}", times.render());
 }

@@ -1,0 +1,163 @@
+//! What a load from memory costs on this machine, now: the context every wall-clock figure
+//! needs.
+//!
+//! A mapping's time per call is mostly the latency of its dependent probes into a table
+//! larger than the private caches. On a shared or virtualised machine that latency moves
+//! with what the neighbours do: on the Xeon VM of bench/RESULTS.md the same binary read the
+//! homes workload in 0.12 us one hour and 0.19-0.28 us the next, while a dependent load at
+//! 8 MiB went from 37 to about 200 ns. A timing reported without the machine's state beside
+//! it cannot be compared with anything, so `flashkit reproduce vet` measures it before and
+//! after its timed runs ([`probe`]) and prints and records both.
+//!
+//! The measurement is a pointer chase: one 4-byte link a 64-byte line, the lines of a
+//! buffer visited in one random cycle ([`chase`]), so each load depends on the one before
+//! and no hardware prefetcher can guess the next. Time per load, once the buffer outgrows a
+//! cache level, is that level's miss latency, address-translation misses included.
+//!
+//! What it is not: part of any model, or of any deterministic report.
+
+use flashkit_core::{SimRng, SimRngExt};
+use rand::seq::SliceRandom;
+use serde::Serialize;
+use std::time::Instant;
+
+/// `u32` words a 64-byte line: one link a line, at its start.
+const LINE_WORDS: usize = 16;
+
+/// Working sets [`probe`] measures: inside a core's private cache (256 KiB), beyond it but
+/// inside a typical shared last-level cache (8 MiB), and beyond most (64 MiB).
+pub const PROBE_BYTES: [usize; 3] = [256 << 10, 8 << 20, 64 << 20];
+
+/// Dependent loads [`probe`] times at each working set, after one untimed pass over (at
+/// most as many) lines to bring the buffer into whatever cache will hold it.
+pub const PROBE_LOADS: usize = 1_000_000;
+
+/// One working set's load latency.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub struct LoadLatency {
+    /// Bytes of the chased buffer.
+    pub working_set_bytes: u64,
+    /// Nanoseconds a dependent load, averaged over the timed loads.
+    pub ns: f64,
+}
+
+/// The links of a random single cycle through `lines` lines: `links[i * LINE_WORDS]` is the
+/// line after line `i`. Every line is visited once before the chase returns to its start,
+/// so a chase of any length touches the whole buffer rather than a short loop that fits a
+/// cache. Deterministic in `seed`.
+pub fn chase(lines: usize, seed: u64) -> Vec<u32> {
+    assert!(
+        lines > 0 && lines <= u32::MAX as usize,
+        "invariant: 1..=2^32-1 lines, got {lines}"
+    );
+    let mut order: Vec<u32> = (0..lines as u32).collect();
+    order.shuffle(&mut SimRng::for_stream(seed, "memory-latency"));
+    let mut links = vec![0u32; lines * LINE_WORDS];
+    for (i, &from) in order.iter().enumerate() {
+        links[from as usize * LINE_WORDS] = order[(i + 1) % lines];
+    }
+    links
+}
+
+/// Nanoseconds a dependent load over a buffer of `bytes` (rounded down to whole 64-byte
+/// lines, at least one), timed over `loads` loads after a warm-up pass.
+pub fn load_latency_ns(bytes: usize, loads: usize) -> f64 {
+    let lines = (bytes / (LINE_WORDS * 4)).max(1);
+    let links = chase(lines, 1);
+    let mut at = 0u32;
+    for _ in 0..lines.min(loads) {
+        at = links[at as usize * LINE_WORDS];
+    }
+    let clock = Instant::now();
+    for _ in 0..loads {
+        at = links[at as usize * LINE_WORDS];
+    }
+    let ns = clock.elapsed().as_nanos() as f64 / loads.max(1) as f64;
+    std::hint::black_box(at);
+    ns
+}
+
+/// [`load_latency_ns`] at each of [`PROBE_BYTES`], [`PROBE_LOADS`] loads each: well under a
+/// second on a machine whose memory is slow (about 0.2 s at 200 ns a load).
+pub fn probe() -> Vec<LoadLatency> {
+    PROBE_BYTES
+        .iter()
+        .map(|&bytes| LoadLatency {
+            working_set_bytes: bytes as u64,
+            ns: load_latency_ns(bytes, PROBE_LOADS),
+        })
+        .collect()
+}
+
+/// `6.2 / 39.9 / 171.1 ns at 256 KiB / 8 MiB / 64 MiB`.
+pub fn describe(latencies: &[LoadLatency]) -> String {
+    let ns: Vec<String> = latencies.iter().map(|l| format!("{:.1}", l.ns)).collect();
+    let sizes: Vec<String> = latencies
+        .iter()
+        .map(|l| match l.working_set_bytes {
+            b if b >= 1 << 20 => format!("{} MiB", b >> 20),
+            b => format!("{} KiB", b >> 10),
+        })
+        .collect();
+    format!("{} ns at {}", ns.join(" / "), sizes.join(" / "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Follow the links from line 0 and count the lines until the chase comes back.
+    fn cycle_length(links: &[u32]) -> usize {
+        let mut at = 0u32;
+        let mut steps = 0;
+        loop {
+            at = links[at as usize * LINE_WORDS];
+            steps += 1;
+            if at == 0 || steps > links.len() {
+                return steps;
+            }
+        }
+    }
+
+    #[test]
+    fn a_chase_is_one_cycle_through_every_line() {
+        for lines in [1, 2, 3, 64, 1000, 4096] {
+            let links = chase(lines, 7);
+            assert_eq!(links.len(), lines * LINE_WORDS);
+            assert_eq!(cycle_length(&links), lines, "{lines} lines");
+            // Only each line's first word is a link; the rest stay zero.
+            for (i, &word) in links.iter().enumerate() {
+                if i % LINE_WORDS != 0 {
+                    assert_eq!(word, 0);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_chase_is_deterministic_in_its_seed() {
+        assert_eq!(chase(500, 3), chase(500, 3));
+        assert_ne!(chase(500, 3), chase(500, 4));
+    }
+
+    #[test]
+    fn describe_names_each_working_set() {
+        let probe = [
+            LoadLatency {
+                working_set_bytes: 256 << 10,
+                ns: 6.24,
+            },
+            LoadLatency {
+                working_set_bytes: 8 << 20,
+                ns: 39.9,
+            },
+        ];
+        assert_eq!(describe(&probe), "6.2 / 39.9 ns at 256 KiB / 8 MiB");
+    }
+
+    #[test]
+    fn a_load_latency_is_a_positive_time() {
+        let ns = load_latency_ns(64 << 10, 10_000);
+        assert!(ns.is_finite() && ns > 0.0, "{ns}");
+    }
+}
