@@ -328,6 +328,11 @@ fn the_benchmark_smoke_run_keeps_its_state_hash() {
         .map(str::trim)
         .expect("the benchmark prints its state hash");
     assert_eq!(hash, PINNED_SMOKE_HASH, "behaviour changed:\n{text}");
+    // The figures come with the machine's state they were taken in.
+    assert!(
+        text.contains("machine:              a dependent load took"),
+        "{text}"
+    );
 }
 
 const PINNED_SMOKE_HASH: &str = "33f2315333b84c7e";

@@ -89,6 +89,36 @@ pub fn probe() -> Vec<LoadLatency> {
         .collect()
 }
 
+/// [`probe`] just before and just after a timed section: on a shared machine the state can
+/// change while it runs, and a pair that disagrees says so.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct MemoryLatency {
+    /// Measured before the timed section.
+    pub before: Vec<LoadLatency>,
+    /// Measured after it.
+    pub after: Vec<LoadLatency>,
+}
+
+impl MemoryLatency {
+    /// Probe, run `timed`, probe again.
+    pub fn around<R>(timed: impl FnOnce() -> R) -> (R, MemoryLatency) {
+        let before = probe();
+        let result = timed();
+        let after = probe();
+        (result, MemoryLatency { before, after })
+    }
+
+    /// `a dependent load took 6.2 / 39.9 / 171.1 ns at 256 KiB / 8 MiB / 64 MiB just before
+    /// the timed work, ... just after`.
+    pub fn describe(&self) -> String {
+        format!(
+            "a dependent load took {} just before the timed work, {} just after",
+            describe(&self.before),
+            describe(&self.after)
+        )
+    }
+}
+
 /// `6.2 / 39.9 / 171.1 ns at 256 KiB / 8 MiB / 64 MiB`.
 pub fn describe(latencies: &[LoadLatency]) -> String {
     let ns: Vec<String> = latencies.iter().map(|l| format!("{:.1}", l.ns)).collect();
@@ -153,6 +183,24 @@ mod tests {
             },
         ];
         assert_eq!(describe(&probe), "6.2 / 39.9 ns at 256 KiB / 8 MiB");
+    }
+
+    #[test]
+    fn memory_latency_brackets_the_timed_work() {
+        let mut ran = false;
+        let (value, latency) = MemoryLatency::around(|| {
+            ran = true;
+            42
+        });
+        assert!(ran);
+        assert_eq!(value, 42);
+        for probe in [&latency.before, &latency.after] {
+            let sets: Vec<u64> = probe.iter().map(|l| l.working_set_bytes).collect();
+            assert_eq!(sets, PROBE_BYTES.map(|b| b as u64));
+        }
+        let text = latency.describe();
+        assert!(text.starts_with("a dependent load took "), "{text}");
+        assert!(text.contains(" just before the timed work, "), "{text}");
     }
 
     #[test]

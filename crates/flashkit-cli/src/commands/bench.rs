@@ -14,6 +14,7 @@ use anyhow::Context;
 use flashkit_core::sub_seed;
 use flashkit_core::units::format_size;
 use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
+use flashkit_sim::machine::MemoryLatency;
 use flashkit_sim::{DeviceSpec, Precondition, Progress, RunSpec, Source};
 use flashkit_trace::binary::{TraceWriter, digest};
 use flashkit_trace::workload::{Pattern, SizeDist, Workload, WorkloadSpec};
@@ -35,6 +36,9 @@ struct BenchFigures {
     gc_pages_moved: u64,
     peak_rss_bytes: Option<u64>,
     state_hash: String,
+    /// The machine's load latency just before and just after the run: the replay is mostly
+    /// random accesses into tables larger than the caches, so its speed follows these.
+    memory_latency: MemoryLatency,
 }
 
 pub fn run(mut args: BenchArgs) -> Outcome {
@@ -95,12 +99,14 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         precondition: Some(Precondition::default()),
         seed: args.seed,
     };
-    let outcome = flashkit_sim::run(
-        &run_spec,
-        &Source::Binary(trace_path.clone()),
-        &mut Bar::new("bench"),
-    )
-    .map_err(sim_failure)?;
+    let (outcome, memory_latency) = MemoryLatency::around(|| {
+        flashkit_sim::run(
+            &run_spec,
+            &Source::Binary(trace_path.clone()),
+            &mut Bar::new("bench"),
+        )
+    });
+    let outcome = outcome.map_err(sim_failure)?;
     let r = &outcome.report;
     let figures = BenchFigures {
         ftl: r.label.clone(),
@@ -116,6 +122,7 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         gc_pages_moved: r.ftl_stats.gc_pages_moved,
         peak_rss_bytes: peak_rss_bytes(),
         state_hash: r.state_hash.clone(),
+        memory_latency,
     };
     println!(
         "benchmark: {} FTL, {} uniform random 4 KiB writes",
@@ -156,6 +163,10 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         None => println!("peak RSS:             unknown (no /proc/self/status)"),
     }
     println!("state hash:           {}", figures.state_hash);
+    println!(
+        "machine:              {}",
+        figures.memory_latency.describe()
+    );
     if let Some(path) = &args.json {
         write_json(path, &figures)?;
     }

@@ -24,7 +24,7 @@ use flashkit_ftl::{
 use flashkit_report::Table;
 use flashkit_report::plot::{Axis, BarChart, Legend, LineChart, Series};
 use flashkit_sim::latency::LatencySummary;
-use flashkit_sim::machine::{self, LoadLatency};
+use flashkit_sim::machine::MemoryLatency;
 use flashkit_sim::{DeviceSpec, RunSpec, Source, replay_mapping_only, run_with_mapping_times};
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
@@ -214,19 +214,13 @@ struct ScaleRow {
     mean_write_bytes: f64,
 }
 
-/// The machine's load latency just before and just after the timed runs
-/// ([`flashkit_sim::machine`]): on a shared machine it moves, and the times move with it.
-#[derive(Clone, Debug, Serialize)]
-struct MemoryLatency {
-    before: Vec<LoadLatency>,
-    after: Vec<LoadLatency>,
-}
-
 #[derive(Serialize)]
 struct Document {
     rows: Vec<Row>,
     scalability: Vec<ScaleRow>,
     timer_overhead_ns: f64,
+    /// The machine's load latency just before and just after the timed runs: on a shared
+    /// machine it moves, and the times move with it.
     memory_latency: MemoryLatency,
     parameters: String,
 }
@@ -260,30 +254,29 @@ pub fn run(args: VetReproArgs) -> Outcome {
         }
         workloads.push(trace_workload(&path)?);
     }
-    let before = machine::probe();
-    for (name, device, source) in &workloads {
-        for &(label, kind, insert, nodes) in &SCHEMES {
-            let mut runs = Vec::new();
-            for _ in 0..args.runs {
-                let (row, overhead) = run_one(
-                    name,
-                    label,
-                    kind,
-                    VetConfig { insert, nodes },
-                    device,
-                    source,
-                    args.seed,
-                )?;
-                timer_overhead_ns = overhead;
-                runs.push(row);
+    let (timed, memory_latency) = MemoryLatency::around(|| -> Result<(), Failure> {
+        for (name, device, source) in &workloads {
+            for &(label, kind, insert, nodes) in &SCHEMES {
+                let mut runs = Vec::new();
+                for _ in 0..args.runs {
+                    let (row, overhead) = run_one(
+                        name,
+                        label,
+                        kind,
+                        VetConfig { insert, nodes },
+                        device,
+                        source,
+                        args.seed,
+                    )?;
+                    timer_overhead_ns = overhead;
+                    runs.push(row);
+                }
+                rows.push(median_run(runs)?);
             }
-            rows.push(median_run(runs)?);
         }
-    }
-    let memory_latency = MemoryLatency {
-        before,
-        after: machine::probe(),
-    };
+        Ok(())
+    });
+    timed?;
     let scalability = fig16(&args)?;
     print_tables(
         &rows,
@@ -740,10 +733,9 @@ fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
         }
     );
     println!(
-        "Machine: a dependent load took {} before the timed runs, {} after (a shared \
-         machine's figures move with these; compare times only across runs where they agree)",
-        machine::describe(&memory_latency.before),
-        machine::describe(&memory_latency.after),
+        "Machine: {} (a shared machine's figures move with these; compare times only \
+         across runs where they agree)",
+        memory_latency.describe()
     );
     print!("{}", times.render());
 }
