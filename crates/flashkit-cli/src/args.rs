@@ -81,6 +81,15 @@ pub struct VetReproArgs {
     /// A smoke run in seconds: scale 1/1024, one trace, Fig. 16 to 32 GiB.
     #[arg(long, conflicts_with_all = ["scale", "spew_requests", "spew_max_gib"])]
     pub quick: bool,
+    /// Run only these workloads, comma separated: finance, homes, wdev, wsf, or a trace
+    /// excerpt by the start of its file name (hm_0, rsrch_0, WebSearch1, ...). Fig. 16 is
+    /// skipped when --workload or --scheme is given.
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub workload: Vec<String>,
+    /// Run only these schemes, comma separated: PMT, "VET BIS PF", "VET BIS PD",
+    /// "VET LIS PF", "VET LIS PD", EMT (case does not matter).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub scheme: Vec<String>,
 }
 
 #[derive(Args, Debug)]

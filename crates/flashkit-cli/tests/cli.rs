@@ -335,6 +335,62 @@ fn the_benchmark_smoke_run_keeps_its_state_hash() {
     );
 }
 
+/// `--workload` and `--scheme` narrow `reproduce vet` to the rows asked for (what someone
+/// iterating on one mapping runs), skip Fig. 16, and refuse names they do not know.
+#[test]
+fn reproduce_vet_runs_only_the_workloads_and_schemes_asked_for() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = flashkit(&[
+        "reproduce",
+        "vet",
+        "--quick",
+        "--workload",
+        "homes,wdev",
+        "--scheme",
+        "vet bis pf,EMT",
+        "--out",
+        path_str(dir.path()),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = stdout(&output);
+    assert!(text.contains("Fig. 16): skipped"), "{text}");
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(dir.path().join("vet.json")).expect("read"))
+            .expect("valid JSON");
+    let rows: Vec<(String, String)> = json["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .map(|r| {
+            (
+                r["workload"].as_str().expect("workload").to_string(),
+                r["scheme"].as_str().expect("scheme").to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("homes", "VET BIS PF"),
+        ("homes", "EMT"),
+        ("wdev", "VET BIS PF"),
+        ("wdev", "EMT"),
+    ]
+    .map(|(w, s)| (w.to_string(), s.to_string()));
+    assert_eq!(rows, expected);
+    assert_eq!(json["scalability"].as_array().map(Vec::len), Some(0));
+    assert!(dir.path().join("fig15.svg").exists());
+    assert!(!dir.path().join("fig16.svg").exists());
+    assert_error(
+        &flashkit(&["reproduce", "vet", "--quick", "--workload", "homez"]),
+        2,
+        "unknown workload \"homez\" in --workload; expected some of: finance, homes",
+    );
+    assert_error(
+        &flashkit(&["reproduce", "vet", "--quick", "--scheme", "VET"]),
+        2,
+        "unknown scheme \"VET\" in --scheme; expected some of: PMT, VET BIS PF",
+    );
+}
+
 const PINNED_SMOKE_HASH: &str = "33f2315333b84c7e";
 
 #[test]

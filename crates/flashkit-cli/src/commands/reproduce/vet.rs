@@ -232,10 +232,25 @@ pub fn run(args: VetReproArgs) -> Outcome {
             "--scale must be in (0, 1], got {scale}"
         )));
     }
+    let schemes = chosen_schemes(&args.scheme)?;
+    let known: Vec<String> = PUBLISHED
+        .iter()
+        .map(|p| p.name.to_string())
+        .chain(TRACES.iter().map(|t| trace_name(Path::new(t))))
+        .collect();
+    for name in &args.workload {
+        if !known.contains(name) {
+            return Err(Failure::Usage(anyhow!(
+                "unknown workload {name:?} in --workload; expected some of: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    let wanted = |name: &str| args.workload.is_empty() || args.workload.iter().any(|w| w == name);
     let mut rows = Vec::new();
     let mut timer_overhead_ns = 0.0;
     let mut workloads: Vec<(String, DeviceSpec, Source)> = Vec::new();
-    for published in &PUBLISHED {
+    for published in PUBLISHED.iter().filter(|p| wanted(p.name)) {
         let spec = table1_workload(published.name, scale);
         let device = DeviceSpec {
             capacity_bytes: spec.span_bytes,
@@ -247,6 +262,9 @@ pub fn run(args: VetReproArgs) -> Outcome {
         .iter()
         .take(if args.quick { 1 } else { TRACES.len() })
     {
+        if !wanted(&trace_name(Path::new(relative))) {
+            continue;
+        }
         let path = args.traces.join(relative);
         if !path.exists() {
             eprintln!("note: {} is missing; skipped", path.display());
@@ -256,7 +274,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
     }
     let (timed, memory_latency) = MemoryLatency::around(|| -> Result<(), Failure> {
         for (name, device, source) in &workloads {
-            for &(label, kind, insert, nodes) in &SCHEMES {
+            for &(label, kind, insert, nodes) in &schemes {
                 let mut runs = Vec::new();
                 for _ in 0..args.runs {
                     let (row, overhead) = run_one(
@@ -277,7 +295,8 @@ pub fn run(args: VetReproArgs) -> Outcome {
         Ok(())
     });
     timed?;
-    let scalability = fig16(&args)?;
+    let filtered = !args.workload.is_empty() || !args.scheme.is_empty();
+    let scalability = if filtered { Vec::new() } else { fig16(&args)? };
     print_tables(
         &rows,
         &scalability,
@@ -285,6 +304,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
         timer_overhead_ns,
         &memory_latency,
     );
+
     if let Some(dir) = &args.out {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create {}", dir.display()))
@@ -300,10 +320,48 @@ pub fn run(args: VetReproArgs) -> Outcome {
             ),
         };
         write_json(&dir.join("vet.json"), &document).map_err(Failure::Runtime)?;
-        write_figures(dir, &rows, &scalability).map_err(Failure::Runtime)?;
-        println!("\nwrote {}/vet.json, fig15.svg, fig16.svg", dir.display());
+        let mut written = vec!["vet.json"];
+        written.extend(write_figures(dir, &rows, &scalability).map_err(Failure::Runtime)?);
+        println!("\nwrote {}/{}", dir.display(), written.join(", "));
     }
     Ok(())
+}
+
+/// A trace excerpt's short name: its file name up to the first dot (`hm_0`).
+fn trace_name(path: &Path) -> String {
+    path.file_name()
+        .map(|n| {
+            n.to_string_lossy()
+                .split('.')
+                .next()
+                .unwrap_or("trace")
+                .to_string()
+        })
+        .unwrap_or_else(|| "trace".into())
+}
+
+/// The schemes `--scheme` names (all of them when it names none), in the tables' order;
+/// an unknown name is a usage error that lists the known ones.
+fn chosen_schemes(
+    names: &[String],
+) -> Result<Vec<(&'static str, FtlKind, InsertScheme, VetNodes)>, Failure> {
+    for name in names {
+        if !SCHEMES
+            .iter()
+            .any(|s| s.0.eq_ignore_ascii_case(name.trim()))
+        {
+            let known: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
+            return Err(Failure::Usage(anyhow!(
+                "unknown scheme {name:?} in --scheme; expected some of: {}",
+                known.join(", ")
+            )));
+        }
+    }
+    Ok(SCHEMES
+        .iter()
+        .filter(|s| names.is_empty() || names.iter().any(|n| s.0.eq_ignore_ascii_case(n.trim())))
+        .copied()
+        .collect())
 }
 
 /// A trace excerpt with its own address space (compacted above [`IDENTITY_LIMIT_BYTES`]).
@@ -319,17 +377,7 @@ fn trace_workload(path: &Path) -> Result<(String, DeviceSpec, Source), Failure> 
         prepared = prepare(AddressMapping::Compact)?;
     }
     let device = base.sized_for(&prepared).map_err(sim_failure)?;
-    let name = path
-        .file_name()
-        .map(|n| {
-            n.to_string_lossy()
-                .split('.')
-                .next()
-                .unwrap_or("trace")
-                .to_string()
-        })
-        .unwrap_or_else(|| "trace".into());
-    let name = format!("{name} ({})", prepared.map.mapping());
+    let name = format!("{} ({})", trace_name(path), prepared.map.mapping());
     Ok((name, device, Source::Trace(Arc::new(prepared))))
 }
 
@@ -574,7 +622,9 @@ fn print_tables(
         "EMT returned/read",
     ]);
     for name in workloads(rows) {
-        let Some(pmt) = find(rows, &name, "PMT") else {
+        // Every row of a workload carries its PMT, HMT and logical size, so the tables work
+        // whichever schemes ran (`--scheme`).
+        let Some(pmt) = rows.iter().find(|r| r.workload == name) else {
             continue;
         };
         let published = PUBLISHED.iter().find(|p| p.name == name);
@@ -662,6 +712,10 @@ fn print_tables(
             format!("{:.1}", s.vet_bytes as f64 / s.emt_bytes as f64),
         ]);
     }
+    if scalability.is_empty() {
+        println!("\nScalability (Fig. 16): skipped (--workload or --scheme given)");
+        return;
+    }
     println!(
         "\nScalability (Fig. 16): Spew-like writes, 8 KiB to 1 MiB in 8 KiB steps, mappings alone (MiB)"
     );
@@ -740,7 +794,15 @@ fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
     print!("{}", times.render());
 }
 
-fn write_figures(dir: &Path, rows: &[Row], scalability: &[ScaleRow]) -> anyhow::Result<()> {
+/// Fig. 15 and Fig. 16 as SVG, each when there is something to draw (a run filtered by
+/// `--scheme` may have neither VET BIS PF nor EMT, one filtered at all has no Fig. 16);
+/// returns the files written.
+fn write_figures(
+    dir: &Path,
+    rows: &[Row],
+    scalability: &[ScaleRow],
+) -> anyhow::Result<Vec<&'static str>> {
+    let mut written = Vec::new();
     let mut bars = Vec::new();
     for name in workloads(rows) {
         for scheme in ["VET BIS PF", "EMT"] {
@@ -757,7 +819,13 @@ fn write_figures(dir: &Path, rows: &[Row], scalability: &[ScaleRow]) -> anyhow::
         y: Axis::log("percent of PMT"),
         bars,
     };
-    std::fs::write(dir.join("fig15.svg"), fig15.svg()?)?;
+    if !fig15.bars.is_empty() {
+        std::fs::write(dir.join("fig15.svg"), fig15.svg()?)?;
+        written.push("fig15.svg");
+    }
+    if scalability.is_empty() {
+        return Ok(written);
+    }
     let line = |name: &str, f: fn(&ScaleRow) -> u64| Series {
         name: name.into(),
         points: scalability
@@ -779,7 +847,8 @@ fn write_figures(dir: &Path, rows: &[Row], scalability: &[ScaleRow]) -> anyhow::
         legend: Legend::UpperLeft,
     };
     std::fs::write(dir.join("fig16.svg"), fig16.svg()?)?;
-    Ok(())
+    written.push("fig16.svg");
+    Ok(written)
 }
 
 #[cfg(test)]
