@@ -337,26 +337,25 @@ fn the_benchmark_smoke_run_keeps_its_state_hash() {
 
 /// `--workload` and `--scheme` narrow `reproduce vet` to the rows asked for (what someone
 /// iterating on one mapping runs), skip Fig. 16, and refuse names they do not know.
+/// `flashkit reproduce vet --quick ARGS --out DIR`, which must succeed: its stdout, its
+/// vet.json and the directory (kept alive for the figures).
+fn reproduce_vet_quick(args: &[&str]) -> (String, serde_json::Value, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut all = vec!["reproduce", "vet", "--quick"];
+    all.extend_from_slice(args);
+    all.extend(["--out", path_str(dir.path())]);
+    let output = flashkit(&all);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let json = serde_json::from_slice(&std::fs::read(dir.path().join("vet.json")).expect("read"))
+        .expect("valid JSON");
+    (stdout(&output), json, dir)
+}
+
 #[test]
 fn reproduce_vet_runs_only_the_workloads_and_schemes_asked_for() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let output = flashkit(&[
-        "reproduce",
-        "vet",
-        "--quick",
-        "--workload",
-        "homes,wdev",
-        "--scheme",
-        "vet bis pf,EMT",
-        "--out",
-        path_str(dir.path()),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stdout(&output);
+    let (text, json, dir) =
+        reproduce_vet_quick(&["--workload", "homes,wdev", "--scheme", "vet bis pf,EMT"]);
     assert!(text.contains("Fig. 16): skipped"), "{text}");
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("vet.json")).expect("read"))
-            .expect("valid JSON");
     let rows: Vec<(String, String)> = json["rows"]
         .as_array()
         .expect("rows")
@@ -518,20 +517,7 @@ fn reproduce_vet_quick_prints_ours_beside_the_papers() {
         println!("skipped: the public trace excerpts are not at {traces}");
         return;
     }
-    let dir = tempfile::tempdir().expect("tempdir");
-    let output = flashkit(&[
-        "reproduce",
-        "vet",
-        "--quick",
-        "--traces",
-        traces,
-        "--runs",
-        "3",
-        "--out",
-        path_str(dir.path()),
-    ]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    let text = stdout(&output);
+    let (text, json, dir) = reproduce_vet_quick(&["--traces", traces, "--runs", "3"]);
     for needle in [
         "one of 3 runs whose mean is the median",
         "Table 2",
@@ -550,9 +536,6 @@ fn reproduce_vet_quick_prints_ours_beside_the_papers() {
         assert!(dir.path().join(file).exists(), "{file}");
     }
     // Three timed runs a row: every run's means kept, the reported read the median one.
-    let json: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.path().join("vet.json")).expect("read"))
-            .expect("valid JSON");
     let rows = json["rows"].as_array().expect("rows");
     assert!(!rows.is_empty());
     for row in rows {
