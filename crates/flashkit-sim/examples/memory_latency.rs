@@ -7,20 +7,15 @@
 //! latency. docs/reproduction/vet.md uses it to bound what a fragmented VET read can cost;
 //! `flashkit reproduce vet` prints three of these points before and after its timed runs.
 
-use flashkit_sim::machine::load_latency_ns;
+use flashkit_sim::machine::{load_latency_ns, working_set_name};
 
 const LOADS: usize = 20_000_000;
 
 fn main() {
     println!("{:>12} {:>12}", "working set", "ns a load");
     for log_kib in 8..=18 {
-        let kib = 1usize << log_kib;
-        let ns = load_latency_ns(kib << 10, LOADS);
-        let size = if kib >= 1024 {
-            format!("{} MiB", kib / 1024)
-        } else {
-            format!("{kib} KiB")
-        };
-        println!("{size:>12} {ns:>12.1}");
+        let bytes = 1usize << (log_kib + 10);
+        let ns = load_latency_ns(bytes, LOADS);
+        println!("{:>12} {ns:>12.1}", working_set_name(bytes as u64));
     }
 }

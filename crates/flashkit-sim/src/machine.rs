@@ -124,12 +124,18 @@ pub fn describe(latencies: &[LoadLatency]) -> String {
     let ns: Vec<String> = latencies.iter().map(|l| format!("{:.1}", l.ns)).collect();
     let sizes: Vec<String> = latencies
         .iter()
-        .map(|l| match l.working_set_bytes {
-            b if b >= 1 << 20 => format!("{} MiB", b >> 20),
-            b => format!("{} KiB", b >> 10),
-        })
+        .map(|l| working_set_name(l.working_set_bytes))
         .collect();
     format!("{} ns at {}", ns.join(" / "), sizes.join(" / "))
+}
+
+/// A working set as the tables print it: `256 KiB`, `8 MiB` (whole KiB or MiB).
+pub fn working_set_name(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{} MiB", bytes >> 20)
+    } else {
+        format!("{} KiB", bytes >> 10)
+    }
 }
 
 #[cfg(test)]

@@ -345,21 +345,20 @@ fn trace_name(path: &Path) -> String {
 fn chosen_schemes(
     names: &[String],
 ) -> Result<Vec<(&'static str, FtlKind, InsertScheme, VetNodes)>, Failure> {
-    for name in names {
-        if !SCHEMES
-            .iter()
-            .any(|s| s.0.eq_ignore_ascii_case(name.trim()))
-        {
-            let known: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
-            return Err(Failure::Usage(anyhow!(
-                "unknown scheme {name:?} in --scheme; expected some of: {}",
-                known.join(", ")
-            )));
-        }
+    let names_scheme = |name: &String, label: &str| label.eq_ignore_ascii_case(name.trim());
+    if let Some(unknown) = names
+        .iter()
+        .find(|n| !SCHEMES.iter().any(|s| names_scheme(n, s.0)))
+    {
+        let known: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
+        return Err(Failure::Usage(anyhow!(
+            "unknown scheme {unknown:?} in --scheme; expected some of: {}",
+            known.join(", ")
+        )));
     }
     Ok(SCHEMES
         .iter()
-        .filter(|s| names.is_empty() || names.iter().any(|n| s.0.eq_ignore_ascii_case(n.trim())))
+        .filter(|s| names.is_empty() || names.iter().any(|n| names_scheme(n, s.0)))
         .copied()
         .collect())
 }
