@@ -21,6 +21,7 @@ for bin in "$a" "$b"; do
     [ -x "$bin" ] || { echo "error: $bin is not an executable flashkit" >&2; exit 2; }
 done
 out=${OUT:-$(mktemp -d)}
+mkdir -p "$out"
 echo "A: $a"
 echo "B: $b"
 echo "$pairs pairs, workloads $workloads, scheme $scheme; JSON under $out"
