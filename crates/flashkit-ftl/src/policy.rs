@@ -4,7 +4,10 @@
 //!   greedy cleaner); constant time through the FTL's valid-count buckets.
 //! - [`CostBenefit`]: the block maximising `(1 - u) / (2u) * age`, the LFS cost-benefit rule,
 //!   with `u` the valid fraction and `age` the time since the block was sealed, measured in
-//!   page programs. Linear in the number of blocks.
+//!   page programs. At one valid count the score grows with age alone, so the FTL keeps,
+//!   for this policy, the oldest sealed block at each count
+//!   ([`BlockView::oldest_by_valid`]): a choice is linear in the pages of a block, not in
+//!   the blocks of the device. Without that index (a view built by hand) it scans.
 //! - [`Fifo`]: the block sealed longest ago, whatever it holds.
 
 use crate::page::blocks::BlockTable;
@@ -70,6 +73,14 @@ impl<'a> BlockView<'a> {
     pub fn sealed(&self) -> impl Iterator<Item = SealedBlock> + '_ {
         self.blocks.sealed_blocks().map(|id| self.describe(id))
     }
+
+    /// For each valid-page count some sealed block has, in ascending count: the block with
+    /// that count sealed longest ago, except at count zero, where it is the lowest-numbered
+    /// empty block. `None` unless the policy asked the FTL for this index
+    /// ([`VictimPolicy::uses_age_index`]).
+    pub fn oldest_by_valid(&self) -> Option<impl Iterator<Item = SealedBlock> + '_> {
+        Some(self.blocks.oldest_by_valid()?.map(|id| self.describe(id)))
+    }
 }
 
 /// A garbage-collection victim policy.
@@ -83,6 +94,13 @@ pub trait VictimPolicy: Send {
     /// policies whose choice takes constant time guess by choosing.
     fn predict(&self, _view: &BlockView<'_>) -> Option<BlockId> {
         None
+    }
+
+    /// Whether the policy reads [`BlockView::oldest_by_valid`]. The FTL then keeps that
+    /// index, which costs a heap push each time a sealed block loses a valid page, so it is
+    /// kept only for a policy that says yes.
+    fn uses_age_index(&self) -> bool {
+        false
     }
 }
 
@@ -108,9 +126,30 @@ pub struct CostBenefit;
 
 impl VictimPolicy for CostBenefit {
     fn choose(&self, view: &BlockView<'_>) -> Option<BlockId> {
+        let Some(candidates) = view.oldest_by_valid() else {
+            return Self::best(view, view.sealed());
+        };
+        let chosen = Self::best(view, candidates);
+        debug_assert_eq!(
+            chosen,
+            Self::best(view, view.sealed()),
+            "the oldest block at each valid count holds the best score"
+        );
+        chosen
+    }
+
+    fn uses_age_index(&self) -> bool {
+        true
+    }
+}
+
+impl CostBenefit {
+    /// The best of `blocks` (which must include the best sealed block): the first empty
+    /// block met, else the highest score, ties to the lowest block number.
+    fn best(view: &BlockView<'_>, blocks: impl Iterator<Item = SealedBlock>) -> Option<BlockId> {
         let ppb = f64::from(view.pages_per_block());
         let mut best: Option<(f64, BlockId)> = None;
-        for block in view.sealed() {
+        for block in blocks {
             if block.valid_pages == 0 {
                 return Some(block.id);
             }
@@ -120,8 +159,7 @@ impl VictimPolicy for CostBenefit {
             let u = f64::from(block.valid_pages) / ppb;
             let age = (view.now() - block.sealed_at + 1) as f64;
             let score = (1.0 - u) / (2.0 * u) * age;
-            // Strictly greater: ties go to the lowest block number, deterministically.
-            if best.is_none_or(|(top, _)| score > top) {
+            if best.is_none_or(|(top, id)| score > top || (score == top && block.id < id)) {
                 best = Some((score, block.id));
             }
         }
@@ -200,6 +238,7 @@ impl FromStr for GcPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::page::blocks::BlockKind;
 
     /// Blocks 0..4 sealed at times 10, 20, 30, 40 with the given valid counts (8 pages each).
     fn table(valid: [u32; 4]) -> BlockTable {
@@ -255,6 +294,81 @@ mod tests {
             CostBenefit.choose(&BlockView::new(&t, 100)),
             Some(BlockId(1))
         );
+    }
+
+    /// The choice over the cost-benefit index, and the one over a scan of every block.
+    fn both_choices(t: &BlockTable, now: u64) -> (Option<BlockId>, Option<BlockId>) {
+        let view = BlockView::new(t, now);
+        let candidates = view.oldest_by_valid().expect("the index is kept");
+        (
+            CostBenefit::best(&view, candidates),
+            CostBenefit::best(&view, view.sealed()),
+        )
+    }
+
+    #[test]
+    fn cost_benefit_ties_across_counts_go_to_the_lowest_block_either_way() {
+        // 8 pages a block, now = 100. Block 0: 4 valid (u = 1/2), sealed at 11, age 90,
+        // score 0.5 * 90 = 45. Block 1: 2 valid (u = 1/4), sealed at 71, age 30, score
+        // 1.5 * 30 = 45. The index meets block 1 first (lower count); the scan, block 0.
+        let mut t = BlockTable::new(4, 8);
+        for (b, valid, at) in [(0, 4, 11), (1, 2, 71)] {
+            t.activate(BlockId(b));
+            t.add_valid(BlockId(b), valid);
+            t.seal(BlockId(b), at);
+        }
+        t.set_age_index(true);
+        t.settle_ages();
+        assert_eq!(both_choices(&t, 100), (Some(BlockId(0)), Some(BlockId(0))));
+    }
+
+    #[test]
+    fn cost_benefit_over_the_index_chooses_what_a_scan_chooses() {
+        use flashkit_core::{SimRng, SimRngExt};
+        use rand::Rng;
+        for seed in 0..20 {
+            let mut rng = SimRng::for_stream(seed, "cost-benefit-index");
+            let (blocks, ppb) = (24u32, 8u32);
+            let mut t = BlockTable::new(blocks, ppb);
+            // Built from blocks sealed before the index exists, then kept up to date.
+            let keep_from = rng.random_range(0..400u64);
+            let mut now = 0u64;
+            for step in 0..2_000u64 {
+                now += 1;
+                if step == keep_from {
+                    t.set_age_index(true);
+                }
+                let b = BlockId(rng.random_range(0..blocks));
+                match t.kind(b) {
+                    BlockKind::Free => {
+                        t.activate(b);
+                        let valid = rng.random_range(0..=ppb);
+                        t.add_valid(b, valid);
+                        t.seal(b, now);
+                    }
+                    BlockKind::Sealed if t.valid(b) > 0 && rng.random_bool(0.8) => {
+                        t.remove_valid(b);
+                    }
+                    BlockKind::Sealed => {
+                        t.begin_collect(b);
+                        if rng.random_bool(0.2) {
+                            t.abort_collect(b);
+                        } else {
+                            let valid = t.valid(b);
+                            t.remove_valid_many(b, valid);
+                            t.erased(b);
+                        }
+                    }
+                    _ => unreachable!("only free and sealed blocks here"),
+                }
+                if step >= keep_from {
+                    t.settle_ages();
+                    t.check_indexes().expect("indexes agree with the blocks");
+                    let (indexed, scanned) = both_choices(&t, now + 50);
+                    assert_eq!(indexed, scanned, "seed {seed} step {step}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -13,10 +13,21 @@
 //! stale entries; compaction drops them (and older duplicates) in order, so the choice is
 //! exactly that of a linked list with insertion at the head: the most recent arrival in the
 //! lowest bucket.
+//!
+//! The cost-benefit index, kept only for a policy that asks for it
+//! ([`crate::policy::VictimPolicy::uses_age_index`]), answers the other question a victim
+//! policy may ask: for each valid-page count, which sealed block with that count was sealed
+//! longest ago. At a given count the cost-benefit score grows with age alone, so the best
+//! block is one of these `pages_per_block` candidates, not any of the device's blocks. Each
+//! count has a min-heap by sealing time, with stale entries like the greedy stacks (a block
+//! is pushed again each time it changes count; an entry is current while the block is
+//! sealed, at that count, and sealed at that time). Count zero is ordered by block number
+//! instead: the scan it replaces took the first empty block in block order.
 
 use flashkit_core::BlockId;
 use std::cell::Cell;
-use std::collections::VecDeque;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
 
 /// What a block is doing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,7 +70,14 @@ pub(crate) struct BlockTable {
     erase_hist: Vec<u32>,
     min_erase: u32,
     max_erase: u32,
+    // Cost-benefit index, when a policy asked for it: one heap per valid-page count.
+    ages: Option<Vec<BinaryHeap<AgeEntry>>>,
+    age_entries: usize,
 }
+
+/// A cost-benefit index entry: (order, block, sealed at), smallest order on top. The order
+/// is the sealing time, or the block number in the heap of empty blocks.
+type AgeEntry = Reverse<(u64, u32, u64)>;
 
 impl BlockTable {
     pub(crate) fn new(blocks: u32, pages_per_block: u32) -> Self {
@@ -80,7 +98,77 @@ impl BlockTable {
             erase_hist: vec![blocks],
             min_erase: 0,
             max_erase: 0,
+            ages: None,
+            age_entries: 0,
         }
+    }
+
+    /// Keep the cost-benefit index (built from the blocks sealed now), or stop keeping it.
+    pub(crate) fn set_age_index(&mut self, keep: bool) {
+        self.age_entries = 0;
+        self.ages = None;
+        if keep {
+            self.ages = Some(vec![BinaryHeap::new(); self.pages_per_block as usize + 1]);
+            for b in 0..self.kind.len() {
+                if self.kind[b] == BlockKind::Sealed {
+                    self.push_age(BlockId(b as u32));
+                }
+            }
+        }
+    }
+
+    /// Index `block` (sealed) under its current valid count, when the index is kept.
+    #[inline(always)]
+    fn push_age(&mut self, block: BlockId) {
+        let Some(ages) = &mut self.ages else {
+            return;
+        };
+        let b = block.index();
+        let (v, at) = (self.valid[b], self.sealed_at[b]);
+        let order = if v == 0 { u64::from(block.0) } else { at };
+        ages[v as usize].push(Reverse((order, block.0, at)));
+        self.age_entries += 1;
+    }
+
+    /// Pop stale entries off every heap of the cost-benefit index, so that each top is
+    /// current; rebuild the heaps when they hold four entries per block.
+    pub(crate) fn settle_ages(&mut self) {
+        let Some(mut ages) = self.ages.take() else {
+            return;
+        };
+        if self.age_entries > 4 * (self.kind.len() + ages.len()) {
+            for (v, heap) in ages.iter_mut().enumerate() {
+                heap.retain(|entry| self.is_current_age(entry, v as u32));
+            }
+            self.age_entries = ages.iter().map(BinaryHeap::len).sum();
+        }
+        for (v, heap) in ages.iter_mut().enumerate() {
+            while let Some(top) = heap.peek() {
+                if self.is_current_age(top, v as u32) {
+                    break;
+                }
+                heap.pop();
+                self.age_entries -= 1;
+            }
+        }
+        self.ages = Some(ages);
+    }
+
+    fn is_current_age(&self, entry: &AgeEntry, valid: u32) -> bool {
+        let Reverse((_, block, at)) = *entry;
+        let b = block as usize;
+        self.kind[b] == BlockKind::Sealed && self.valid[b] == valid && self.sealed_at[b] == at
+    }
+
+    /// For each valid-page count with a sealed block, in ascending count: the block sealed
+    /// longest ago with that count (count zero: the lowest-numbered one). `None` when the
+    /// index is not kept. Call [`BlockTable::settle_ages`] first.
+    pub(crate) fn oldest_by_valid(&self) -> Option<impl Iterator<Item = BlockId> + '_> {
+        let ages = self.ages.as_ref()?;
+        Some(
+            ages.iter()
+                .filter_map(|heap| heap.peek().map(|&Reverse((_, block, _))| BlockId(block))),
+        )
     }
 
     pub(crate) fn pages_per_block(&self) -> u32 {
@@ -120,6 +208,17 @@ impl BlockTable {
         self.bucket_entries = self.buckets.iter().map(Vec::len).sum();
     }
 
+    /// Drop every cost-benefit index entry of `block`: only for tests of the checker.
+    #[cfg(test)]
+    pub(crate) fn forget_age_entries(&mut self, block: BlockId) {
+        if let Some(ages) = &mut self.ages {
+            for heap in ages.iter_mut() {
+                heap.retain(|entry| entry.0.1 != block.0);
+            }
+            self.age_entries = ages.iter().map(BinaryHeap::len).sum();
+        }
+    }
+
     /// A free block starts being filled.
     pub(crate) fn activate(&mut self, block: BlockId) {
         debug_assert_eq!(self.kind(block), BlockKind::Free);
@@ -154,8 +253,10 @@ impl BlockTable {
     pub(crate) fn heap_bytes(&self) -> u64 {
         let n = self.kind.len() as u64;
         let buckets: usize = self.buckets.iter().map(|b| b.capacity() * 4).sum();
+        let ages: usize = self.ages.iter().flatten().map(|h| h.capacity() * 24).sum();
         n * (1 + 4 + 8 + 4)
             + buckets as u64
+            + ages as u64
             + (self.fifo.capacity() * 16) as u64
             + (self.erase_hist.capacity() * 4) as u64
     }
@@ -346,6 +447,7 @@ impl BlockTable {
         if v < self.min_hint.get() {
             self.min_hint.set(v);
         }
+        self.push_age(block);
     }
 
     /// Check the indexes against the per-block arrays.
@@ -377,6 +479,29 @@ impl BlockTable {
             return Err(format!(
                 "greedy index: bucket {bucket} holds a block below the minimum hint {top}"
             ));
+        }
+        if let Some(ages) = &self.ages {
+            let mut aged = vec![false; self.kind.len()];
+            for (v, heap) in ages.iter().enumerate() {
+                for entry in heap.iter() {
+                    if self.is_current_age(entry, v as u32) {
+                        aged[entry.0.1 as usize] = true;
+                    }
+                }
+            }
+            if ages.iter().map(BinaryHeap::len).sum::<usize>() != self.age_entries {
+                return Err("cost-benefit index: entry count is off".into());
+            }
+            if let Some(b) =
+                (0..self.kind.len()).find(|&b| (self.kind[b] == BlockKind::Sealed) != aged[b])
+            {
+                return Err(format!(
+                    "cost-benefit index: block {b} is {:?} with {} valid pages but {} indexed",
+                    self.kind[b],
+                    self.valid[b],
+                    if aged[b] { "is" } else { "is not" }
+                ));
+            }
         }
         let sealed = self
             .kind

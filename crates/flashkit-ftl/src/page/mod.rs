@@ -145,18 +145,21 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             }
         }
         let physical = geometry.physical_pages() as usize;
+        let policy = config.gc_policy.build();
+        let mut blocks = BlockTable::new(geometry.blocks(), geometry.pages_per_block());
+        blocks.set_age_index(policy.uses_age_index());
         Ok(PageFtl {
             device,
             mapping,
             geometry,
             config,
-            policy: config.gc_policy.build(),
+            policy,
             wear_policy: config.wear_leveling_spread.map(|spread| {
                 Box::new(StaticWearLeveling {
                     spread_threshold: spread,
                 }) as Box<dyn WearLevelPolicy>
             }),
-            blocks: BlockTable::new(geometry.blocks(), geometry.pages_per_block()),
+            blocks,
             reverse: flashkit_core::hint::huge_page_vec(physical, NO_LPN),
             free: (0..geometry.blocks()).map(BlockId).collect(),
             host: Frontier::default(),
@@ -176,6 +179,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
 
     /// Replace the victim policy with a custom one.
     pub fn with_policy(mut self, policy: Box<dyn VictimPolicy>) -> Self {
+        self.blocks.set_age_index(policy.uses_age_index());
         self.policy = policy;
         self
     }
@@ -312,6 +316,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         while self.free.len() < self.config.gc_threshold_blocks as usize {
             self.blocks.prune_fifo();
             self.blocks.settle_greedy();
+            self.blocks.settle_ages();
             let victim = self
                 .policy
                 .choose(&BlockView::new(&self.blocks, self.clock));

@@ -134,6 +134,27 @@ fn catches_a_broken_greedy_index() {
 }
 
 #[test]
+fn catches_a_broken_cost_benefit_index() {
+    let mut ftl = busy_ftl().with_policy(Box::new(crate::CostBenefit));
+    ftl.check_invariants()
+        .expect("the index is built from the blocks sealed when the policy arrives");
+    let logical = ftl.geometry().logical_pages();
+    for lpn in 0..logical {
+        ftl.write(PageRange::one(Lpn((lpn * 5) % logical)), 9000 + u64::from(lpn))
+            .expect("write");
+    }
+    ftl.check_invariants()
+        .expect("collections under cost-benefit keep the index");
+    let sealed = ftl.blocks.sealed_blocks().next().expect("a sealed block");
+    ftl.blocks.forget_age_entries(sealed);
+    assert!(
+        violation(&ftl).contains("cost-benefit index"),
+        "{}",
+        violation(&ftl)
+    );
+}
+
+#[test]
 fn catches_a_mapping_change_the_block_counts_missed() {
     let mut ftl = busy_ftl();
     let ppn = first_valid_page(&ftl);
