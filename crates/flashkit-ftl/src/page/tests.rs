@@ -140,8 +140,11 @@ fn catches_a_broken_cost_benefit_index() {
         .expect("the index is built from the blocks sealed when the policy arrives");
     let logical = ftl.geometry().logical_pages();
     for lpn in 0..logical {
-        ftl.write(PageRange::one(Lpn((lpn * 5) % logical)), 9000 + u64::from(lpn))
-            .expect("write");
+        ftl.write(
+            PageRange::one(Lpn((lpn * 5) % logical)),
+            9000 + u64::from(lpn),
+        )
+        .expect("write");
     }
     ftl.check_invariants()
         .expect("collections under cost-benefit keep the index");

@@ -196,6 +196,15 @@ impl<I: ExtentIndex> Emt<I> {
                 len: before.len + len,
                 ppn: before.ppn,
             };
+        } else if let Some((start, run)) = self.tree.successor(lpn)
+            && start == lpn
+            && run.len == len
+        {
+            // The run is a whole extent (a fragmented map's usual case: one page, one
+            // extent): its physical start changes in place, no entry leaves or enters.
+            let replaced = self.tree.insert(lpn, Run { len, ppn: to });
+            debug_assert!(replaced.is_some(), "invariant: found");
+            return;
         }
         self.cut(extent.start, extent.end(), &mut |_| {});
         self.insert(extent);
@@ -435,6 +444,27 @@ mod tests {
         }
         assert_eq!(extents(&emt), vec![(0, 40, 1000)]);
         assert_eq!(emt.mapped_pages(), 40);
+    }
+
+    #[test]
+    fn relocating_whole_extents_moves_them_in_place() {
+        let mut emt = Emt::new(64);
+        emt.update(Lpn(0), Ppn(0), 1, &mut |_| {});
+        emt.update(Lpn(1), Ppn(10), 3, &mut |_| {});
+        emt.update(Lpn(9), Ppn(20), 2, &mut |_| {});
+        // Lpns 1..4 to 30..33 (a whole extent), then lpn 0 to 29: it now continues into
+        // the extent after it, which a relocation never merges forwards.
+        emt.relocate_batch(
+            &[(Lpn(1), Ppn(10)), (Lpn(2), Ppn(11)), (Lpn(3), Ppn(12))],
+            Ppn(30),
+        );
+        emt.relocate(Lpn(0), Ppn(0), Ppn(29));
+        // Lpns 9..11 to 33..35: continues lpns 1..4 physically but not logically.
+        emt.relocate_batch(&[(Lpn(9), Ppn(20)), (Lpn(10), Ppn(21))], Ppn(33));
+        assert_eq!(extents(&emt), vec![(0, 1, 29), (1, 3, 30), (9, 2, 33)]);
+        assert_eq!(emt.counts.relocation_merges, 0);
+        assert_eq!(emt.mapped_pages(), 6);
+        emt.check_structure().expect("consistent");
     }
 
     #[test]

@@ -667,6 +667,19 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
                 len: before.len + len,
                 ppn: before.ppn,
             };
+        } else if let Found::Leaf(node, _) = self.search(lpn)
+            && let current = self.layout.extent(node)
+            && current.start == lpn
+            && current.len == len
+        {
+            // The run is a whole input extent (a fragmented map's usual case: one page, one
+            // extent): its leaves keep their places and only say where it now lives.
+            if let Some(moved) = self.layout.retarget(node, extent) {
+                for piece in canonical_pieces(lpn, lpn + len) {
+                    self.set_leaf(piece, moved);
+                }
+            }
+            return;
         }
         self.write(extent, &mut |_| {});
     }
@@ -939,6 +952,54 @@ mod tests {
                     );
                 }
             }
+        }
+    }
+
+    /// A relocated run that is a whole input extent keeps its leaves (and internal nodes,
+    /// and extent record) where they are; a run that is part of one, or continues its
+    /// predecessor, goes through the general write.
+    fn whole_extent_moves_in_place<L: NodeLayout, T: NodeTable<L::Node>>(scheme: InsertScheme) {
+        let mut vet = Vet::<L, T>::new(64, scheme);
+        vet.update(Lpn(5), Ppn(100), 7, &mut |_| {}); // <5,0>, <6,1>, <8,2>
+        vet.update(Lpn(20), Ppn(200), 1, &mut |_| {});
+        vet.update(Lpn(30), Ppn(300), 4, &mut |_| {});
+        let shape = (vet.leaves(), vet.internals(), vet.memory().packed_bytes);
+        let moved: Vec<_> = (5..12).map(|l| (Lpn(l), Ppn(95 + l))).collect();
+        vet.relocate_batch(&moved, Ppn(400));
+        vet.relocate_batch(&[(Lpn(20), Ppn(200))], Ppn(500));
+        assert_eq!(
+            (vet.leaves(), vet.internals(), vet.memory().packed_bytes),
+            shape
+        );
+        assert_eq!(vet.extents, 3);
+        vet.check().expect("a consistent trie");
+        for l in 5..12 {
+            assert_eq!(vet.lookup(Lpn(l)), Some(Ppn(400 + l - 5)), "lpn {l}");
+        }
+        assert_eq!(vet.lookup(Lpn(20)), Some(Ppn(500)));
+        // Part of an extent: it splits, as before.
+        vet.relocate_batch(&[(Lpn(31), Ppn(301)), (Lpn(32), Ppn(302))], Ppn(600));
+        assert_eq!(vet.extents, 5);
+        vet.check().expect("a consistent trie");
+        let pages: Vec<_> = (30..34).map(|l| vet.lookup(Lpn(l))).collect();
+        assert_eq!(
+            pages,
+            vec![
+                Some(Ppn(300)),
+                Some(Ppn(600)),
+                Some(Ppn(601)),
+                Some(Ppn(303))
+            ]
+        );
+        assert_eq!(vet.mapped_pages(), 12);
+    }
+
+    #[test]
+    fn relocating_a_whole_extent_rewrites_only_where_it_lives() {
+        for scheme in InsertScheme::ALL {
+            whole_extent_moves_in_place::<Pf, Cuckoo<PfNode, 4>>(scheme);
+            whole_extent_moves_in_place::<Pd, Cuckoo<u32, 8>>(scheme);
+            whole_extent_moves_in_place::<Pf, Swiss<PfNode>>(scheme);
         }
     }
 
