@@ -24,6 +24,9 @@ pub struct Run {
     pub ppn: u32,
 }
 
+/// The entries either side of a key (see [`ExtentIndex::neighbours`]).
+pub type Neighbours = (Option<(u32, Run)>, Option<(u32, Run)>);
+
 /// An ordered map from extent start to [`Run`].
 pub trait ExtentIndex: Clone + Default + fmt::Debug {
     /// Entries stored.
@@ -36,6 +39,12 @@ pub trait ExtentIndex: Clone + Default + fmt::Debug {
     fn predecessor(&self, key: u32) -> Option<(u32, Run)>;
     /// The entry with the least start `>= key`.
     fn successor(&self, key: u32) -> Option<(u32, Run)>;
+    /// The entries either side of `key`, found by one search: the one with the greatest
+    /// start `< key` and the one with the least start `>= key`.
+    fn neighbours(&self, key: u32) -> Neighbours;
+    /// The run stored under exactly `start`, to change in place (its length must stay what
+    /// keeps the entries disjoint).
+    fn get_mut(&mut self, start: u32) -> Option<&mut Run>;
     /// Store `run` under `start`; returns the run it replaced.
     fn insert(&mut self, start: u32, run: Run) -> Option<Run>;
     /// Remove the entry under `start`.
@@ -64,6 +73,14 @@ impl ExtentIndex for BTreeMap<u32, Run> {
     #[inline]
     fn successor(&self, key: u32) -> Option<(u32, Run)> {
         self.range(key..).next().map(|(&s, &r)| (s, r))
+    }
+    #[inline]
+    fn neighbours(&self, key: u32) -> Neighbours {
+        let before = self.range(..key).next_back().map(|(&s, &r)| (s, r));
+        (before, self.successor(key))
+    }
+    fn get_mut(&mut self, start: u32) -> Option<&mut Run> {
+        BTreeMap::get_mut(self, &start)
     }
     fn insert(&mut self, start: u32, run: Run) -> Option<Run> {
         BTreeMap::insert(self, start, run)
@@ -182,6 +199,31 @@ impl ExtentIndex for Chunked {
             .copied()
     }
 
+    #[inline]
+    fn neighbours(&self, key: u32) -> Neighbours {
+        let Some(c) = self.chunk_of(key) else {
+            return (None, None);
+        };
+        let chunk = &self.chunks[c];
+        let i = chunk.partition_point(|e| e.0 < key);
+        let before = match i {
+            0 => c.checked_sub(1).and_then(|b| self.chunks[b].last()),
+            _ => chunk.get(i - 1),
+        };
+        let at = chunk
+            .get(i)
+            .or_else(|| self.chunks.get(c + 1).map(|next| &next[0]));
+        (before.copied(), at.copied())
+    }
+
+    #[inline]
+    fn get_mut(&mut self, start: u32) -> Option<&mut Run> {
+        let c = self.chunk_of(start)?;
+        let chunk = &mut self.chunks[c];
+        let i = chunk.partition_point(|e| e.0 < start);
+        chunk.get_mut(i).filter(|e| e.0 == start).map(|e| &mut e.1)
+    }
+
     fn insert(&mut self, start: u32, run: Run) -> Option<Run> {
         let Some(c) = self.chunk_of(start) else {
             self.firsts.push(start);
@@ -258,7 +300,12 @@ mod tests {
                     ),
                     _ => {
                         assert_eq!(chunked.predecessor(key), btree.predecessor(key));
+                        assert_eq!(
+                            ExtentIndex::get_mut(&mut chunked, key).copied(),
+                            BTreeMap::get_mut(&mut btree, &key).copied()
+                        );
                         assert_eq!(chunked.successor(key), btree.successor(key));
+                        assert_eq!(chunked.neighbours(key), btree.neighbours(key));
                         let (mut a, mut b) = (Vec::new(), Vec::new());
                         chunked.for_each_from(key, |s, r| {
                             a.push((s, r));
@@ -284,6 +331,9 @@ mod tests {
         let chunked = Chunked::default();
         assert_eq!(chunked.predecessor(5), None);
         assert_eq!(chunked.successor(0), None);
+        assert_eq!(chunked.neighbours(7), (None, None));
+        let mut chunked = chunked;
+        assert_eq!(ExtentIndex::get_mut(&mut chunked, 0), None);
         chunked.for_each_from(0, |_, _| panic!("nothing to visit"));
     }
 }

@@ -21,7 +21,7 @@
 
 mod index;
 
-pub use index::{CHUNK, Chunked, ExtentIndex, Run};
+pub use index::{CHUNK, Chunked, ExtentIndex, Neighbours, Run};
 
 use super::extent::Extent;
 use super::{Mapping, PhysRun, hash_runs};
@@ -109,6 +109,18 @@ impl<I: ExtentIndex> Emt<I> {
     /// deleting those inside (Algorithm 4, lines 2-14); report every physical page dropped.
     /// Returns the extents overlapped.
     fn cut(&mut self, start: u32, end: u32, dropped: &mut impl FnMut(Ppn)) -> u64 {
+        let neighbours = self.tree.neighbours(start);
+        self.cut_between(start, end, neighbours, dropped)
+    }
+
+    /// [`Self::cut`], given what [`ExtentIndex::neighbours`] says of `start`.
+    fn cut_between(
+        &mut self,
+        start: u32,
+        end: u32,
+        (before, at): Neighbours,
+        dropped: &mut impl FnMut(Ppn),
+    ) -> u64 {
         let mut overlapped = 0;
         let mut report = |part: Extent, mapped: &mut u64| {
             *mapped -= u64::from(part.len);
@@ -117,8 +129,12 @@ impl<I: ExtentIndex> Emt<I> {
             }
         };
         // The extent that starts before `start` and reaches into the range.
-        if let Some(before) = self
-            .containing(start.wrapping_sub(1))
+        if let Some(before) = before
+            .map(|(s, run)| Extent {
+                start: s,
+                len: run.len,
+                ppn: run.ppn,
+            })
             .filter(|e| e.end() > start)
         {
             overlapped += 1;
@@ -140,8 +156,11 @@ impl<I: ExtentIndex> Emt<I> {
             let replaced = self.tree.insert(before.start, trimmed);
             debug_assert!(replaced.is_some(), "invariant: found");
         }
-        // Extents starting inside the range: deleted, the last one possibly trimmed.
-        while let Some((s, run)) = self.tree.successor(start).filter(|&(s, _)| s < end) {
+        // Extents starting inside the range: deleted, the last one possibly trimmed. (The
+        // first was found with `before`; an extent reaching past `end` from before left
+        // none, so a remainder inserted at `end` above is not met here.)
+        let mut next = at;
+        while let Some((s, run)) = next.filter(|&(s, _)| s < end) {
             overlapped += 1;
             self.tree.remove(s);
             let extent = Extent {
@@ -154,6 +173,7 @@ impl<I: ExtentIndex> Emt<I> {
                 &mut self.mapped,
             );
             if let Some(after) = extent.clip(end, u32::MAX) {
+                // It reached past the range: nothing more starts inside.
                 self.tree.insert(
                     after.start,
                     Run {
@@ -161,7 +181,9 @@ impl<I: ExtentIndex> Emt<I> {
                         ppn: after.ppn,
                     },
                 );
+                break;
             }
+            next = self.tree.successor(start);
         }
         overlapped
     }
@@ -196,14 +218,12 @@ impl<I: ExtentIndex> Emt<I> {
                 len: before.len + len,
                 ppn: before.ppn,
             };
-        } else if let Some((start, run)) = self.tree.successor(lpn)
-            && start == lpn
+        } else if let Some(run) = self.tree.get_mut(lpn)
             && run.len == len
         {
             // The run is a whole extent (a fragmented map's usual case: one page, one
             // extent): its physical start changes in place, no entry leaves or enters.
-            let replaced = self.tree.insert(lpn, Run { len, ppn: to });
-            debug_assert!(replaced.is_some(), "invariant: found");
+            run.ppn = to;
             return;
         }
         self.cut(extent.start, extent.end(), &mut |_| {});
@@ -274,8 +294,23 @@ impl<I: ExtentIndex> Mapping for Emt<I> {
         if len == 0 {
             return;
         }
-        let overlapped = self.cut(start.0, start.0 + len, invalidated);
         self.counts.writes += 1;
+        let neighbours = self.tree.neighbours(start.0);
+        // An overwrite of exactly one extent: nothing before it reaches in, the entries
+        // being disjoint, so the cut would drop exactly its pages and the insert put the new
+        // run in its place. It is replaced where it is.
+        if let (_, Some((at, run))) = neighbours
+            && at == start.0
+            && run.len == len
+        {
+            self.tree.insert(at, Run { len, ppn: ppn.0 });
+            for page in run.ppn..run.ppn + len {
+                invalidated(Ppn(page));
+            }
+            self.counts.overlapped += 1;
+            return;
+        }
+        let overlapped = self.cut_between(start.0, start.0 + len, neighbours, invalidated);
         self.counts.overlapped += overlapped;
         self.insert(Extent {
             start: start.0,
