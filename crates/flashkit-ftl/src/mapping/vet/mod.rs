@@ -514,6 +514,26 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         let mut found = std::mem::take(&mut self.scratch);
         found.clear();
         self.overlapping(extent.start, extent.end(), &mut found);
+        if let [(old, node)] = found[..]
+            && old.start == extent.start
+            && old.len == extent.len
+        {
+            // An overwrite of exactly one input extent: its canonical extents, and so its
+            // leaves and their search paths, are the new one's. Cutting it and inserting
+            // the new one would remove and re-create the same nodes; the leaves are told
+            // where the data now lives instead. The counts are what that would have counted.
+            self.scratch = found;
+            for ppn in old.ppn..old.ppn + old.len {
+                dropped(Ppn(ppn));
+            }
+            let pieces = canonical_pieces(extent.start, extent.end()).count() as u64;
+            if let Some(moved) = self.layout.retarget(node, extent) {
+                for piece in canonical_pieces(extent.start, extent.end()) {
+                    self.set_leaf(piece, moved);
+                }
+            }
+            return (pieces, pieces);
+        }
         let mut overlapped = 0;
         for &(old, node) in &found {
             overlapped += self.cut(old, node, extent.start, extent.end(), dropped);
@@ -992,6 +1012,57 @@ mod tests {
             ]
         );
         assert_eq!(vet.mapped_pages(), 12);
+    }
+
+    /// An overwrite of exactly one input extent leaves the trie's shape alone and counts
+    /// what a cut and an insertion would; an overwrite that is not exact goes the long way.
+    fn exact_overwrite_in_place<L: NodeLayout, T: NodeTable<L::Node>>(scheme: InsertScheme) {
+        let mut vet = Vet::<L, T>::new(64, scheme);
+        vet.update(Lpn(5), Ppn(100), 7, &mut |_| {}); // <5,0>, <6,1>, <8,2>
+        vet.update(Lpn(30), Ppn(300), 4, &mut |_| {});
+        let shape = (vet.leaves(), vet.internals(), vet.memory().packed_bytes);
+        let counts = (vet.counts.generated, vet.counts.overlapped);
+        let mut dropped = Vec::new();
+        vet.update(Lpn(5), Ppn(400), 7, &mut |p| dropped.push(p.0));
+        assert_eq!(dropped, (100..107).collect::<Vec<_>>());
+        assert_eq!(
+            (vet.leaves(), vet.internals(), vet.memory().packed_bytes),
+            shape
+        );
+        assert_eq!(
+            (vet.counts.generated, vet.counts.overlapped),
+            (counts.0 + 3, counts.1 + 3)
+        );
+        assert_eq!((vet.extents, vet.mapped_pages()), (2, 11));
+        vet.check().expect("a consistent trie");
+        for l in 5..12 {
+            assert_eq!(vet.lookup(Lpn(l)), Some(Ppn(400 + l - 5)), "lpn {l}");
+        }
+        // Same start, shorter: the extent is cut and its rest kept.
+        let mut dropped = Vec::new();
+        vet.update(Lpn(30), Ppn(500), 2, &mut |p| dropped.push(p.0));
+        assert_eq!(dropped, vec![300, 301]);
+        assert_eq!((vet.extents, vet.mapped_pages()), (3, 11));
+        vet.check().expect("a consistent trie");
+        let pages: Vec<_> = (30..34).map(|l| vet.lookup(Lpn(l))).collect();
+        assert_eq!(
+            pages,
+            vec![
+                Some(Ppn(500)),
+                Some(Ppn(501)),
+                Some(Ppn(302)),
+                Some(Ppn(303))
+            ]
+        );
+    }
+
+    #[test]
+    fn an_exact_overwrite_keeps_the_nodes_it_would_recreate() {
+        for scheme in InsertScheme::ALL {
+            exact_overwrite_in_place::<Pf, Cuckoo<PfNode, 4>>(scheme);
+            exact_overwrite_in_place::<Pd, Cuckoo<u32, 8>>(scheme);
+            exact_overwrite_in_place::<Pf, Swiss<PfNode>>(scheme);
+        }
     }
 
     #[test]
