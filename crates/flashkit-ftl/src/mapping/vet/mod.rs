@@ -305,6 +305,14 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         self.search_in(lpn, 0, self.bits as i32, None)
     }
 
+    /// One address's search outside a walk (a page lookup, a GC move): [`Self::search_near`]
+    /// at the level where the last walk found its last leaf. Where leaves are one page long,
+    /// as on a map that GC has fragmented, the first probe is the answer.
+    #[inline]
+    fn search_guessed(&self, lpn: u32) -> Found<L::Node> {
+        self.search_near(lpn, Some(self.last_leaf_level.get()))
+    }
+
     /// Algorithm 2 from one of its states: the levels `lo..=hi` left to search, and the
     /// first level found missing so far (whose canonical extent is unmapped if the search
     /// ends in a hole).
@@ -676,7 +684,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
             ppn: to,
         };
         if lpn > 0
-            && let Found::Leaf(node, _) = self.search(lpn - 1)
+            && let Found::Leaf(node, _) = self.search_guessed(lpn - 1)
             && let before = self.layout.extent(node)
             && before.end() == lpn
             && before.ppn + before.len == to
@@ -687,7 +695,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
                 len: before.len + len,
                 ppn: before.ppn,
             };
-        } else if let Found::Leaf(node, _) = self.search(lpn)
+        } else if let Found::Leaf(node, _) = self.search_guessed(lpn)
             && let current = self.layout.extent(node)
             && current.start == lpn
             && current.len == len
@@ -786,7 +794,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
 
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
-        match self.search(lpn.0) {
+        match self.search_guessed(lpn.0) {
             Found::Leaf(node, _) => Some(self.layout.extent(node).ppn_of(lpn.0)),
             Found::Hole(_) => None,
         }
