@@ -535,11 +535,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
                 dropped(Ppn(ppn));
             }
             let pieces = canonical_pieces(extent.start, extent.end()).count() as u64;
-            if let Some(moved) = self.layout.retarget(node, extent) {
-                for piece in canonical_pieces(extent.start, extent.end()) {
-                    self.set_leaf(piece, moved);
-                }
-            }
+            self.repoint(node, extent);
             return (pieces, pieces);
         }
         let mut overlapped = 0;
@@ -663,6 +659,16 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         }
     }
 
+    /// The input extent held by leaves `node` now lives at `extent`'s physical start (same
+    /// logical range): edit its record, or rewrite its leaves, in place.
+    fn repoint(&mut self, node: L::Node, extent: Extent) {
+        if let Some(moved) = self.layout.retarget(node, extent) {
+            for piece in canonical_pieces(extent.start, extent.end()) {
+                self.set_leaf(piece, moved);
+            }
+        }
+    }
+
     /// Point an existing leaf at another node.
     fn set_leaf(&mut self, piece: Canonical, node: L::Node) {
         let slot = self
@@ -702,11 +708,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         {
             // The run is a whole input extent (a fragmented map's usual case: one page, one
             // extent): its leaves keep their places and only say where it now lives.
-            if let Some(moved) = self.layout.retarget(node, extent) {
-                for piece in canonical_pieces(lpn, lpn + len) {
-                    self.set_leaf(piece, moved);
-                }
-            }
+            self.repoint(node, extent);
             return;
         }
         self.write(extent, &mut |_| {});
