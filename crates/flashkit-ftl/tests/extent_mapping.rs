@@ -252,7 +252,7 @@ proptest! {
 trait Subject {
     fn name(&self) -> String;
     fn update(&mut self, start: u32, ppn: u32, len: u32) -> Vec<u32>;
-    fn relocate(&mut self, moved: &[(Lpn, Ppn)], to: u32);
+    fn relocate(&mut self, moved: &[(Lpn, Ppn)], to: u32, preceding: Option<Lpn>);
     fn remove(&mut self, start: u32, len: u32) -> Vec<u32>;
     fn pages(&self, start: u32, len: u32) -> Vec<Option<u32>>;
     fn lookup(&self, lpn: u32) -> Option<u32>;
@@ -271,8 +271,8 @@ impl<M: Mapping> Subject for (String, M) {
         out.sort_unstable();
         out
     }
-    fn relocate(&mut self, moved: &[(Lpn, Ppn)], to: u32) {
-        self.1.relocate_batch(moved, Ppn(to));
+    fn relocate(&mut self, moved: &[(Lpn, Ppn)], to: u32, preceding: Option<Lpn>) {
+        self.1.relocate_batch(moved, Ppn(to), preceding);
     }
     fn remove(&mut self, start: u32, len: u32) -> Vec<u32> {
         let mut out = Vec::new();
@@ -353,6 +353,8 @@ fn every_extent_mapping_agrees_with_the_page_table_on_every_translation() {
         let mut rng = SimRng::for_stream(seed, "extent-differential");
         let mut all = subjects(pages);
         let mut next_ppn = 0u32;
+        // The logical page last written to each physical page (the page FTL's reverse map).
+        let mut reverse: Vec<Lpn> = Vec::new();
         for op in 0..6_000u32 {
             let roll = rng.random_range(0..100);
             let len = if rng.random_bool(0.7) {
@@ -371,6 +373,7 @@ fn every_extent_mapping_agrees_with_the_page_table_on_every_translation() {
                         s.name()
                     );
                 }
+                reverse.extend((start..start + len).map(Lpn));
                 next_ppn += len;
             } else if roll < 70 {
                 // A GC batch: some mapped pages, in logical order, to consecutive pages.
@@ -378,9 +381,13 @@ fn every_extent_mapping_agrees_with_the_page_table_on_every_translation() {
                     .filter(|_| rng.random_bool(0.8))
                     .filter_map(|l| all[0].lookup(l).map(|p| (Lpn(l), Ppn(p))))
                     .collect();
+                // Every other batch is told what the page before it holds (and may skip
+                // the search for a run to continue); the rest search.
+                let preceding = (op % 2 == 0).then(|| reverse.last().copied()).flatten();
                 for s in &mut all {
-                    s.relocate(&moved, next_ppn);
+                    s.relocate(&moved, next_ppn, preceding);
                 }
+                reverse.extend(moved.iter().map(|&(lpn, _)| lpn));
                 next_ppn += moved.len() as u32;
             } else if roll < 80 {
                 let expected = all[0].remove(start, len);

@@ -212,9 +212,9 @@ impl<M: Mapping> Mapping for TimedMapping<M> {
         self.times.get_mut().relocate.record(ns);
     }
 
-    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn) {
+    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn, preceding: Option<Lpn>) {
         let clock = Instant::now();
-        self.inner.relocate_batch(moved, to);
+        self.inner.relocate_batch(moved, to, preceding);
         let ns = elapsed_ns(clock);
         self.times.get_mut().relocate.record(ns);
     }

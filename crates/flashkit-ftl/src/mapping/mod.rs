@@ -86,8 +86,15 @@ pub trait Mapping {
     /// The default relocates page by page (the page table's behaviour, unchanged); extent
     /// mappings override it to relocate whole runs, which splits an extent once per run
     /// rather than once per page.
+    ///
+    /// `preceding` is what the caller knows of physical page `to - 1`: `Some(p)` promises
+    /// that no logical page but `p` can map to it (the page FTL passes its reverse map's
+    /// entry, the logical page last programmed there, which may map elsewhere or nowhere by
+    /// now); `None` promises nothing. An extent mapping merges a moved run into the extent
+    /// that ends just before it logically and physically, and with the promise it needs no
+    /// search to learn that there is none (the usual case).
     #[inline(always)]
-    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn) {
+    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn, _preceding: Option<Lpn>) {
         for (&(lpn, from), to) in moved.iter().zip(to.0..) {
             self.relocate(lpn, from, Ppn(to));
         }

@@ -464,7 +464,14 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
                 for (target, &(lpn, _)) in targets.iter_mut().zip(run) {
                     *target = lpn.0;
                 }
-                self.mapping.relocate_batch(&run[..count as usize], first);
+                // The page before `first` holds, if anything, what was last programmed
+                // there (every program records its page here).
+                let preceding = first
+                    .index()
+                    .checked_sub(1)
+                    .map(|before| Lpn(self.reverse[before]));
+                self.mapping
+                    .relocate_batch(&run[..count as usize], first, preceding);
             } else {
                 // One pass per page, as before extent mappings: the page table's hot path.
                 for (target, (&(lpn, from), to)) in

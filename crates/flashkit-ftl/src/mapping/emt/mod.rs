@@ -200,18 +200,29 @@ impl<I: ExtentIndex> Emt<I> {
         debug_assert!(previous.is_none(), "invariant: the range was cut first");
     }
 
-    /// Garbage collection moved logical `[lpn, lpn + len)` to physical `[to, to + len)`.
-    fn relocate_run(&mut self, lpn: u32, to: u32, len: u32) {
+    /// The extent that a run moved to logical `lpn` and physical `to` continues (it ends
+    /// just before both), if any.
+    fn continued_by(&self, lpn: u32, to: u32) -> Option<Extent> {
+        self.containing(lpn.checked_sub(1)?)
+            .filter(|before| before.end() == lpn && before.ppn + before.len == to)
+    }
+
+    /// Garbage collection moved logical `[lpn, lpn + len)` to physical `[to, to + len)`; a
+    /// run that continues its logical predecessor physically joins it (skipping the search
+    /// when `preceding`, as in [`Mapping::relocate_batch`], rules that out).
+    fn relocate_run(&mut self, lpn: u32, to: u32, len: u32, preceding: Option<Lpn>) {
         self.counts.relocation_runs += 1;
         let mut extent = Extent {
             start: lpn,
             len,
             ppn: to,
         };
-        if let Some(before) = self.containing(lpn.wrapping_sub(1))
-            && before.end() == lpn
-            && before.ppn + before.len == to
-        {
+        let may_continue = preceding.is_none_or(|p| Some(p.0) == lpn.checked_sub(1));
+        debug_assert!(
+            may_continue || self.continued_by(lpn, to).is_none(),
+            "invariant: page {to} - 1 holds no logical page but {preceding:?}"
+        );
+        if let Some(before) = may_continue.then(|| self.continued_by(lpn, to)).flatten() {
             self.counts.relocation_merges += 1;
             extent = Extent {
                 start: before.start,
@@ -320,12 +331,16 @@ impl<I: ExtentIndex> Mapping for Emt<I> {
     }
 
     fn relocate(&mut self, lpn: Lpn, _from: Ppn, to: Ppn) {
-        self.relocate_run(lpn.0, to.0, 1);
+        self.relocate_run(lpn.0, to.0, 1, None);
     }
 
-    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn) {
+    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn, preceding: Option<Lpn>) {
         for (offset, len) in contiguous_runs(moved) {
-            self.relocate_run(moved[offset].0.0, to.0 + offset as u32, len);
+            // A later run's physical predecessor is the page the run before it just took.
+            let preceding = offset
+                .checked_sub(1)
+                .map_or(preceding, |p| Some(moved[p].0));
+            self.relocate_run(moved[offset].0.0, to.0 + offset as u32, len, preceding);
         }
     }
 
@@ -475,10 +490,35 @@ mod tests {
         let moved: Vec<_> = (0..40).map(|i| (Lpn(i), Ppn(i))).collect();
         for chunk in 0..3 {
             let part = &moved[chunk * 16..(chunk * 16 + 16).min(40)];
-            emt.relocate_batch(part, Ppn(1000 + chunk as u32 * 16));
+            // Page 1000 + 16c - 1 took logical page 16c - 1, the chunk before's last.
+            let preceding = (chunk as u32 * 16).checked_sub(1).map(Lpn);
+            emt.relocate_batch(part, Ppn(1000 + chunk as u32 * 16), preceding);
         }
         assert_eq!(extents(&emt), vec![(0, 40, 1000)]);
         assert_eq!(emt.mapped_pages(), 40);
+    }
+
+    /// A relocation told that the page before its destination holds some other logical
+    /// page skips the search for a run to continue; debug builds check the promise.
+    #[test]
+    #[cfg(debug_assertions)]
+    #[should_panic(expected = "holds no logical page but")]
+    fn a_broken_promise_about_the_preceding_page_is_caught() {
+        let mut emt = Emt::new(64);
+        emt.update(Lpn(0), Ppn(10), 1, &mut |_| {});
+        emt.update(Lpn(1), Ppn(20), 1, &mut |_| {});
+        // Page 10 holds lpn 0, which the moved lpn 1 continues; the caller says lpn 5.
+        emt.relocate_batch(&[(Lpn(1), Ppn(20))], Ppn(11), Some(Lpn(5)));
+    }
+
+    #[test]
+    fn a_kept_promise_merges_as_a_search_would() {
+        let mut emt = Emt::new(64);
+        emt.update(Lpn(0), Ppn(10), 1, &mut |_| {});
+        emt.update(Lpn(1), Ppn(20), 1, &mut |_| {});
+        emt.relocate_batch(&[(Lpn(1), Ppn(20))], Ppn(11), Some(Lpn(0)));
+        assert_eq!(extents(&emt), vec![(0, 2, 10)]);
+        assert_eq!(emt.counts.relocation_merges, 1);
     }
 
     #[test]
@@ -492,10 +532,15 @@ mod tests {
         emt.relocate_batch(
             &[(Lpn(1), Ppn(10)), (Lpn(2), Ppn(11)), (Lpn(3), Ppn(12))],
             Ppn(30),
+            None,
         );
         emt.relocate(Lpn(0), Ppn(0), Ppn(29));
         // Lpns 9..11 to 33..35: continues lpns 1..4 physically but not logically.
-        emt.relocate_batch(&[(Lpn(9), Ppn(20)), (Lpn(10), Ppn(21))], Ppn(33));
+        emt.relocate_batch(
+            &[(Lpn(9), Ppn(20)), (Lpn(10), Ppn(21))],
+            Ppn(33),
+            Some(Lpn(3)),
+        );
         assert_eq!(extents(&emt), vec![(0, 1, 29), (1, 3, 30), (9, 2, 33)]);
         assert_eq!(emt.counts.relocation_merges, 0);
         assert_eq!(emt.mapped_pages(), 6);

@@ -680,21 +680,34 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         self.layout.attach(node);
     }
 
+    /// The input extent that a run moved to logical `lpn` and physical `to` continues (it
+    /// ends just before both), if any.
+    fn continued_by(&self, lpn: u32, to: u32) -> Option<Extent> {
+        let Found::Leaf(node, _) = self.search_guessed(lpn.checked_sub(1)?) else {
+            return None;
+        };
+        let before = self.layout.extent(node);
+        (before.end() == lpn && before.ppn + before.len == to).then_some(before)
+    }
+
     /// Garbage collection moved logical `[lpn, lpn + len)` to physical `[to, to + len)`; a
-    /// run that continues its logical predecessor physically joins it.
-    fn relocate_run(&mut self, lpn: u32, to: u32, len: u32) {
+    /// run that continues its logical predecessor physically joins it. `preceding` is
+    /// [`Mapping::relocate_batch`]'s promise about physical page `to - 1`: when the only
+    /// logical page that can map there is not `lpn - 1`, nothing can be continued and the
+    /// search for `lpn - 1` (a cache miss of its own, on a fragmented map) is skipped.
+    fn relocate_run(&mut self, lpn: u32, to: u32, len: u32, preceding: Option<Lpn>) {
         self.counts.relocation_runs += 1;
         let mut extent = Extent {
             start: lpn,
             len,
             ppn: to,
         };
-        if lpn > 0
-            && let Found::Leaf(node, _) = self.search_guessed(lpn - 1)
-            && let before = self.layout.extent(node)
-            && before.end() == lpn
-            && before.ppn + before.len == to
-        {
+        let may_continue = preceding.is_none_or(|p| Some(p.0) == lpn.checked_sub(1));
+        debug_assert!(
+            may_continue || self.continued_by(lpn, to).is_none(),
+            "invariant: page {to} - 1 holds no logical page but {preceding:?}"
+        );
+        if let Some(before) = may_continue.then(|| self.continued_by(lpn, to)).flatten() {
             self.counts.relocation_merges += 1;
             extent = Extent {
                 start: before.start,
@@ -861,12 +874,16 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
     }
 
     fn relocate(&mut self, lpn: Lpn, _from: Ppn, to: Ppn) {
-        self.relocate_run(lpn.0, to.0, 1);
+        self.relocate_run(lpn.0, to.0, 1, None);
     }
 
-    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn) {
+    fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn, preceding: Option<Lpn>) {
         for (offset, len) in contiguous_runs(moved) {
-            self.relocate_run(moved[offset].0.0, to.0 + offset as u32, len);
+            // A later run's physical predecessor is the page the run before it just took.
+            let preceding = offset
+                .checked_sub(1)
+                .map_or(preceding, |p| Some(moved[p].0));
+            self.relocate_run(moved[offset].0.0, to.0 + offset as u32, len, preceding);
         }
     }
 
@@ -995,8 +1012,8 @@ mod tests {
         vet.update(Lpn(30), Ppn(300), 4, &mut |_| {});
         let shape = (vet.leaves(), vet.internals(), vet.memory().packed_bytes);
         let moved: Vec<_> = (5..12).map(|l| (Lpn(l), Ppn(95 + l))).collect();
-        vet.relocate_batch(&moved, Ppn(400));
-        vet.relocate_batch(&[(Lpn(20), Ppn(200))], Ppn(500));
+        vet.relocate_batch(&moved, Ppn(400), None);
+        vet.relocate_batch(&[(Lpn(20), Ppn(200))], Ppn(500), None);
         assert_eq!(
             (vet.leaves(), vet.internals(), vet.memory().packed_bytes),
             shape
@@ -1008,7 +1025,7 @@ mod tests {
         }
         assert_eq!(vet.lookup(Lpn(20)), Some(Ppn(500)));
         // Part of an extent: it splits, as before.
-        vet.relocate_batch(&[(Lpn(31), Ppn(301)), (Lpn(32), Ppn(302))], Ppn(600));
+        vet.relocate_batch(&[(Lpn(31), Ppn(301)), (Lpn(32), Ppn(302))], Ppn(600), None);
         assert_eq!(vet.extents, 5);
         vet.check().expect("a consistent trie");
         let pages: Vec<_> = (30..34).map(|l| vet.lookup(Lpn(l))).collect();
