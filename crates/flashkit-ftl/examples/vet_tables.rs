@@ -11,8 +11,9 @@
 
 use flashkit_core::{Lpn, PageRange, Ppn, SimRng, SimRngExt};
 use flashkit_ftl::vet::{Fib, Fold, NodeTable, PfNode, Sip, Swiss};
-use flashkit_ftl::{Chunked, Emt, InsertScheme, Mapping, NodeLayout, Pd, Pf, Vet};
+use flashkit_ftl::{Chunked, Emt, EmtRun, InsertScheme, Mapping, NodeLayout, Pd, Pf, Vet};
 use rand::Rng;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 const PAGES: u32 = 1 << 26;
@@ -138,7 +139,11 @@ fn main() {
             measure(vet::<Pd, Swiss<u32, Fold>>(scheme), &ops),
         );
     }
-    print("emt (std BTreeMap)", measure(|| Emt::new(PAGES), &ops));
+    // Named explicitly: `Emt::new` is the default backend (the chunked array).
+    print(
+        "emt (std BTreeMap)",
+        measure(|| Emt::<BTreeMap<u32, EmtRun>>::with_index(PAGES), &ops),
+    );
     print(
         "emt (chunked sorted array)",
         measure(|| Emt::<Chunked>::with_index(PAGES), &ops),
