@@ -143,7 +143,7 @@ impl Chunked {
         let first = self.firsts[c];
         let bound = match self.firsts.get(c + 1) {
             Some(&next) => next,
-            None => chunk[chunk.len() - 1].0 + 1,
+            None => chunk[chunk.len() - 1].0.saturating_add(1),
         };
         let span = u64::from(bound.saturating_sub(first)).max(1);
         let at = u64::from(key.saturating_sub(first)) * chunk.len() as u64 / span;
@@ -391,7 +391,7 @@ mod tests {
         let (mut chunked, mut btree) = (Chunked::default(), BTreeMap::new());
         let keys = (0..100u32)
             .chain((0..60).map(|i| 5_000 + 3 * i))
-            .chain([1 << 30])
+            .chain([1 << 30, u32::MAX - 1, u32::MAX])
             .chain((0..300).map(|i| 20_000 + i * i));
         for (i, key) in keys.enumerate() {
             let run = Run {
