@@ -5,13 +5,9 @@
 //! Two backends, compared by `cargo run --release -p flashkit-ftl --example vet_tables`:
 //! - `std::collections::BTreeMap`: a B-tree of 11 keys a node, the first choice of the issue.
 //! - [`Chunked`]: a sorted array cut into chunks of at most [`CHUNK`] entries, with the
-//!   chunks' first keys in one small array of their own. A query is a binary search over
-//!   that array (which stays in cache) and, inside the chunk, a look at the few entries
-//!   around where the key would sit if the chunk's starts were evenly spread (falling back
-//!   to a binary search of the side it must be on), instead of a walk down five or six
-//!   B-tree levels of pointer-linked nodes; an insert moves at most a chunk. The guess is
-//!   what makes [`ExtentIndex::prefetch`] worth having: a binary search's first probes
-//!   cannot be known without the search, the guessed window's line or two can.
+//!   chunks' first keys in one small array of their own. A query is two binary searches over
+//!   contiguous memory (the first over an array that stays in cache) instead of a walk down
+//!   five or six B-tree levels of pointer-linked nodes; an insert moves at most a chunk.
 //!
 //! What it is not: a general-purpose map. Keys are extent starts (`u32`), values are copied
 //! out, and iteration is a callback that can stop early.
@@ -58,9 +54,6 @@ pub trait ExtentIndex: Clone + Default + fmt::Debug {
     fn for_each_from(&self, from: u32, f: impl FnMut(u32, Run) -> bool);
     /// Bytes this process holds for the map (measured or, for std's B-tree, estimated).
     fn heap_bytes(&self) -> u64;
-    /// Hint that a query for `key` comes soon (no effect on results); nothing by default.
-    #[inline(always)]
-    fn prefetch(&self, _key: u32) {}
 }
 
 /// What one B-tree entry costs in this process, estimated: std's B-tree node holds up to 11
@@ -110,9 +103,6 @@ impl ExtentIndex for BTreeMap<u32, Run> {
 /// Most entries a [`Chunked`] chunk holds; a fuller chunk splits in two.
 pub const CHUNK: usize = 128;
 
-/// Entries around the interpolated position that a chunk search looks at first.
-const WINDOW: usize = 8;
-
 /// A sorted array of extents in chunks of at most [`CHUNK`] entries; see the module docs.
 ///
 /// Invariants: every chunk is non-empty and sorted; `firsts[c]` is chunk `c`'s first start;
@@ -133,41 +123,6 @@ impl Chunked {
             return None;
         }
         Some(self.firsts.partition_point(|&f| f <= key).saturating_sub(1))
-    }
-
-    /// Where in chunk `c` (of `len` entries) `key` would sit if the chunk's starts were
-    /// spread evenly between its first and the next chunk's first.
-    #[inline]
-    fn guess(&self, c: usize, key: u32) -> usize {
-        let chunk = &self.chunks[c];
-        let first = self.firsts[c];
-        let bound = match self.firsts.get(c + 1) {
-            Some(&next) => next,
-            None => chunk[chunk.len() - 1].0.saturating_add(1),
-        };
-        let span = u64::from(bound.saturating_sub(first)).max(1);
-        let at = u64::from(key.saturating_sub(first)) * chunk.len() as u64 / span;
-        (at as usize).min(chunk.len() - 1)
-    }
-
-    /// `partition_point(|e| below(e.0))` over chunk `c`, looked for first in a few entries
-    /// around [`Self::guess`] (a line or two, which a prefetch can fetch ahead), then in
-    /// the side of the chunk the answer must be on.
-    #[inline]
-    fn point(&self, c: usize, key: u32, below: impl Fn(u32) -> bool) -> usize {
-        let chunk = &self.chunks[c];
-        let g = self.guess(c, key);
-        let (lo, hi) = (
-            g.saturating_sub(WINDOW / 2),
-            (g + WINDOW / 2).min(chunk.len()),
-        );
-        if lo > 0 && !below(chunk[lo - 1].0) {
-            return chunk[..lo - 1].partition_point(|e| below(e.0));
-        }
-        if hi < chunk.len() && below(chunk[hi].0) {
-            return hi + 1 + chunk[hi + 1..].partition_point(|e| below(e.0));
-        }
-        lo + chunk[lo..hi].partition_point(|e| below(e.0))
     }
 
     /// Split chunk `c` in two halves when it is over [`CHUNK`].
@@ -228,16 +183,16 @@ impl ExtentIndex for Chunked {
 
     #[inline]
     fn predecessor(&self, key: u32) -> Option<(u32, Run)> {
-        let c = self.chunk_of(key)?;
-        let i = self.point(c, key, |s| s <= key);
-        i.checked_sub(1).map(|i| self.chunks[c][i])
+        let chunk = &self.chunks[self.chunk_of(key)?];
+        let i = chunk.partition_point(|e| e.0 <= key);
+        i.checked_sub(1).map(|i| chunk[i])
     }
 
     #[inline]
     fn successor(&self, key: u32) -> Option<(u32, Run)> {
         let c = self.chunk_of(key)?;
         let chunk = &self.chunks[c];
-        let i = self.point(c, key, |s| s < key);
+        let i = chunk.partition_point(|e| e.0 < key);
         chunk
             .get(i)
             .or_else(|| self.chunks.get(c + 1).map(|next| &next[0]))
@@ -250,7 +205,7 @@ impl ExtentIndex for Chunked {
             return (None, None);
         };
         let chunk = &self.chunks[c];
-        let i = self.point(c, key, |s| s < key);
+        let i = chunk.partition_point(|e| e.0 < key);
         let before = match i {
             0 => c.checked_sub(1).and_then(|b| self.chunks[b].last()),
             _ => chunk.get(i - 1),
@@ -264,11 +219,9 @@ impl ExtentIndex for Chunked {
     #[inline]
     fn get_mut(&mut self, start: u32) -> Option<&mut Run> {
         let c = self.chunk_of(start)?;
-        let i = self.point(c, start, |s| s < start);
-        self.chunks[c]
-            .get_mut(i)
-            .filter(|e| e.0 == start)
-            .map(|e| &mut e.1)
+        let chunk = &mut self.chunks[c];
+        let i = chunk.partition_point(|e| e.0 < start);
+        chunk.get_mut(i).filter(|e| e.0 == start).map(|e| &mut e.1)
     }
 
     fn insert(&mut self, start: u32, run: Run) -> Option<Run> {
@@ -278,8 +231,8 @@ impl ExtentIndex for Chunked {
             self.len = 1;
             return None;
         };
-        let i = self.point(c, start, |s| s < start);
         let chunk = &mut self.chunks[c];
+        let i = chunk.partition_point(|e| e.0 < start);
         if let Some(entry) = chunk.get_mut(i).filter(|e| e.0 == start) {
             return Some(std::mem::replace(&mut entry.1, run));
         }
@@ -309,16 +262,6 @@ impl ExtentIndex for Chunked {
             .iter()
             .chain(self.chunks[c + 1..].iter().flatten());
         entries.all(|&(s, r)| f(s, r));
-    }
-
-    /// The lines of the window a query for `key` looks at first.
-    #[inline]
-    fn prefetch(&self, key: u32) {
-        if let Some(c) = self.chunk_of(key) {
-            let g = self.guess(c, key);
-            flashkit_core::hint::prefetch(&self.chunks[c], g.saturating_sub(WINDOW / 2));
-            flashkit_core::hint::prefetch(&self.chunks[c], g + WINDOW / 2);
-        }
     }
 
     fn heap_bytes(&self) -> u64 {
@@ -383,9 +326,8 @@ mod tests {
         }
     }
 
-    /// Starts far from evenly spread inside a chunk (dense runs with wide gaps, and one far
-    /// key), so that the interpolated guess misses on either side: every query must still
-    /// agree with std's B-tree.
+    /// Starts far from evenly spread inside a chunk (dense runs with wide gaps, far keys up
+    /// to `u32::MAX`): every query must agree with std's B-tree.
     #[test]
     fn skewed_chunks_answer_like_a_btree_map() {
         let (mut chunked, mut btree) = (Chunked::default(), BTreeMap::new());

@@ -294,20 +294,6 @@ impl<I: ExtentIndex> Mapping for Emt<I> {
         self.containing(lpn.0).map(|e| e.ppn_of(lpn.0))
     }
 
-    /// The lines where the index's search for `lpn` looks first (the page FTL hints the
-    /// next GC victim's pages this way while the current one moves).
-    #[inline]
-    fn prefetch(&self, lpn: Lpn) {
-        self.tree.prefetch(lpn.0);
-    }
-
-    /// Nothing: the replay's per-request hint cost EMT more than it saved its calls
-    /// (`reproduce vet --scheme EMT`, session 12: the hint 56-78 ns a request with the chunk
-    /// search it needs, against 6-27 ns off a read), unlike GC's hints above, which run
-    /// ahead of a whole victim's moves (the Tencent excerpt's preconditioning 12-18% faster).
-    #[inline]
-    fn prefetch_range(&self, _range: PageRange) {}
-
     fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
         let returned = self.walk(range, out);
         let c = &self.counts;
