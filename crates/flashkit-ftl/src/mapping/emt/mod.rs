@@ -217,7 +217,7 @@ impl<I: ExtentIndex> Emt<I> {
             len,
             ppn: to,
         };
-        let may_continue = preceding.is_none_or(|p| Some(p.0) == lpn.checked_sub(1));
+        let may_continue = may_continue(lpn, preceding);
         debug_assert!(
             may_continue || self.continued_by(lpn, to).is_none(),
             "invariant: page {to} - 1 holds no logical page but {preceding:?}"
@@ -335,11 +335,7 @@ impl<I: ExtentIndex> Mapping for Emt<I> {
     }
 
     fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn, preceding: Option<Lpn>) {
-        for (offset, len) in contiguous_runs(moved) {
-            // A later run's physical predecessor is the page the run before it just took.
-            let preceding = offset
-                .checked_sub(1)
-                .map_or(preceding, |p| Some(moved[p].0));
+        for (offset, len, preceding) in contiguous_runs(moved, preceding) {
             self.relocate_run(moved[offset].0.0, to.0 + offset as u32, len, preceding);
         }
     }
@@ -404,9 +400,14 @@ impl<I: ExtentIndex> Mapping for Emt<I> {
     }
 }
 
-/// Split a GC batch into runs contiguous in both logical and physical pages: (offset into
-/// the batch, length).
-pub(crate) fn contiguous_runs(moved: &[(Lpn, Ppn)]) -> impl Iterator<Item = (usize, u32)> + '_ {
+/// Split a GC batch bound for `to..` into runs contiguous in both logical and physical
+/// pages: (offset into the batch, length, the promise about the page before the run's
+/// destination). The first run keeps the caller's `preceding` ([`Mapping::relocate_batch`]);
+/// a later run's physical predecessor is the page the run before it has just taken.
+pub(crate) fn contiguous_runs(
+    moved: &[(Lpn, Ppn)],
+    preceding: Option<Lpn>,
+) -> impl Iterator<Item = (usize, u32, Option<Lpn>)> + '_ {
     let mut at = 0;
     std::iter::from_fn(move || {
         if at >= moved.len() {
@@ -420,10 +421,17 @@ pub(crate) fn contiguous_runs(moved: &[(Lpn, Ppn)]) -> impl Iterator<Item = (usi
         {
             len += 1;
         }
-        let run = (at, len as u32);
+        let before = at.checked_sub(1).map_or(preceding, |p| Some(moved[p].0));
+        let run = (at, len as u32, before);
         at += len;
         Some(run)
     })
+}
+
+/// Whether a run moved to logical `lpn` can continue an extent, given the promise about the
+/// page before its destination: only if that page may hold `lpn - 1`.
+pub(crate) fn may_continue(lpn: u32, preceding: Option<Lpn>) -> bool {
+    preceding.is_none_or(|p| Some(p.0) == lpn.checked_sub(1))
 }
 
 #[cfg(test)]

@@ -43,7 +43,7 @@ pub use hashing::{Fib, FibHasher, Fold, Sip};
 pub use layout::{NodeLayout, Pd, Pf, PfNode};
 pub use table::{Cuckoo, NodeTable, Swiss};
 
-use super::emt::contiguous_runs;
+use super::emt::{contiguous_runs, may_continue};
 use super::extent::{Canonical, Extent, canonical_pieces, universe_bits};
 use super::{Mapping, PREFETCH_PAGES, PhysRun, hash_runs};
 use crate::{FtlError, MappingMemory};
@@ -702,7 +702,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
             len,
             ppn: to,
         };
-        let may_continue = preceding.is_none_or(|p| Some(p.0) == lpn.checked_sub(1));
+        let may_continue = may_continue(lpn, preceding);
         debug_assert!(
             may_continue || self.continued_by(lpn, to).is_none(),
             "invariant: page {to} - 1 holds no logical page but {preceding:?}"
@@ -878,11 +878,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
     }
 
     fn relocate_batch(&mut self, moved: &[(Lpn, Ppn)], to: Ppn, preceding: Option<Lpn>) {
-        for (offset, len) in contiguous_runs(moved) {
-            // A later run's physical predecessor is the page the run before it just took.
-            let preceding = offset
-                .checked_sub(1)
-                .map_or(preceding, |p| Some(moved[p].0));
+        for (offset, len, preceding) in contiguous_runs(moved, preceding) {
             self.relocate_run(moved[offset].0.0, to.0 + offset as u32, len, preceding);
         }
     }
