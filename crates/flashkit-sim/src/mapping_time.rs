@@ -162,6 +162,7 @@ impl<M: Mapping> Mapping for TimedMapping<M> {
     // Batches for every mapping, so that a relocation is timed per batch whatever the
     // mapping (the page table's default `relocate_batch` loops over its pages).
     const RELOCATES_RUNS: bool = true;
+    const LOOKUP_SEARCHES: bool = M::LOOKUP_SEARCHES;
 
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {

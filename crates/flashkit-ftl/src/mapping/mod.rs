@@ -82,6 +82,13 @@ pub trait Mapping {
     /// benchmark's hot path (0.26% fewer instructions than two passes, by callgrind).
     const RELOCATES_RUNS: bool = false;
 
+    /// Whether [`Mapping::lookup`] is a search (an extent map) rather than one array read.
+    /// The page FTL then keeps a validity bitmap of its own, so that garbage collection
+    /// learns which pages of a victim are valid without a search a page (most of them cold,
+    /// and the invalid ones wasted); it checks the bitmap against [`Mapping::maps_to`] in
+    /// debug builds and in its invariant check.
+    const LOOKUP_SEARCHES: bool = false;
+
     /// Garbage collection moved `moved[i].0` from `moved[i].1` to `to + i`, for every `i`.
     /// The default relocates page by page (the page table's behaviour, unchanged); extent
     /// mappings override it to relocate whole runs, which splits an extent once per run

@@ -52,8 +52,19 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             );
             let first = self.geometry.first_ppn(block).0;
             let derived = (first..first + ppb)
-                .filter(|&p| self.is_valid(Ppn(p)))
+                .filter(|&p| self.is_valid_by_mapping(Ppn(p)))
                 .count() as u32;
+            if M::LOOKUP_SEARCHES {
+                for p in first..first + ppb {
+                    let by_mapping = self.is_valid_by_mapping(Ppn(p));
+                    ensure_invariant!(
+                        self.valid.get(p) == by_mapping,
+                        "{}: the validity bitmap says {}, the mapping says {by_mapping}",
+                        Ppn(p),
+                        self.valid.get(p)
+                    );
+                }
+            }
             ensure_invariant!(
                 derived == self.blocks.valid(block),
                 "{block}: {} valid pages counted, but {derived} pages are valid by the reverse map",

@@ -11,8 +11,10 @@
 pub(crate) mod blocks;
 
 mod check;
+mod valid;
 
 use self::blocks::{BlockKind, BlockTable};
+use self::valid::ValidBits;
 use crate::mapping::{Mapping, PageTable, PhysRun};
 use crate::policy::{BlockView, GcPolicy, VictimPolicy};
 use crate::wear::{StaticWearLeveling, WearLevelPolicy, WearView};
@@ -105,8 +107,13 @@ pub struct PageFtl<D, M> {
     /// Reverse map: the logical page each physical page was last programmed with. A real FTL
     /// reads this from the OOB area; keeping it in memory saves a device read per GC check.
     /// Validity is derived from it: a page is valid when the mapping sends its logical page
-    /// back to it, so no validity bitmap has to be kept in step (see [`PageFtl::is_valid`]).
+    /// back to it, so no validity bitmap has to be kept in step (see [`PageFtl::is_valid`]),
+    /// unless the mapping's lookup is a search (`valid`).
     reverse: Vec<u32>,
+    /// One bit a physical page, kept only when [`Mapping::LOOKUP_SEARCHES`] (empty otherwise):
+    /// set when a page is programmed, cleared when the mapping reports it invalidated or
+    /// garbage collection moves it.
+    valid: ValidBits,
     free: VecDeque<BlockId>,
     host: Frontier,
     gc: Frontier,
@@ -161,6 +168,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             }),
             blocks,
             reverse: flashkit_core::hint::huge_page_vec(physical, NO_LPN),
+            valid: ValidBits::new(physical, M::LOOKUP_SEARCHES),
             free: (0..geometry.blocks()).map(BlockId).collect(),
             host: Frontier::default(),
             gc: Frontier::default(),
@@ -192,7 +200,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     /// Heap bytes held by the FTL's own bookkeeping (reverse map, block table), beyond the
     /// mapping and the device model.
     pub fn bookkeeping_heap_bytes(&self) -> u64 {
-        (self.reverse.capacity() * 4) as u64 + self.blocks.heap_bytes()
+        (self.reverse.capacity() * 4) as u64 + self.valid.heap_bytes() + self.blocks.heap_bytes()
     }
 
     /// Whether `ppn` holds the current copy of its logical page.
@@ -201,9 +209,22 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     /// forward map must send that page back here. A page overwritten, trimmed or moved fails
     /// the test; so does a page of an erased block, because a block is erased only after
     /// every page it held was moved. Keeping a validity bitmap instead would cost a random
-    /// access into a structure larger than L2 on every host overwrite.
+    /// access into a structure larger than L2 on every host overwrite; only where the
+    /// mapping's lookup is a search does the bitmap pay ([`Mapping::LOOKUP_SEARCHES`]).
     #[inline(always)]
     fn is_valid(&self, ppn: Ppn) -> bool {
+        if M::LOOKUP_SEARCHES {
+            let valid = self.valid.get(ppn.0);
+            debug_assert_eq!(valid, self.is_valid_by_mapping(ppn), "validity of {ppn}");
+            return valid;
+        }
+        self.is_valid_by_mapping(ppn)
+    }
+
+    /// [`Self::is_valid`] as the mapping says it: the reverse map names a logical page that
+    /// the mapping sends back to `ppn`.
+    #[inline(always)]
+    fn is_valid_by_mapping(&self, ppn: Ppn) -> bool {
         let lpn = self.reverse[ppn.index()];
         lpn != NO_LPN && self.mapping.maps_to(Lpn(lpn), ppn)
     }
@@ -213,6 +234,9 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     fn note_programmed(&mut self, block: BlockId, first: Ppn, lpn: u32, count: u32) {
         for i in 0..count {
             self.reverse[(first.0 + i) as usize] = lpn + i;
+        }
+        if M::LOOKUP_SEARCHES {
+            self.valid.set_run(first.0, count);
         }
         self.blocks.add_valid(block, count);
         self.clock += u64::from(count);
@@ -391,7 +415,8 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             let end = (*done + count).min(ppb);
             for ppn in first + *done..first + end {
                 let lpn = self.reverse[ppn as usize];
-                if lpn != NO_LPN {
+                // With a validity bitmap an invalid page's entry is never read.
+                if lpn != NO_LPN && (!M::LOOKUP_SEARCHES || self.valid.get(ppn)) {
                     self.mapping.prefetch(Lpn(lpn));
                 }
             }
@@ -403,8 +428,11 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     fn prefetch_mapping_of(&self, block: BlockId) {
         let first = self.geometry.first_ppn(block);
         let ppb = self.geometry.pages_per_block() as usize;
-        for &lpn in &self.reverse[first.index()..first.index() + ppb] {
-            if lpn != NO_LPN {
+        for (&lpn, ppn) in self.reverse[first.index()..first.index() + ppb]
+            .iter()
+            .zip(first.0..)
+        {
+            if lpn != NO_LPN && (!M::LOOKUP_SEARCHES || self.valid.get(ppn)) {
                 self.mapping.prefetch(Lpn(lpn));
             }
         }
@@ -421,7 +449,11 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         let mut count = 0;
         let reverse = &self.reverse[first.index()..first.index() + ppb];
         for (&lpn, ppn) in reverse.iter().zip(first.0..) {
-            let valid = lpn != NO_LPN && self.mapping.maps_to(Lpn(lpn), Ppn(ppn));
+            let valid = if M::LOOKUP_SEARCHES {
+                self.is_valid(Ppn(ppn))
+            } else {
+                lpn != NO_LPN && self.mapping.maps_to(Lpn(lpn), Ppn(ppn))
+            };
             if let Some(slot) = moving.get_mut(count) {
                 *slot = (Lpn(lpn), Ppn(ppn));
             }
@@ -460,6 +492,12 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             };
             // Account for what was copied, even if the device failed part-way.
             let targets = &mut self.reverse[first.index()..first.index() + count as usize];
+            if M::LOOKUP_SEARCHES {
+                for &(_, from) in &run[..count as usize] {
+                    self.valid.clear(from.0);
+                }
+                self.valid.set_run(first.0, count);
+            }
             if M::RELOCATES_RUNS {
                 for (target, &(lpn, _)) in targets.iter_mut().zip(run) {
                     *target = lpn.0;
@@ -552,10 +590,20 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     }
 }
 
-/// A physical page stopped holding the current copy of its logical page.
+/// A physical page stopped holding the current copy of its logical page (`valid` is kept
+/// when `keep`, [`Mapping::LOOKUP_SEARCHES`]).
 #[inline(always)]
-fn invalidate(blocks: &mut BlockTable, geometry: &Geometry, ppn: Ppn) {
+fn invalidate(
+    blocks: &mut BlockTable,
+    valid: &mut ValidBits,
+    keep: bool,
+    geometry: &Geometry,
+    ppn: Ppn,
+) {
     blocks.remove_valid(geometry.block_of(ppn));
+    if keep {
+        valid.clear(ppn.0);
+    }
 }
 
 impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
@@ -599,9 +647,9 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
             }
             self.note_programmed(block, first, lpn, done);
             self.host.next += done;
-            let (blocks, geometry) = (&mut self.blocks, &self.geometry);
+            let (blocks, valid, geometry) = (&mut self.blocks, &mut self.valid, &self.geometry);
             self.mapping.update(Lpn(lpn), first, done, &mut |old| {
-                invalidate(blocks, geometry, old)
+                invalidate(blocks, valid, M::LOOKUP_SEARCHES, geometry, old)
             });
             if let Some(error) = failure {
                 return Err(error.into());
@@ -619,9 +667,10 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
 
     fn trim(&mut self, range: PageRange) -> Result<(), FtlError> {
         check_range(&self.geometry, range)?;
-        let (blocks, geometry) = (&mut self.blocks, &self.geometry);
-        self.mapping
-            .remove(range, &mut |old| invalidate(blocks, geometry, old));
+        let (blocks, valid, geometry) = (&mut self.blocks, &mut self.valid, &self.geometry);
+        self.mapping.remove(range, &mut |old| {
+            invalidate(blocks, valid, M::LOOKUP_SEARCHES, geometry, old)
+        });
         Ok(())
     }
 

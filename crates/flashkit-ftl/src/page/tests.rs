@@ -291,3 +291,55 @@ fn wear_leveling_relocates_cold_blocks() {
     );
     ftl.check_invariants().expect("consistent");
 }
+
+/// An FTL over EMT (a mapping whose lookup is a search, so the FTL keeps a validity bitmap)
+/// that has overwritten and trimmed its way through several collections.
+fn busy_extent_ftl() -> PageFtl<NandDevice<Stamps>, crate::mapping::Emt> {
+    let config = PageFtlConfig {
+        gc_threshold_blocks: 2,
+        ..PageFtlConfig::default()
+    };
+    let device = NandDevice::<Stamps>::new(geometry());
+    let logical = geometry().logical_pages();
+    let mut ftl =
+        PageFtl::new(device, crate::mapping::Emt::new(logical), config).expect("valid FTL");
+    for round in 0..4u32 {
+        for i in 0..logical / 2 {
+            let lpn = (i * 7 + round) % (logical - 1);
+            ftl.write(PageRange::new(Lpn(lpn), 2), u64::from(round * 1000 + i))
+                .expect("write");
+            if i % 5 == 0 {
+                ftl.trim(PageRange::one(Lpn((lpn + 3) % logical)))
+                    .expect("trim");
+            }
+        }
+    }
+    assert!(
+        ftl.stats().gc_runs > 0,
+        "the fixture must have collected garbage"
+    );
+    ftl
+}
+
+#[test]
+fn an_extent_mapped_ftl_keeps_its_validity_bitmap_in_step_and_the_checker_reads_it() {
+    let mut ftl = busy_extent_ftl();
+    ftl.check_invariants().expect("a healthy FTL passes");
+    let physical = ftl.geometry.physical_pages();
+    for ppn in 0..physical {
+        assert_eq!(
+            ftl.valid.get(ppn),
+            ftl.is_valid_by_mapping(Ppn(ppn)),
+            "bit of page {ppn}"
+        );
+    }
+    let invalid = (0..physical)
+        .find(|&p| !ftl.valid.get(p))
+        .expect("an invalid page");
+    ftl.valid.set_run(invalid, 1);
+    let message = ftl
+        .check_invariants()
+        .expect_err("the corrupt bit must be caught")
+        .0;
+    assert!(message.contains("validity bitmap"), "{message}");
+}

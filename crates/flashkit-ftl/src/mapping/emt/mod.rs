@@ -288,6 +288,7 @@ impl<I: ExtentIndex> Emt<I> {
 
 impl<I: ExtentIndex> Mapping for Emt<I> {
     const RELOCATES_RUNS: bool = true;
+    const LOOKUP_SEARCHES: bool = true;
 
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {

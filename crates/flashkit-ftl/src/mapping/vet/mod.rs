@@ -806,6 +806,7 @@ fn hole(from: u32, to: u32) -> PhysRun {
 
 impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
     const RELOCATES_RUNS: bool = true;
+    const LOOKUP_SEARCHES: bool = true;
 
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
