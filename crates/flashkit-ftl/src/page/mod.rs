@@ -591,17 +591,16 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
 }
 
 /// A physical page stopped holding the current copy of its logical page (`valid` is kept
-/// when `keep`, [`Mapping::LOOKUP_SEARCHES`]).
+/// when [`Mapping::LOOKUP_SEARCHES`]).
 #[inline(always)]
-fn invalidate(
+fn invalidate<M: Mapping>(
     blocks: &mut BlockTable,
     valid: &mut ValidBits,
-    keep: bool,
     geometry: &Geometry,
     ppn: Ppn,
 ) {
     blocks.remove_valid(geometry.block_of(ppn));
-    if keep {
+    if M::LOOKUP_SEARCHES {
         valid.clear(ppn.0);
     }
 }
@@ -649,7 +648,7 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
             self.host.next += done;
             let (blocks, valid, geometry) = (&mut self.blocks, &mut self.valid, &self.geometry);
             self.mapping.update(Lpn(lpn), first, done, &mut |old| {
-                invalidate(blocks, valid, M::LOOKUP_SEARCHES, geometry, old)
+                invalidate::<M>(blocks, valid, geometry, old)
             });
             if let Some(error) = failure {
                 return Err(error.into());
@@ -669,7 +668,7 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
         check_range(&self.geometry, range)?;
         let (blocks, valid, geometry) = (&mut self.blocks, &mut self.valid, &self.geometry);
         self.mapping.remove(range, &mut |old| {
-            invalidate(blocks, valid, M::LOOKUP_SEARCHES, geometry, old)
+            invalidate::<M>(blocks, valid, geometry, old)
         });
         Ok(())
     }
