@@ -90,6 +90,27 @@ pub struct VetReproArgs {
     /// "VET LIS PF", "VET LIS PD", EMT (case does not matter).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub scheme: Vec<String>,
+    /// One of the paper's own traces, as NAME=FILE (NAME: finance, homes, wdev or wsf; FILE:
+    /// any supported trace format, docs/TRACES.md), replayed whole beside the generated
+    /// workloads and compared with that column of the paper; repeat for several. Addresses
+    /// are kept (identity mapping) unless --address-map says otherwise; the trace options
+    /// below apply to these files only. Always run, whatever --workload says.
+    #[arg(long = "paper-trace", value_name = "NAME=FILE", value_parser = parse_named_file)]
+    pub paper_trace: Vec<(String, PathBuf)>,
+    #[command(flatten, next_help_heading = "Reading --paper-trace files")]
+    pub paper_trace_options: TraceArgs,
+}
+
+/// `NAME=FILE`, as `--paper-trace` takes it.
+fn parse_named_file(text: &str) -> Result<(String, PathBuf), String> {
+    match text.split_once('=') {
+        Some((name, file)) if !name.trim().is_empty() && !file.is_empty() => {
+            Ok((name.trim().to_ascii_lowercase(), PathBuf::from(file)))
+        }
+        _ => Err(format!(
+            "expected NAME=FILE (for example finance=Financial1.spc), got {text:?}"
+        )),
+    }
 }
 
 #[derive(Args, Debug)]
@@ -210,7 +231,7 @@ pub struct TraceBenchArgs {
 }
 
 /// How to read trace files (`[trace]` in the config file).
-#[derive(Args, Debug, Default, Deserialize)]
+#[derive(Args, Clone, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct TraceArgs {
     /// Trace format (msr, spc, fiu, blkparse, fio-v2, fio-v3, systor, tencent, cloudphysics,

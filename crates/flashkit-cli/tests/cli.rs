@@ -430,6 +430,188 @@ fn reproduce_vet_runs_only_the_workloads_and_schemes_asked_for() {
     );
 }
 
+/// A small trace in the paper's finance format (UMass SPC: `ASU,LBA,Size,Opcode,Timestamp`,
+/// LBA in 512-byte sectors) over two ASUs, and one in wdev's (MSR Cambridge), each with
+/// its highest address known, so the identity address space can be checked.
+fn paper_shaped_traces(dir: &Path) -> (std::path::PathBuf, u64, std::path::PathBuf, u64) {
+    let mut x: u64 = 7;
+    let mut next = |n: u64| {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (x >> 33) % n
+    };
+    let (mut spc, mut top_spc) = (String::new(), [0u64; 2]);
+    for i in 0..600u64 {
+        let asu = next(2) as usize;
+        let sector = next(1 << 21) * 8; // up to 1 GiB, 4 KiB aligned
+        let size = 4096 * (1 + next(2));
+        let op = if next(4) == 0 { "r" } else { "w" };
+        top_spc[asu] = top_spc[asu].max(sector * 512 + size);
+        spc.push_str(&format!("{asu},{sector},{size},{op},{}.{i:06}\n", i / 100));
+    }
+    let (mut msr, mut top_msr) = (String::new(), 0u64);
+    for i in 0..600u64 {
+        let offset = next(1 << 20) * 4096; // up to 4 GiB
+        let size = 4096 * (1 + next(4));
+        let op = if next(5) == 0 { "Read" } else { "Write" };
+        top_msr = top_msr.max(offset + size);
+        msr.push_str(&format!(
+            "{},wdev,0,{op},{offset},{size},100\n",
+            128_166_372_003_061_629u64 + i * 10_000
+        ));
+    }
+    let (finance, wdev) = (dir.join("Financial1.spc"), dir.join("wdev_0.csv"));
+    std::fs::write(&finance, spc).expect("write");
+    std::fs::write(&wdev, msr).expect("write");
+    (finance, top_spc[0] + top_spc[1], wdev, top_msr)
+}
+
+/// `--paper-trace NAME=FILE` replays the paper's own trace (when one has it) in that column:
+/// its addresses kept, the paper's figures beside it, and the memory and time verdicts
+/// drawn for it as for the generated workload.
+#[test]
+fn reproduce_vet_replays_a_papers_own_trace_in_its_column() {
+    let files = tempfile::tempdir().expect("tempdir");
+    let (finance, finance_top, wdev, wdev_top) = paper_shaped_traces(files.path());
+    let finance_arg = format!("finance={}", path_str(&finance));
+    let wdev_arg = format!("WDEV={}", path_str(&wdev));
+    let (text, json, _dir) = reproduce_vet_quick(&[
+        "--workload",
+        "wdev",
+        "--scheme",
+        "PMT,VET BIS PF,EMT",
+        "--paper-trace",
+        &finance_arg,
+        "--paper-trace",
+        &wdev_arg,
+    ]);
+    let traces = json["paper_traces"].as_array().expect("paper_traces");
+    assert_eq!(traces.len(), 2, "{traces:?}");
+    for (trace, name, format, top, requests) in [
+        (&traces[0], "finance", "spc", finance_top, 600),
+        (&traces[1], "wdev", "msr", wdev_top, 600),
+    ] {
+        assert_eq!(trace["name"], name);
+        assert_eq!(trace["format"], format);
+        assert_eq!(trace["address_map"], "identity");
+        assert_eq!(trace["requests"], requests);
+        let space = trace["logical_bytes"].as_u64().expect("bytes");
+        assert!(
+            space >= top && space < top + (512 << 20),
+            "{name}: the identity space {space} holds the highest address {top}"
+        );
+        assert!(
+            text.contains(&format!("{name} trace (identity): ")),
+            "the trace is named with its figures: {text}"
+        );
+    }
+    let rows = json["rows"].as_array().expect("rows");
+    let row = |workload: &str, scheme: &str| {
+        rows.iter()
+            .find(|r| r["workload"] == workload && r["scheme"] == scheme)
+            .unwrap_or_else(|| panic!("no {workload} {scheme} row"))
+    };
+    // The generated wdev and both traces, three schemes each; excerpts filtered out.
+    assert_eq!(rows.len(), 9, "{rows:?}");
+    assert_eq!(row("wdev", "EMT")["paper_workload"], "wdev");
+    let memory = text
+        .split("Memory against the paper's shares of PMT")
+        .nth(1)
+        .expect("the memory verdict");
+    for (workload, paper_vet, paper_emt) in [
+        ("finance trace (identity)", 2.3, 0.7),
+        ("wdev trace (identity)", 2.3, 0.9),
+        ("wdev", 2.3, 0.9),
+    ] {
+        let vet = row(workload, "VET BIS PF");
+        let emt = row(workload, "EMT");
+        assert_eq!(
+            vet["logical_bytes"],
+            row(workload, "PMT")["logical_bytes"],
+            "one device a workload"
+        );
+        let share = |r: &serde_json::Value| {
+            100.0 * r["packed_bytes"].as_f64().expect("bytes")
+                / r["pmt_bytes"].as_f64().expect("bytes")
+        };
+        let worse = |ours: f64, paper: f64| (ours * 10.0).round() > (paper * 10.0).round();
+        let verdict = match (worse(share(vet), paper_vet), worse(share(emt), paper_emt)) {
+            (false, false) => "yes",
+            (true, false) => "no: VET",
+            (false, true) => "no: EMT",
+            (true, true) => "no: both",
+        };
+        let line = memory
+            .lines()
+            .find(|l| l.starts_with(&format!("{workload}  ")))
+            .unwrap_or_else(|| panic!("no {workload} line: {memory}"));
+        for cell in [
+            format!("{:.2}", share(vet)),
+            format!("{:.2}", share(emt)),
+            verdict.to_string(),
+        ] {
+            assert!(line.contains(&cell), "{cell} not in {line:?}");
+        }
+    }
+    let speed_ups = text
+        .split("Speed-up over the paper's mean times")
+        .nth(1)
+        .expect("the speed-up table");
+    assert!(
+        speed_ups
+            .lines()
+            .any(|l| l.starts_with("finance trace (identity)") && l.contains("VET BIS PF")),
+        "the trace's VET row is judged against finance's times: {speed_ups}"
+    );
+
+    // Names are checked before any file is read; a bad line names its file, line and field.
+    assert_error(
+        &flashkit(&[
+            "reproduce",
+            "vet",
+            "--quick",
+            "--paper-trace",
+            "umass=x.spc",
+        ]),
+        2,
+        "unknown paper workload \"umass\" in --paper-trace umass=x.spc; expected one of: finance, homes, wdev, wsf",
+    );
+    assert_error(
+        &flashkit(&["reproduce", "vet", "--quick", "--paper-trace", "finance"]),
+        2,
+        "expected NAME=FILE",
+    );
+    assert_error(
+        &flashkit(&[
+            "reproduce",
+            "vet",
+            "--quick",
+            "--paper-trace",
+            "wdev=missing.csv",
+            "--paper-trace",
+            "wdev=other.csv",
+        ]),
+        2,
+        "--paper-trace names wdev twice",
+    );
+    let bad = files.path().join("bad.csv");
+    std::fs::write(&bad, "128166372003061629,wdev,0,Write,12x4,4096,100\n").expect("write");
+    assert_error(
+        &flashkit(&[
+            "reproduce",
+            "vet",
+            "--quick",
+            "--paper-trace",
+            &format!("wdev={}", path_str(&bad)),
+            "--format",
+            "msr",
+        ]),
+        1,
+        "bad.csv: line 1: field Offset: \"12x4\" is not a whole number",
+    );
+}
+
 const PINNED_SMOKE_HASH: &str = "33f2315333b84c7e";
 
 #[test]

@@ -13,8 +13,10 @@
 //! where they differ.
 
 use crate::args::VetReproArgs;
+use crate::commands::trace_tools::trace_source;
 use crate::output::write_json;
 use crate::progress::Bar;
+use crate::settings::ConfigFile;
 use crate::{Failure, Outcome, sim_failure};
 use anyhow::{Context, anyhow};
 use flashkit_core::units::format_size;
@@ -51,9 +53,18 @@ const HMT_LOG_SHARE: f64 = 0.30;
 /// holds 8 bytes of bookkeeping per page).
 const IDENTITY_LIMIT_BYTES: u64 = 64 << 30;
 
+/// The largest logical space a `--paper-trace` is replayed over: 8 bytes of device
+/// bookkeeping and 4 of page table a 4 KiB page make 12 GiB at 4 TiB. The paper's own spaces
+/// are 32 to 644 GB.
+const PAPER_TRACE_LIMIT_BYTES: u64 = 4 << 40;
+
 /// The paper's figures for one Table-1 workload.
 struct Published {
     name: &'static str,
+    /// Table 1: address space (GB), write and read requests (millions).
+    space_gb: f64,
+    writes_m: f64,
+    reads_m: f64,
     /// Table 2, MB: BIS, LIS.
     vet_mb: (f64, f64),
     /// Table 3, us: BIS write, BIS read, LIS write, LIS read.
@@ -66,6 +77,9 @@ struct Published {
 const PUBLISHED: [Published; 4] = [
     Published {
         name: "finance",
+        space_gb: 644.0,
+        writes_m: 8.2,
+        reads_m: 2.5,
         vet_mb: (15.07, 16.89),
         times_us: (16.84, 2.17, 24.63, 2.47),
         of_pmt: (2.3, 0.7),
@@ -73,6 +87,9 @@ const PUBLISHED: [Published; 4] = [
     },
     Published {
         name: "homes",
+        space_gb: 542.0,
+        writes_m: 16.0,
+        reads_m: 0.4,
         vet_mb: (23.25, 28.50),
         times_us: (4.43, 0.99, 8.25, 1.07),
         of_pmt: (4.3, 3.7),
@@ -80,6 +97,9 @@ const PUBLISHED: [Published; 4] = [
     },
     Published {
         name: "wdev",
+        space_gb: 51.0,
+        writes_m: 1.1,
+        reads_m: 0.23,
         vet_mb: (1.15, 1.63),
         times_us: (10.29, 0.95, 9.44, 1.00),
         of_pmt: (2.3, 0.9),
@@ -87,6 +107,9 @@ const PUBLISHED: [Published; 4] = [
     },
     Published {
         name: "wsf",
+        space_gb: 32.0,
+        writes_m: 0.3,
+        reads_m: 0.093,
         vet_mb: (4.69, 6.03),
         times_us: (9.64, 1.44, 12.97, 1.53),
         of_pmt: (27.9, 9.5),
@@ -98,16 +121,14 @@ const PUBLISHED: [Published; 4] = [
 /// counts, mean write and read sizes, with an address skew and size distributions of our
 /// choosing whose means are the table's (the paper shows only histograms, Figs. 8 and 9),
 /// all written down in docs/reproduction/vet.md.
-fn table1_workload(name: &str, scale: f64) -> WorkloadSpec {
+fn table1_workload(published: &Published, scale: f64) -> WorkloadSpec {
     let choice = |sizes: &[(u32, u32)]| SizeDist::Choice {
         sizes: sizes.to_vec(),
     };
-    let (gb, writes_m, reads_m, pattern, size, read_size, align) = match name {
+    let (gb, writes_m, reads_m) = (published.space_gb, published.writes_m, published.reads_m);
+    let (pattern, size, read_size, align) = match published.name {
         // Reads 2.5 KB.
         "finance" => (
-            644.0,
-            8.2,
-            2.5,
             hot(95.0, 1.0),
             choice(&[(2048, 30), (4096, 60), (8192, 10)]),
             choice(&[(2048, 75), (4096, 25)]),
@@ -115,9 +136,6 @@ fn table1_workload(name: &str, scale: f64) -> WorkloadSpec {
         ),
         // Reads 12.0 KB.
         "homes" => (
-            542.0,
-            16.0,
-            0.4,
             hot(90.0, 5.0),
             SizeDist::Fixed { bytes: 4096 },
             choice(&[(8192, 50), (16384, 50)]),
@@ -125,9 +143,6 @@ fn table1_workload(name: &str, scale: f64) -> WorkloadSpec {
         ),
         // Reads 12.6 KB.
         "wdev" => (
-            51.0,
-            1.1,
-            0.23,
             hot(95.0, 2.0),
             choice(&[(4096, 60), (8192, 20), (16384, 15), (32768, 5)]),
             choice(&[(4096, 45), (8192, 15), (16384, 20), (32768, 20)]),
@@ -135,9 +150,6 @@ fn table1_workload(name: &str, scale: f64) -> WorkloadSpec {
         ),
         // Reads 19.8 KB.
         _ => (
-            32.0,
-            0.3,
-            0.093,
             hot(80.0, 20.0),
             choice(&[(4096, 30), (16384, 30), (32768, 25), (65536, 15)]),
             choice(&[(4096, 35), (16384, 35), (32768, 20), (65536, 10)]),
@@ -178,6 +190,9 @@ const TRACES: [&str; 8] = [
 struct Row {
     workload: String,
     scheme: String,
+    /// The paper's column this row stands for (finance, homes, wdev, wsf): a generated
+    /// workload shaped after it, or its own trace given with `--paper-trace`.
+    paper_workload: Option<String>,
     logical_bytes: u64,
     packed_bytes: u64,
     heap_bytes: u64,
@@ -214,9 +229,26 @@ struct ScaleRow {
     mean_write_bytes: f64,
 }
 
+/// A trace given with `--paper-trace`.
+#[derive(Clone, Debug, Serialize)]
+struct PaperTrace {
+    /// The paper's column: finance, homes, wdev or wsf.
+    name: String,
+    /// The row name in the tables.
+    workload: String,
+    path: String,
+    format: String,
+    requests: u64,
+    address_map: String,
+    logical_bytes: u64,
+    /// xxh3-128 of the file's bytes.
+    digest: String,
+}
+
 #[derive(Serialize)]
 struct Document {
     rows: Vec<Row>,
+    paper_traces: Vec<PaperTrace>,
     scalability: Vec<ScaleRow>,
     timer_overhead_ns: f64,
     /// The machine's load latency just before and just after the timed runs: on a shared
@@ -249,15 +281,21 @@ pub fn run(args: VetReproArgs) -> Outcome {
     let wanted = |name: &str| args.workload.is_empty() || args.workload.iter().any(|w| w == name);
     let mut rows = Vec::new();
     let mut timer_overhead_ns = 0.0;
-    let mut workloads: Vec<(String, DeviceSpec, Source)> = Vec::new();
+    let mut workloads: Vec<Input> = Vec::new();
     for published in PUBLISHED.iter().filter(|p| wanted(p.name)) {
-        let spec = table1_workload(published.name, scale);
+        let spec = table1_workload(published, scale);
         let device = DeviceSpec {
             capacity_bytes: spec.span_bytes,
             ..DeviceSpec::default()
         };
-        workloads.push((published.name.into(), device, Source::Workload(spec)));
+        workloads.push(Input {
+            name: published.name.into(),
+            paper: Some(published.name),
+            device,
+            source: Source::Workload(spec),
+        });
     }
+    let paper_traces = paper_traces(&args, &mut workloads)?;
     for relative in TRACES
         .iter()
         .take(if args.quick { 1 } else { TRACES.len() })
@@ -270,22 +308,21 @@ pub fn run(args: VetReproArgs) -> Outcome {
             eprintln!("note: {} is missing; skipped", path.display());
             continue;
         }
-        workloads.push(trace_workload(&path)?);
+        let (name, device, source) = trace_workload(&path)?;
+        workloads.push(Input {
+            name,
+            paper: None,
+            device,
+            source,
+        });
     }
     let (timed, memory_latency) = MemoryLatency::around(|| -> Result<(), Failure> {
-        for (name, device, source) in &workloads {
+        for input in &workloads {
             for &(label, kind, insert, nodes) in &schemes {
                 let mut runs = Vec::new();
                 for _ in 0..args.runs {
-                    let (row, overhead) = run_one(
-                        name,
-                        label,
-                        kind,
-                        VetConfig { insert, nodes },
-                        device,
-                        source,
-                        args.seed,
-                    )?;
+                    let (row, overhead) =
+                        run_one(input, label, kind, VetConfig { insert, nodes }, args.seed)?;
                     timer_overhead_ns = overhead;
                     runs.push(row);
                 }
@@ -299,6 +336,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
     let scalability = if filtered { Vec::new() } else { fig16(&args)? };
     print_tables(
         &rows,
+        &paper_traces,
         &scalability,
         scale,
         timer_overhead_ns,
@@ -311,6 +349,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
             .map_err(Failure::Runtime)?;
         let document = Document {
             rows: rows.clone(),
+            paper_traces,
             scalability: scalability.clone(),
             timer_overhead_ns,
             memory_latency,
@@ -363,6 +402,80 @@ fn chosen_schemes(
         .collect())
 }
 
+/// The `--paper-trace` files, each read once (format detected unless `--format` names it,
+/// addresses kept unless `--address-map` says otherwise) and added to `workloads` as the
+/// paper's column it names, on a device sized to it.
+fn paper_traces(
+    args: &VetReproArgs,
+    workloads: &mut Vec<Input>,
+) -> Result<Vec<PaperTrace>, Failure> {
+    // Every name is checked before any file is read.
+    let names: Vec<&str> = PUBLISHED.iter().map(|p| p.name).collect();
+    let mut chosen: Vec<(&'static Published, &Path)> = Vec::new();
+    for (name, path) in &args.paper_trace {
+        let Some(published) = PUBLISHED.iter().find(|p| p.name == name) else {
+            return Err(Failure::Usage(anyhow!(
+                "unknown paper workload {name:?} in --paper-trace {name}={}; expected one of: {}",
+                path.display(),
+                names.join(", ")
+            )));
+        };
+        if chosen.iter().any(|(p, _)| p.name == name) {
+            return Err(Failure::Usage(anyhow!(
+                "--paper-trace names {name} twice; give one file a workload (concatenate a \
+                 trace published in parts, docs/reproduction/vet.md says how)"
+            )));
+        }
+        chosen.push((published, path));
+    }
+    let mut traces: Vec<PaperTrace> = Vec::new();
+    for (published, path) in chosen {
+        let name = published.name;
+        let mut flags = args.paper_trace_options.clone();
+        flags.address_map = Some(flags.address_map.unwrap_or(AddressMapping::Identity));
+        let mut device = DeviceSpec::default();
+        let source = trace_source(path, &flags, &ConfigFile::default(), &mut device, false)?;
+        let Source::Trace(prepared) = &source else {
+            unreachable!("invariant: trace_source reads a trace");
+        };
+        let mapping = prepared.map.mapping();
+        if device.capacity_bytes > PAPER_TRACE_LIMIT_BYTES {
+            return Err(Failure::Usage(anyhow!(
+                "{}: its addresses span {} with {mapping} mapping, above the {} a modelled \
+                 device may have here; give --address-map compact (the shares of PMT then \
+                 count only the blocks the trace touches) or --asu N for one volume",
+                path.display(),
+                format_size(device.capacity_bytes),
+                format_size(PAPER_TRACE_LIMIT_BYTES),
+            )));
+        }
+        let workload = format!("{name} trace ({mapping})");
+        traces.push(PaperTrace {
+            name: name.to_string(),
+            workload: workload.clone(),
+            path: path.display().to_string(),
+            format: prepared.format.map_or("empty", |f| f.name()).to_string(),
+            requests: prepared.report.requests,
+            address_map: mapping.to_string(),
+            logical_bytes: device.capacity_bytes,
+            digest: format!("{:032x}", prepared.digest),
+        });
+        workloads.push(Input {
+            name: workload,
+            paper: Some(published.name),
+            device,
+            source,
+        });
+    }
+    Ok(traces)
+}
+
+/// The paper's figures for the column a row stands for.
+fn published_for(row: &Row) -> Option<&'static Published> {
+    let name = row.paper_workload.as_deref()?;
+    PUBLISHED.iter().find(|p| p.name == name)
+}
+
 /// A trace excerpt with its own address space (compacted above [`IDENTITY_LIMIT_BYTES`]).
 fn trace_workload(path: &Path) -> Result<(String, DeviceSpec, Source), Failure> {
     let base = DeviceSpec::default();
@@ -380,15 +493,29 @@ fn trace_workload(path: &Path) -> Result<(String, DeviceSpec, Source), Failure> 
     Ok((name, device, Source::Trace(Arc::new(prepared))))
 }
 
+/// One workload of the run: a generated one, a trace excerpt or a `--paper-trace`.
+struct Input {
+    /// The row name in the tables.
+    name: String,
+    /// The paper's column it stands for, if any.
+    paper: Option<&'static str>,
+    device: DeviceSpec,
+    source: Source,
+}
+
 fn run_one(
-    workload: &str,
+    input: &Input,
     label: &str,
     kind: FtlKind,
     vet: VetConfig,
-    device: &DeviceSpec,
-    source: &Source,
     seed: u64,
 ) -> Result<(Row, f64), Failure> {
+    let Input {
+        name: workload,
+        paper,
+        device,
+        source,
+    } = input;
     let spec = RunSpec {
         label: format!("{workload} {label}"),
         ftl: kind,
@@ -421,8 +548,9 @@ fn run_one(
     };
     let (write_mean, read_mean) = (times.update.mean_ns, times.translate.mean_ns);
     let row = Row {
-        workload: workload.into(),
+        workload: workload.clone(),
         scheme: label.into(),
+        paper_workload: paper.map(str::to_string),
         logical_bytes: g.logical_bytes(),
         packed_bytes: r.mapping_memory.packed_bytes,
         heap_bytes: r.mapping_memory.heap_bytes,
@@ -571,6 +699,7 @@ fn workloads(rows: &[Row]) -> Vec<String> {
 
 fn print_tables(
     rows: &[Row],
+    paper_traces: &[PaperTrace],
     scalability: &[ScaleRow],
     scale: f64,
     overhead: f64,
@@ -582,6 +711,28 @@ fn print_tables(
          mlc-4k pages (4 KiB, 128 a block); HMT counted with {:.0}% of blocks as log blocks.\n",
         HMT_LOG_SHARE * 100.0
     );
+    for trace in paper_traces {
+        let published = PUBLISHED
+            .iter()
+            .find(|p| p.name == trace.name)
+            .expect("invariant: checked when read");
+        println!(
+            "{}: {} ({}, {} requests, {} address space with {} mapping); Table 1: {} GB, \
+             {} M writes and {} M reads",
+            trace.workload,
+            trace.path,
+            trace.format,
+            trace.requests,
+            format_size(trace.logical_bytes),
+            trace.address_map,
+            published.space_gb,
+            published.writes_m,
+            published.reads_m,
+        );
+    }
+    if !paper_traces.is_empty() {
+        println!();
+    }
     let mut memory = Table::new([
         "workload",
         "space",
@@ -626,7 +777,7 @@ fn print_tables(
         let Some(pmt) = rows.iter().find(|r| r.workload == name) else {
             continue;
         };
-        let published = PUBLISHED.iter().find(|p| p.name == name);
+        let published = published_for(pmt);
         let packed = |s: &str| find(rows, &name, s).map_or("-".into(), |r| mib(r.packed_bytes));
         let heap_of = |s: &str| find(rows, &name, s).map_or("-".into(), |r| mib(r.heap_bytes));
         memory.push([
@@ -684,6 +835,7 @@ fn print_tables(
     print!("{}", heap.render());
     println!("\nMemory as a share of PMT and HMT (Fig. 15)");
     print!("{}", ratio.render());
+    print_memory_verdict(rows);
     println!("\nCanonical extents per request, VET BIS PF (Fig. 12); extents for EMT");
     print!("{}", canonical.render());
     print_times(rows, overhead, memory_latency);
@@ -743,7 +895,7 @@ fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
         "paper read",
     ]);
     for row in rows {
-        let published = PUBLISHED.iter().find(|p| p.name == row.workload);
+        let published = published_for(row);
         let paper = |bis: f64, lis: f64| match row.scheme.as_str() {
             "VET BIS PF" | "VET BIS PD" => format!("{bis:.2}"),
             "VET LIS PF" | "VET LIS PD" => format!("{lis:.2}"),
@@ -794,13 +946,64 @@ fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
     print_speed_ups(rows);
 }
 
+/// The issue's memory target as a verdict: for each workload standing for a column of the
+/// paper, VET BIS PF's and EMT's shares of PMT against the paper's (Fig. 15), "as good or
+/// better" when neither is above it.
+fn print_memory_verdict(rows: &[Row]) {
+    let mut table = Table::new([
+        "workload",
+        "VET % PMT",
+        "paper",
+        "EMT % PMT",
+        "paper",
+        "as good as the paper",
+    ]);
+    for name in workloads(rows) {
+        let (Some(vet), Some(emt)) = (find(rows, &name, "VET BIS PF"), find(rows, &name, "EMT"))
+        else {
+            continue;
+        };
+        let Some(published) = published_for(vet) else {
+            continue;
+        };
+        let share = |r: &Row| 100.0 * r.packed_bytes as f64 / r.pmt_bytes as f64;
+        let (vet_share, emt_share) = (share(vet), share(emt));
+        let (paper_vet, paper_emt) = published.of_pmt;
+        // The paper prints one decimal: compare with ours rounded the same way.
+        let worse = |ours: f64, paper: f64| (ours * 10.0).round() > (paper * 10.0).round();
+        let verdict = match (worse(vet_share, paper_vet), worse(emt_share, paper_emt)) {
+            (false, false) => "yes",
+            (true, false) => "no: VET",
+            (false, true) => "no: EMT",
+            (true, true) => "no: both",
+        };
+        table.push([
+            name.clone(),
+            format!("{vet_share:.2}"),
+            format!("{paper_vet}"),
+            format!("{emt_share:.2}"),
+            format!("{paper_emt}"),
+            verdict.into(),
+        ]);
+    }
+    if table.rows.is_empty() {
+        return;
+    }
+    println!(
+        "\nMemory against the paper's shares of PMT (Fig. 15), VET BIS PF and EMT; the \
+         issue's target is as good as or better than the paper's on its traces (generated \
+         workloads are shaped after them, not the same)"
+    );
+    print!("{}", table.render());
+}
+
 /// The issue's target, as a verdict a reader need not work out by hand: each VET row with a
 /// published time, the paper's mean over ours, against at least 10x.
 fn print_speed_ups(rows: &[Row]) {
     const TARGET: f64 = 10.0;
     let mut table = Table::new(["workload", "scheme", "write", "read", "at least 10x"]);
     for row in rows {
-        let Some(published) = PUBLISHED.iter().find(|p| p.name == row.workload) else {
+        let Some(published) = published_for(row) else {
             continue;
         };
         let (write_us, read_us) = match row.scheme.as_str() {
