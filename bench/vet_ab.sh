@@ -4,15 +4,17 @@
 # times, so that both see the same drift; prints, per workload, the median read and write
 # means of each and the median of the paired read ratios B/A (below 1: B reads faster). A
 # ratio within a few percent of 1 is noise on a shared VM. Every pair's means are kept in
-# $OUT/means.tsv and every run's vet.json (with its machine line) under $OUT.
+# $OUT/means.tsv and every run's vet.json (with its machine line) under $OUT. SCALE sets
+# --scale (default: the command's, 1/32); SCALE=1 is the paper's sizes, about 15 s a homes run.
 #
 #   bench/vet_ab.sh OLD_BINARY NEW_BINARY [PAIRS] [WORKLOADS] [SCHEME]
 #   bench/vet_ab.sh /tmp/flashkit-main target/release/flashkit 12 homes,wdev "VET BIS PF"
+#   SCALE=1 bench/vet_ab.sh /tmp/flashkit-main target/release/flashkit 4 wdev
 #
 # Needs jq. Copy the old build aside first (cp target/release/flashkit /tmp/flashkit-main).
 set -euo pipefail
 if [ $# -lt 2 ]; then
-    sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 a=$1 b=$2 pairs=${3:-12} workloads=${4:-homes,wdev} scheme=${5:-VET BIS PF}
@@ -24,7 +26,9 @@ out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
 echo "A: $a"
 echo "B: $b"
-echo "$pairs pairs, workloads $workloads, scheme $scheme; JSON under $out"
+scale=()
+[ -n "${SCALE:-}" ] && scale=(--scale "$SCALE")
+echo "$pairs pairs, workloads $workloads, scheme $scheme, scale ${SCALE:-default}; JSON under $out"
 results=$out/means.tsv
 : > "$results"
 for i in $(seq "$pairs"); do
@@ -32,7 +36,8 @@ for i in $(seq "$pairs"); do
         bin=$a
         [ "$side" = B ] && bin=$b
         dir=$out/$i$side
-        "$bin" reproduce vet --workload "$workloads" --scheme "$scheme" --out "$dir" > /dev/null 2>&1 \
+        "$bin" reproduce vet "${scale[@]}" --workload "$workloads" --scheme "$scheme" --out "$dir" \
+            > /dev/null 2>&1 \
             || { echo "error: $bin failed; rerun it by hand to see why" >&2; exit 1; }
         jq -r --arg side "$side" --arg i "$i" \
             '.rows[] | [$i, $side, .workload, .read.mean_ns, .write.mean_ns] | @tsv' \
