@@ -125,6 +125,21 @@ impl Chunked {
         Some(self.firsts.partition_point(|&f| f <= key).saturating_sub(1))
     }
 
+    /// Chunk `c`, with the lines of the first three levels of a binary search over it fetched
+    /// at once: they are independent of each other, so they arrive in about one memory
+    /// latency, where a binary search waits for each before it knows the next.
+    #[inline]
+    fn chunk(&self, c: usize) -> &[(u32, Run)] {
+        let chunk = &self.chunks[c];
+        let n = chunk.len();
+        if n >= 16 {
+            for eighth in 1..8 {
+                flashkit_core::hint::prefetch(chunk, n * eighth / 8);
+            }
+        }
+        chunk
+    }
+
     /// Split chunk `c` in two halves when it is over [`CHUNK`].
     fn split_if_full(&mut self, c: usize) {
         if self.chunks[c].len() <= CHUNK {
@@ -183,7 +198,7 @@ impl ExtentIndex for Chunked {
 
     #[inline]
     fn predecessor(&self, key: u32) -> Option<(u32, Run)> {
-        let chunk = &self.chunks[self.chunk_of(key)?];
+        let chunk = self.chunk(self.chunk_of(key)?);
         let i = chunk.partition_point(|e| e.0 <= key);
         i.checked_sub(1).map(|i| chunk[i])
     }
@@ -191,7 +206,7 @@ impl ExtentIndex for Chunked {
     #[inline]
     fn successor(&self, key: u32) -> Option<(u32, Run)> {
         let c = self.chunk_of(key)?;
-        let chunk = &self.chunks[c];
+        let chunk = self.chunk(c);
         let i = chunk.partition_point(|e| e.0 < key);
         chunk
             .get(i)
@@ -204,7 +219,7 @@ impl ExtentIndex for Chunked {
         let Some(c) = self.chunk_of(key) else {
             return (None, None);
         };
-        let chunk = &self.chunks[c];
+        let chunk = self.chunk(c);
         let i = chunk.partition_point(|e| e.0 < key);
         let before = match i {
             0 => c.checked_sub(1).and_then(|b| self.chunks[b].last()),
