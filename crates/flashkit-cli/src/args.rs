@@ -54,6 +54,11 @@ pub enum Command {
 }
 
 #[derive(Args, Debug)]
+#[command(mut_arg("address_map", |a| a.help(
+    "How --paper-trace addresses map onto the device: identity (addresses unchanged; \
+     volumes one after another; the default here, as a share of PMT depends on the address \
+     space) or compact (touched blocks only)"
+)))]
 pub struct VetReproArgs {
     /// Scale of the Table-1-shaped workloads: their requests and address space times this.
     #[arg(long, default_value_t = 1.0 / 32.0)]
