@@ -565,6 +565,25 @@ fn reproduce_vet_replays_a_papers_own_trace_in_its_column() {
         "the trace's VET row is judged against finance's times: {speed_ups}"
     );
 
+    // --address-map compact counts only the blocks the trace touches.
+    let (text, json, _dir) = reproduce_vet_quick(&[
+        "--workload",
+        "wdev",
+        "--scheme",
+        "PMT",
+        "--paper-trace",
+        &wdev_arg,
+        "--address-map",
+        "compact",
+    ]);
+    let trace = &json["paper_traces"][0];
+    assert_eq!(trace["address_map"], "compact");
+    assert!(
+        trace["logical_bytes"].as_u64().expect("bytes") < wdev_top,
+        "600 requests touch far fewer blocks than the space: {trace:?}"
+    );
+    assert!(text.contains("wdev trace (compact)"), "{text}");
+
     // Names are checked before any file is read; a bad line names its file, line and field.
     assert_error(
         &flashkit(&[
