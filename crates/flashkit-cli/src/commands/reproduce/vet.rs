@@ -413,7 +413,7 @@ fn paper_traces(
     let names: Vec<&str> = PUBLISHED.iter().map(|p| p.name).collect();
     let mut chosen: Vec<(&'static Published, &Path)> = Vec::new();
     for (name, path) in &args.paper_trace {
-        let Some(published) = PUBLISHED.iter().find(|p| p.name == name) else {
+        let Some(published) = published(name) else {
             return Err(Failure::Usage(anyhow!(
                 "unknown paper workload {name:?} in --paper-trace {name}={}; expected one of: {}",
                 path.display(),
@@ -470,10 +470,14 @@ fn paper_traces(
     Ok(traces)
 }
 
+/// The paper's figures for one of its columns (finance, homes, wdev, wsf).
+fn published(name: &str) -> Option<&'static Published> {
+    PUBLISHED.iter().find(|p| p.name == name)
+}
+
 /// The paper's figures for the column a row stands for.
 fn published_for(row: &Row) -> Option<&'static Published> {
-    let name = row.paper_workload.as_deref()?;
-    PUBLISHED.iter().find(|p| p.name == name)
+    published(row.paper_workload.as_deref()?)
 }
 
 /// A trace excerpt with its own address space (compacted above [`IDENTITY_LIMIT_BYTES`]).
@@ -712,10 +716,7 @@ fn print_tables(
         HMT_LOG_SHARE * 100.0
     );
     for trace in paper_traces {
-        let published = PUBLISHED
-            .iter()
-            .find(|p| p.name == trace.name)
-            .expect("invariant: checked when read");
+        let published = published(&trace.name).expect("invariant: checked when read");
         println!(
             "{}: {} ({}, {} requests, {} address space with {} mapping); Table 1: {} GB, \
              {} M writes and {} M reads",
