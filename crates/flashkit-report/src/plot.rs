@@ -8,6 +8,7 @@
 use plotters::coord::Shift;
 use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 use thiserror::Error;
 
 /// Why a chart could not be drawn.
@@ -133,6 +134,31 @@ pub struct BarChart {
     pub y: Axis,
     /// Bars: label and value.
     pub bars: Vec<(String, f64)>,
+}
+
+/// A bar chart of groups: along the horizontal axis one group per label (a workload, say),
+/// and in every group one bar per series (a scheme), coloured by series and named in the
+/// legend. A series may leave a group without a bar (`None`), and on a log axis a value that
+/// is not positive draws none either.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupedBarChart {
+    /// Title.
+    pub title: String,
+    /// Vertical axis (the bars' values); a log axis draws bars up from its lower bound.
+    pub y: Axis,
+    /// Group labels, left to right.
+    pub groups: Vec<String>,
+    /// Series, each with one value per group.
+    pub series: Vec<BarSeries>,
+}
+
+/// One series of a [`GroupedBarChart`]: a legend entry and a value per group.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarSeries {
+    /// Legend entry.
+    pub name: String,
+    /// One value per group, in the chart's group order; `None` draws no bar.
+    pub values: Vec<Option<f64>>,
 }
 
 /// Figure size in pixels.
@@ -401,55 +427,171 @@ fn staircase(points: &[(f64, f64)]) -> Vec<(f64, f64)> {
 }
 
 impl BarChart {
-    /// The chart as an SVG document.
+    /// The chart as an SVG document: a [`GroupedBarChart`] of one unnamed series, so one
+    /// colour and no legend.
     pub fn svg(&self) -> Result<String, PlotError> {
-        if self.bars.is_empty() {
+        GroupedBarChart {
+            title: self.title.clone(),
+            y: self.y.clone(),
+            groups: self.bars.iter().map(|b| b.0.clone()).collect(),
+            series: vec![BarSeries {
+                name: String::new(),
+                values: self.bars.iter().map(|b| Some(b.1)).collect(),
+            }],
+        }
+        .svg()
+    }
+}
+
+impl GroupedBarChart {
+    /// The chart as an SVG document. The figure widens with the number of bars, and group
+    /// labels too long for their group are written upwards below it.
+    pub fn svg(&self) -> Result<String, PlotError> {
+        let drawable = |v: &Option<f64>| match v {
+            Some(v) => v.is_finite() && (self.y.scale == Scale::Linear || *v > 0.0),
+            None => false,
+        };
+        if self.groups.is_empty() || !self.series.iter().any(|s| s.values.iter().any(drawable)) {
             return Err(PlotError::Empty(self.title.clone()));
         }
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
+        let n = self.groups.len();
+        let k = self.series.len();
+        let width = SIZE.0.max(160 + (n * (k + 1) * 12) as u32);
+        // Labels are written upwards when any is wider (at 7 px a character) than a group.
+        let group_px = (width - 120) as usize / n;
+        let longest = self
+            .groups
+            .iter()
+            .map(|g| g.chars().count())
+            .max()
+            .unwrap_or(0);
+        let upright = longest * 7 > group_px;
+        let label_area = if upright { 20 + longest as u32 * 7 } else { 48 };
+        let height = SIZE.1 + if upright { label_area - 48 } else { 0 };
+        let values = self.series.iter().flat_map(|s| {
+            s.values
+                .iter()
+                .filter(|v| drawable(v))
+                .map(|v| v.unwrap_or(0.0))
+        });
+        let (lo, hi) = range(values, self.y.scale);
+        // Headroom for the legend (upper right, about 17 px a series in a plot about 340 px
+        // high), so that it never hides a bar.
+        let named = self.series.iter().filter(|s| !s.name.is_empty()).count();
+        let free = if named == 0 {
+            1.0
+        } else {
+            1.0 - ((20 + 17 * named) as f64 / 340.0).min(0.6)
+        };
+        let hi = match self.y.scale {
+            Scale::Linear => lo.min(0.0) + (hi - lo.min(0.0)) / free,
+            Scale::Log => lo * (hi / lo).powf(1.0 / free),
+        };
         let mut out = String::new();
         {
-            let root = SVGBackend::with_string(&mut out, SIZE).into_drawing_area();
+            let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
             root.fill(&WHITE).map_err(|e| fail(&e))?;
-            let (_, hi) = range(self.bars.iter().map(|b| b.1), Scale::Linear);
-            let n = self.bars.len();
-            let mut chart = ChartBuilder::on(&root)
-                .caption(&self.title, ("sans-serif", 20))
-                .margin(12)
-                .x_label_area_size(60)
-                .y_label_area_size(76)
-                .build_cartesian_2d((0..n).into_segmented(), 0.0..hi.max(f64::MIN_POSITIVE))
-                .map_err(|e| fail(&e))?;
-            let labels: Vec<String> = self.bars.iter().map(|b| b.0.clone()).collect();
-            chart
-                .configure_mesh()
-                .disable_x_mesh()
-                .y_desc(&self.y.label)
-                .x_labels(n)
-                .x_label_formatter(&|v| match v {
-                    SegmentValue::CenterOf(i) => labels.get(*i).cloned().unwrap_or_default(),
-                    _ => String::new(),
-                })
-                .label_style(("sans-serif", 13))
-                .axis_desc_style(("sans-serif", 15))
-                .draw()
-                .map_err(|e| fail(&e))?;
-            for (i, (_, value)) in self.bars.iter().enumerate() {
-                let color = PALETTE[i % PALETTE.len()];
-                let bar = Rectangle::new(
-                    [
-                        (SegmentValue::Exact(i), 0.0),
-                        (SegmentValue::Exact(i + 1), *value),
-                    ],
-                    color.mix(0.85).filled(),
-                );
-                chart
-                    .draw_series(std::iter::once(bar))
-                    .map_err(|e| fail(&e))?;
-            }
+            match self.y.scale {
+                Scale::Linear => {
+                    let lo = lo.min(0.0);
+                    self.draw(&root, lo, lo..hi, label_area, upright)
+                }
+                Scale::Log => self.draw(&root, lo, (lo..hi).log_scale(), label_area, upright),
+            }?;
             root.present().map_err(|e| fail(&e))?;
         }
         Ok(out)
+    }
+
+    fn draw<Y>(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        base: f64,
+        y: Y,
+        label_area: u32,
+        upright: bool,
+    ) -> Result<(), PlotError>
+    where
+        Y: AsRangedCoord<Value = f64>,
+        Y::CoordDescType: ValueFormatter<f64>,
+    {
+        let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
+        let n = self.groups.len();
+        let k = self.series.len();
+        let mut chart = ChartBuilder::on(root)
+            .caption(&self.title, ("sans-serif", 20))
+            .margin(12)
+            .x_label_area_size(label_area)
+            .y_label_area_size(76)
+            .build_cartesian_2d(0.0..n as f64, y)
+            .map_err(|e| fail(&e))?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_labels(0)
+            .x_label_formatter(&|_| String::new())
+            .y_desc(&self.y.label)
+            .y_label_formatter(&|v| tick(*v))
+            .label_style(("sans-serif", 13))
+            .axis_desc_style(("sans-serif", 15))
+            .light_line_style(RGBColor(235, 235, 235))
+            .draw()
+            .map_err(|e| fail(&e))?;
+        let bar = 0.8 / k as f64;
+        for (s, series) in self.series.iter().enumerate() {
+            let color = PALETTE[s % PALETTE.len()];
+            let rectangles: Vec<_> = series
+                .values
+                .iter()
+                .enumerate()
+                .filter_map(|(g, v)| {
+                    let v = (*v)?;
+                    let ok = v.is_finite() && (v > base || (v >= base && base <= 0.0));
+                    let left = g as f64 + 0.1 + s as f64 * bar;
+                    ok.then(|| {
+                        Rectangle::new([(left, base), (left + bar, v)], color.mix(0.9).filled())
+                    })
+                })
+                .collect();
+            if rectangles.is_empty() {
+                continue;
+            }
+            let drawn = chart.draw_series(rectangles).map_err(|e| fail(&e))?;
+            if !series.name.is_empty() {
+                drawn.label(&series.name).legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 14, y + 5)], color.filled())
+                });
+            }
+        }
+        if self.series.iter().any(|s| !s.name.is_empty()) {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .label_font(("sans-serif", 13))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| fail(&e))?;
+        }
+        // Group labels, centred under their groups (or written upwards, ending at the axis).
+        let (_, bottom) = chart.backend_coord(&(0.0, base));
+        for (g, label) in self.groups.iter().enumerate() {
+            let (x, _) = chart.backend_coord(&(g as f64 + 0.5, base));
+            let font = ("sans-serif", 13).into_font();
+            let text = if upright {
+                let style = font
+                    .transform(FontTransform::Rotate270)
+                    .color(&BLACK)
+                    .pos(Pos::new(HPos::Right, VPos::Center));
+                Text::new(label.clone(), (x, bottom + 8), style)
+            } else {
+                let style = font.color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
+                Text::new(label.clone(), (x, bottom + 8), style)
+            };
+            root.draw(&text).map_err(|e| fail(&e))?;
+        }
+        Ok(())
     }
 }
 
@@ -573,6 +715,68 @@ mod tests {
         assert_eq!(
             c.svg(),
             Err(PlotError::Empty("Erases against log blocks".into()))
+        );
+    }
+
+    #[test]
+    fn grouped_bars_name_groups_and_series_and_skip_what_cannot_be_drawn() {
+        let mut chart = GroupedBarChart {
+            title: "Mapping memory as a share of PMT".into(),
+            y: Axis::log("percent of PMT"),
+            groups: vec![
+                "finance".into(),
+                "homes".into(),
+                "a trace with a long name".into(),
+            ],
+            series: vec![
+                BarSeries {
+                    name: "VET".into(),
+                    values: vec![Some(8.4), Some(36.0), Some(0.08)],
+                },
+                BarSeries {
+                    name: "paper VET".into(),
+                    values: vec![Some(2.3), Some(4.3), None],
+                },
+                BarSeries {
+                    name: "nothing to draw".into(),
+                    values: vec![None, Some(0.0), None],
+                },
+            ],
+        };
+        for scale in [Scale::Log, Scale::Linear] {
+            chart.y.scale = scale;
+            let svg = chart.svg().expect("drawn");
+            let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
+            let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+            for needle in [
+                "Mapping memory as a share of PMT",
+                "percent of PMT",
+                "finance",
+                "a trace with a long name",
+                "paper VET",
+            ] {
+                assert!(
+                    texts.iter().any(|t| t.contains(needle)),
+                    "{needle:?} ({scale:?})"
+                );
+            }
+            // A zero has no bar on a log axis, so that series has no legend entry there;
+            // on a linear axis its zero bar is drawn and named.
+            assert_eq!(
+                texts.iter().any(|t| t.contains("nothing to draw")),
+                scale == Scale::Linear
+            );
+            let rects = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
+            assert!(rects >= 5, "five bars at least: {rects}");
+        }
+        chart.y.scale = Scale::Log;
+        chart
+            .series
+            .iter_mut()
+            .for_each(|s| s.values = vec![None, Some(-1.0), None]);
+        assert_eq!(
+            chart.svg(),
+            Err(PlotError::Empty("Mapping memory as a share of PMT".into()))
         );
     }
 

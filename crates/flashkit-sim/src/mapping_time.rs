@@ -67,16 +67,18 @@ pub struct MappingTimeSummary {
 }
 
 impl MappingTimes {
-    /// The summary, with the timer's own cost measured now.
+    /// The summary, with the timer's own cost measured now. Read translations and write
+    /// updates keep their histograms (the distributions of the paper's Figs. 10 and 11); the
+    /// other kinds keep only their figures.
     pub fn summary(&self) -> MappingTimeSummary {
         let strip = |mut s: LatencySummary| {
             s.histogram.clear();
             s
         };
         MappingTimeSummary {
-            translate: strip(self.translate.summary()),
+            translate: self.translate.summary(),
             merge: strip(self.merge.summary()),
-            update: strip(self.update.summary()),
+            update: self.update.summary(),
             relocate: strip(self.relocate.summary()),
             remove: strip(self.remove.summary()),
             prefetch: strip(self.prefetch.summary()),

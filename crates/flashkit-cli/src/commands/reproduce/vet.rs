@@ -24,7 +24,9 @@ use flashkit_ftl::{
     Emt, FtlKind, FtlOptions, InsertScheme, Mapping, Pf, Vet, VetConfig, VetNodes, hmt_memory,
 };
 use flashkit_report::Table;
-use flashkit_report::plot::{Axis, BarChart, Legend, LineChart, Series};
+use flashkit_report::plot::{
+    Axis, BarSeries, GroupedBarChart, Legend, LineChart, PlotError, Series, cdf,
+};
 use flashkit_sim::latency::LatencySummary;
 use flashkit_sim::machine::MemoryLatency;
 use flashkit_sim::{DeviceSpec, RunSpec, Source, replay_mapping_only, run_with_mapping_times};
@@ -1041,35 +1043,159 @@ fn print_speed_ups(rows: &[Row]) {
     print!("{}", table.render());
 }
 
-/// Fig. 15 and Fig. 16 as SVG, each when there is something to draw (a run filtered by
+/// The paper's figures as SVG, each when there is something to draw (a run filtered by
 /// `--scheme` may have neither VET BIS PF nor EMT, one filtered at all has no Fig. 16);
 /// returns the files written.
+///
+/// - `fig10.svg`, `fig11.svg`: the distribution of VET BIS PF's write and read mapping times
+///   as CDFs, one line a workload. The paper plots every request's time in request order;
+///   a CDF shows the same distribution and stays readable for millions of requests. They
+///   draw the workloads standing for a column of the paper when the run has any, every
+///   workload otherwise.
+/// - `fig12.svg`: canonical extents per request, VET BIS PF.
+/// - `fig14.svg`: mean write and read times of VET BIS PF and EMT, beside the paper's VET
+///   BIS times (Table 3; its Fig. 14 gives EMT's only as bars).
+/// - `fig15.svg`: memory as a share of PMT, VET BIS PF and EMT beside the paper's.
+/// - `fig16.svg`: memory over growing address spaces.
 fn write_figures(
     dir: &Path,
     rows: &[Row],
     scalability: &[ScaleRow],
 ) -> anyhow::Result<Vec<&'static str>> {
     let mut written = Vec::new();
-    let mut bars = Vec::new();
-    for name in workloads(rows) {
-        for scheme in ["VET BIS PF", "EMT"] {
-            if let Some(r) = find(rows, &name, scheme) {
-                bars.push((
-                    format!("{name} {scheme}"),
-                    100.0 * r.packed_bytes as f64 / r.pmt_bytes as f64,
-                ));
+    let mut save = |name: &'static str, svg: Result<String, PlotError>| -> anyhow::Result<()> {
+        match svg {
+            Ok(svg) => {
+                std::fs::write(dir.join(name), svg)
+                    .with_context(|| format!("cannot write {}", dir.join(name).display()))?;
+                written.push(name);
+                Ok(())
             }
+            Err(PlotError::Empty(_)) => Ok(()),
+            Err(e) => Err(anyhow!("{name}: {e}")),
         }
+    };
+    let names = workloads(rows);
+    let series = |name: &str, value: &dyn Fn(&str) -> Option<f64>| BarSeries {
+        name: name.into(),
+        values: names.iter().map(|w| value(w)).collect(),
+    };
+    let row = |workload: &str, scheme: &str| find(rows, workload, scheme);
+    let paper = |workload: &str| {
+        row(workload, "VET BIS PF")
+            .or(row(workload, "EMT"))
+            .and_then(published_for)
+    };
+
+    let cdf_workloads: Vec<&String> = {
+        let papers: Vec<&String> = names
+            .iter()
+            .filter(|w| {
+                rows.iter()
+                    .any(|r| &r.workload == *w && r.paper_workload.is_some())
+            })
+            .collect();
+        if papers.is_empty() {
+            names.iter().collect()
+        } else {
+            papers
+        }
+    };
+    for (file, title, pick) in [
+        (
+            "fig10.svg",
+            "VET BIS PF write mapping times (Fig. 10)",
+            (|r: &Row| &r.write) as fn(&Row) -> &LatencySummary,
+        ),
+        (
+            "fig11.svg",
+            "VET BIS PF read mapping times (Fig. 11)",
+            |r: &Row| &r.read,
+        ),
+    ] {
+        let chart = LineChart {
+            title: title.into(),
+            x: Axis::log("mapping time a request (ns)"),
+            y: Axis::linear("fraction of requests at most"),
+            series: cdf_workloads
+                .iter()
+                .filter_map(|w| row(w, "VET BIS PF"))
+                .map(|r| Series {
+                    name: r.workload.clone(),
+                    points: cdf(&pick(r)
+                        .histogram
+                        .iter()
+                        .map(|&(ns, n)| (ns as f64, n))
+                        .collect::<Vec<_>>()),
+                })
+                .filter(|s| !s.points.is_empty())
+                .collect(),
+            step: true,
+            legend: Legend::LowerRight,
+        };
+        save(file, chart.svg())?;
     }
-    let fig15 = BarChart {
+
+    let vet = |w: &str, f: fn(&Row) -> Option<f64>| row(w, "VET BIS PF").and_then(f);
+    let fig12 = GroupedBarChart {
+        title: "VET BIS PF canonical extents per request (Fig. 12)".into(),
+        y: Axis::linear("canonical extents"),
+        groups: names.clone(),
+        series: vec![
+            series("generated by a write", &|w| {
+                vet(w, |r| r.canonical_generated_per_write)
+            }),
+            series("overlapped by a write", &|w| {
+                vet(w, |r| r.canonical_overlapped_per_write)
+            }),
+            series("returned to a read", &|w| {
+                vet(w, |r| r.canonical_returned_per_read)
+            }),
+        ],
+    };
+    save("fig12.svg", fig12.svg())?;
+
+    let mean_us = |w: &str, scheme: &str, pick: fn(&Row) -> &LatencySummary| {
+        row(w, scheme)
+            .map(pick)
+            .filter(|l| l.requests > 0)
+            .map(|l| l.mean_ns / 1000.0)
+    };
+    let fig14 = GroupedBarChart {
+        title: "Mean mapping time a request, VET and EMT (Fig. 14)".into(),
+        y: Axis::log("mean time (us)"),
+        groups: names.clone(),
+        series: vec![
+            series("VET BIS PF write", &|w| {
+                mean_us(w, "VET BIS PF", |r| &r.write)
+            }),
+            series("EMT write", &|w| mean_us(w, "EMT", |r| &r.write)),
+            series("paper VET BIS write", &|w| paper(w).map(|p| p.times_us.0)),
+            series("VET BIS PF read", &|w| {
+                mean_us(w, "VET BIS PF", |r| &r.read)
+            }),
+            series("EMT read", &|w| mean_us(w, "EMT", |r| &r.read)),
+            series("paper VET BIS read", &|w| paper(w).map(|p| p.times_us.1)),
+        ],
+    };
+    save("fig14.svg", fig14.svg())?;
+
+    let share = |w: &str, scheme: &str| {
+        row(w, scheme).map(|r| 100.0 * r.packed_bytes as f64 / r.pmt_bytes as f64)
+    };
+    let fig15 = GroupedBarChart {
         title: "Mapping memory as a share of PMT (Fig. 15)".into(),
         y: Axis::log("percent of PMT"),
-        bars,
+        groups: names.clone(),
+        series: vec![
+            series("VET BIS PF", &|w| share(w, "VET BIS PF")),
+            series("EMT", &|w| share(w, "EMT")),
+            series("paper VET", &|w| paper(w).map(|p| p.of_pmt.0)),
+            series("paper EMT", &|w| paper(w).map(|p| p.of_pmt.1)),
+        ],
     };
-    if !fig15.bars.is_empty() {
-        std::fs::write(dir.join("fig15.svg"), fig15.svg()?)?;
-        written.push("fig15.svg");
-    }
+    save("fig15.svg", fig15.svg())?;
+
     if scalability.is_empty() {
         return Ok(written);
     }
@@ -1093,8 +1219,7 @@ fn write_figures(
         step: false,
         legend: Legend::UpperLeft,
     };
-    std::fs::write(dir.join("fig16.svg"), fig16.svg()?)?;
-    written.push("fig16.svg");
+    save("fig16.svg", fig16.svg())?;
     Ok(written)
 }
 
