@@ -4,7 +4,7 @@
 
 use clap::{Args, Parser, Subcommand};
 use flashkit_core::units::{parse_count, parse_size};
-use flashkit_ftl::{FtlKind, GcPolicy, InsertScheme, VetNodes};
+use flashkit_ftl::{FtlKind, GcPolicy, InsertScheme, VetNodes, VetTable};
 use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::str::FromStr;
@@ -441,6 +441,12 @@ pub struct FtlArgs {
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     #[serde(deserialize_with = "one_or_many")]
     pub vet_nodes: Vec<VetNodes>,
+    /// VET hash tables (cuckoo, swiss, std), comma separated; compare runs each
+    /// [default: cuckoo]. swiss is hashbrown's SwissTable with foldhash, std the same table
+    /// with SipHash (what std's HashMap is).
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    #[serde(deserialize_with = "one_or_many")]
+    pub vet_table: Vec<VetTable>,
 }
 
 /// Run options (`[run]` in the config file).

@@ -2,7 +2,9 @@
 
 use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, TraceArgs, WorkloadArgs};
 use anyhow::{Context, Result, bail};
-use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, VetConfig};
+use flashkit_ftl::{
+    FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, VetConfig, VetTable,
+};
 use flashkit_sim::{DeviceSpec, Precondition};
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::AddressMapping;
@@ -94,27 +96,41 @@ pub fn vet_variants(flags: &FtlArgs, file: &FtlArgs) -> Vec<VetConfig> {
     }
     let mut inserts = pick(&flags.vet_insert, &file.vet_insert);
     let mut layouts = pick(&flags.vet_nodes, &file.vet_nodes);
+    let mut tables = pick(&flags.vet_table, &file.vet_table);
     if inserts.is_empty() {
         inserts.push(VetConfig::default().insert);
     }
     if layouts.is_empty() {
         layouts.push(VetConfig::default().nodes);
     }
+    if tables.is_empty() {
+        tables.push(VetConfig::default().table);
+    }
     let mut variants = Vec::new();
     for &insert in &inserts {
         for &nodes in &layouts {
-            variants.push(VetConfig { insert, nodes });
+            for &table in &tables {
+                variants.push(VetConfig {
+                    insert,
+                    nodes,
+                    table,
+                });
+            }
         }
     }
     variants
 }
 
-/// A run's name in tables and plots: the scheme (with its VET variant), and its GC policy
-/// where one applies.
+/// A run's name in tables and plots: the scheme (with its VET variant; the hash table only
+/// when it is not the default), and its GC policy where one applies.
 pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
     if kind == FtlKind::Vet {
+        let table = match options.vet.table {
+            VetTable::Cuckoo => String::new(),
+            other => format!("/{other}"),
+        };
         format!(
-            "vet/{}/{}/{}",
+            "vet/{}/{}{table}/{}",
             options.vet.insert, options.vet.nodes, options.page.gc_policy
         )
     } else if kind.uses_gc_policy() {

@@ -694,6 +694,49 @@ fn extent_mappings_compare_with_the_page_table_and_reach_its_state() {
         2,
         "unknown VET node layout \"tree\"",
     );
+    // The hash table under the trie changes nothing the FTL decides.
+    let output = flashkit(
+        &[
+            &[
+                "compare",
+                "--ftl",
+                "vet",
+                "--vet-nodes",
+                "pd,pf",
+                "--vet-table",
+                "cuckoo,swiss,std",
+                "--gc",
+                "greedy",
+            ],
+            SMALL,
+        ]
+        .concat(),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let tables = stdout(&output);
+    for needle in [
+        "vet/bis/pd/greedy",
+        "vet/bis/pd/swiss/greedy",
+        "vet/bis/pd/std/greedy",
+        "vet/bis/pf/greedy",
+        "vet/bis/pf/swiss/greedy",
+        "vet/bis/pf/std/greedy",
+    ] {
+        assert!(tables.contains(needle), "missing {needle}: {tables}");
+    }
+    let table_hashes: Vec<&str> = tables
+        .lines()
+        .find(|l| l.starts_with("state hash"))
+        .expect("a state hash row")
+        .split_whitespace()
+        .skip(2)
+        .collect();
+    assert_eq!(table_hashes, vec![hashes[0]; 6], "{tables}");
+    assert_error(
+        &flashkit(&["compare", "--vet-table", "chained"]),
+        2,
+        "unknown VET hash table \"chained\" (expected one of: cuckoo, swiss, std)",
+    );
 }
 
 /// The largest real write stream we have (CloudPhysics, 113,872 requests), on a
@@ -772,6 +815,41 @@ fn reproduce_vet_quick_prints_ours_beside_the_papers() {
         "Machine: a dependent load took",
     ] {
         assert!(text.contains(needle), "missing {needle}: {text}");
+    }
+    // Table 4: each table under VET BIS PF on the paper's columns only, beside the paper's
+    // three; memory is the table's heap.
+    let rows = json["rows"].as_array().expect("rows");
+    for scheme in ["VET BIS PF swiss", "VET BIS PF std"] {
+        let on: Vec<&str> = rows
+            .iter()
+            .filter(|r| r["scheme"] == scheme)
+            .map(|r| r["workload"].as_str().expect("workload"))
+            .collect();
+        assert_eq!(on, ["finance", "homes", "wdev", "wsf"], "{scheme}");
+    }
+    let table4 = text
+        .split("Hash tables under VET BIS PF (Table 4)")
+        .nth(1)
+        .expect("Table 4");
+    let swiss = rows
+        .iter()
+        .find(|r| r["workload"] == "homes" && r["scheme"] == "VET BIS PF swiss")
+        .expect("homes swiss");
+    let line = table4
+        .lines()
+        .find(|l| l.starts_with("homes") && l.contains("swiss (ours)"))
+        .expect("homes swiss line");
+    let heap_mib = swiss["heap_bytes"].as_f64().expect("bytes") / (1 << 20) as f64;
+    let read_us = swiss["read"]["mean_ns"].as_f64().expect("ns") / 1000.0;
+    for cell in [format!("{heap_mib:.3} MiB"), format!("{read_us:.3} us")] {
+        assert!(line.contains(&cell), "{cell} not in {line:?}");
+    }
+    let paper = table4
+        .lines()
+        .find(|l| l.starts_with("homes") && l.contains("myhash (paper)"))
+        .expect("homes myhash line");
+    for cell in ["23.25 MB", "4.43 us", "0.99 us"] {
+        assert!(paper.contains(cell), "{cell} not in {paper:?}");
     }
     for (file, needles) in [
         (

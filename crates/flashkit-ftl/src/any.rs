@@ -1,7 +1,8 @@
 //! The FTL chosen at run time: generic inside, an enum at the edge.
 
 use crate::hybrid::{BastFtl, BlockFtl, FastFtl, HybridConfig, HybridFtl, SchemeKind};
-use crate::mapping::{Emt, PageTable, Pd, Pf, Vet, VetConfig, VetNodes};
+use crate::mapping::vet::{Fold, PfNode, Sip, Swiss};
+use crate::mapping::{Emt, PageTable, Pd, Pf, Vet, VetConfig, VetNodes, VetTable};
 use crate::page::{PageFtl, PageFtlConfig};
 use crate::{Ftl, FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome};
 use flashkit_core::{Geometry, Lpn, PageRange, StateHasher};
@@ -131,6 +132,14 @@ pub enum AnyFtl<S: PayloadStore> {
     VetPf(PageFtl<NandDevice<S>, Vet<Pf>>),
     /// [`FtlKind::Vet`] with pointer-dependent nodes.
     VetPd(PageFtl<NandDevice<S>, Vet<Pd>>),
+    /// [`FtlKind::Vet`], pointer-free nodes in hashbrown's SwissTable with foldhash.
+    VetPfSwiss(PageFtl<NandDevice<S>, Vet<Pf, Swiss<PfNode, Fold>>>),
+    /// [`FtlKind::Vet`], pointer-dependent nodes in hashbrown's SwissTable with foldhash.
+    VetPdSwiss(PageFtl<NandDevice<S>, Vet<Pd, Swiss<u32, Fold>>>),
+    /// [`FtlKind::Vet`], pointer-free nodes in hashbrown's SwissTable with SipHash.
+    VetPfStd(PageFtl<NandDevice<S>, Vet<Pf, Swiss<PfNode, Sip>>>),
+    /// [`FtlKind::Vet`], pointer-dependent nodes in hashbrown's SwissTable with SipHash.
+    VetPdStd(PageFtl<NandDevice<S>, Vet<Pd, Swiss<u32, Sip>>>),
     /// [`FtlKind::Emt`].
     Emt(PageFtl<NandDevice<S>, Emt>),
 }
@@ -151,13 +160,25 @@ impl<S: PayloadStore> AnyFtl<S> {
             FtlKind::OFast => AnyFtl::Fast(HybridFtl::fast(device, options.hybrid, true)?),
             FtlKind::Vet => {
                 options.vet.check(pages)?;
-                let scheme = options.vet.insert;
-                match options.vet.nodes {
-                    VetNodes::Pf => {
-                        AnyFtl::VetPf(PageFtl::new(device, Vet::new(pages, scheme), options.page)?)
+                let (scheme, page) = (options.vet.insert, options.page);
+                match (options.vet.nodes, options.vet.table) {
+                    (VetNodes::Pf, VetTable::Cuckoo) => {
+                        AnyFtl::VetPf(PageFtl::new(device, Vet::new(pages, scheme), page)?)
                     }
-                    VetNodes::Pd => {
-                        AnyFtl::VetPd(PageFtl::new(device, Vet::new(pages, scheme), options.page)?)
+                    (VetNodes::Pd, VetTable::Cuckoo) => {
+                        AnyFtl::VetPd(PageFtl::new(device, Vet::new(pages, scheme), page)?)
+                    }
+                    (VetNodes::Pf, VetTable::Swiss) => {
+                        AnyFtl::VetPfSwiss(PageFtl::new(device, Vet::new(pages, scheme), page)?)
+                    }
+                    (VetNodes::Pd, VetTable::Swiss) => {
+                        AnyFtl::VetPdSwiss(PageFtl::new(device, Vet::new(pages, scheme), page)?)
+                    }
+                    (VetNodes::Pf, VetTable::Std) => {
+                        AnyFtl::VetPfStd(PageFtl::new(device, Vet::new(pages, scheme), page)?)
+                    }
+                    (VetNodes::Pd, VetTable::Std) => {
+                        AnyFtl::VetPdStd(PageFtl::new(device, Vet::new(pages, scheme), page)?)
                     }
                 }
             }
@@ -175,6 +196,10 @@ macro_rules! dispatch {
             AnyFtl::Fast($ftl) => $body,
             AnyFtl::VetPf($ftl) => $body,
             AnyFtl::VetPd($ftl) => $body,
+            AnyFtl::VetPfSwiss($ftl) => $body,
+            AnyFtl::VetPdSwiss($ftl) => $body,
+            AnyFtl::VetPfStd($ftl) => $body,
+            AnyFtl::VetPdStd($ftl) => $body,
             AnyFtl::Emt($ftl) => $body,
         }
     };

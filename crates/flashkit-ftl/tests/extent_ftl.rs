@@ -10,6 +10,7 @@ use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig};
 use flashkit_ftl::{
     AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, InsertScheme, PageFtlConfig, VetConfig, VetNodes,
+    VetTable,
 };
 
 fn variants() -> Vec<(String, FtlKind, FtlOptions)> {
@@ -38,7 +39,11 @@ fn variants() -> Vec<(String, FtlKind, FtlOptions)> {
     ];
     for insert in InsertScheme::ALL {
         for nodes in VetNodes::ALL {
-            let vet = VetConfig { insert, nodes };
+            let vet = VetConfig {
+                insert,
+                nodes,
+                ..VetConfig::default()
+            };
             all.push((
                 format!("vet/{insert}/{nodes}"),
                 FtlKind::Vet,
@@ -49,6 +54,27 @@ fn variants() -> Vec<(String, FtlKind, FtlOptions)> {
                 },
             ));
         }
+    }
+    // The other hash tables, each under one layout (the table is below the trie, so the
+    // layouts' paths through it are the same as with the default table).
+    for (nodes, table) in [
+        (VetNodes::Pf, VetTable::Swiss),
+        (VetNodes::Pd, VetTable::Std),
+    ] {
+        let vet = VetConfig {
+            insert: InsertScheme::Bis,
+            nodes,
+            table,
+        };
+        all.push((
+            format!("vet/bis/{nodes}/{table}"),
+            FtlKind::Vet,
+            FtlOptions {
+                page,
+                vet,
+                ..FtlOptions::default()
+            },
+        ));
     }
     all
 }

@@ -52,7 +52,11 @@ fn schemes() -> Vec<(String, FtlKind, FtlOptions)> {
     ));
     for insert in InsertScheme::ALL {
         for nodes in VetNodes::ALL {
-            let vet = VetConfig { insert, nodes };
+            let vet = VetConfig {
+                insert,
+                nodes,
+                ..VetConfig::default()
+            };
             schemes.push((
                 format!("vet/{insert}/{nodes}"),
                 FtlKind::Vet,

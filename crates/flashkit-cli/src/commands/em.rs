@@ -108,6 +108,7 @@ pub struct GenArgs {
 #[command(mut_arg("gc", |a| a.help(em_ftl::GC_HELP).value_name("POLICY")))]
 #[command(mut_arg("vet_insert", |a| a.help(em_ftl::VET_INSERT_HELP).value_name("SCHEME")))]
 #[command(mut_arg("vet_nodes", |a| a.help(em_ftl::VET_NODES_HELP).value_name("LAYOUT")))]
+#[command(mut_arg("vet_table", |a| a.help(em_ftl::VET_TABLE_HELP).value_name("TABLE")))]
 pub struct SortArgs {
     /// Input file of raw little-endian records.
     #[arg(long, value_name = "FILE")]

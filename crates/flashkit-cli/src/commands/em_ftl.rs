@@ -44,6 +44,8 @@ pub const GC_HELP: &str = "With --ftl page, vet or emt: the GC victim policy (gr
                            cost-benefit, fifo) [default: greedy]";
 pub const VET_INSERT_HELP: &str = "With --ftl vet: the insertion scheme (lis, bis) [default: bis]";
 pub const VET_NODES_HELP: &str = "With --ftl vet: the node layout (pd, pf) [default: pf]";
+pub const VET_TABLE_HELP: &str =
+    "With --ftl vet: the hash table (cuckoo, swiss, std) [default: cuckoo]";
 
 /// `--ftl` resolved, before the algorithm's footprint is known.
 pub struct FtlChoice {
@@ -77,8 +79,8 @@ impl FtlChoice {
         let vets = settings::vet_variants(&args.ftl, &config.ftl);
         if policies.len() > 1 || vets.len() > 1 {
             return Err(Failure::Usage(anyhow!(
-                "an em command runs one FTL: give one --gc policy, one --vet-insert and one \
-                 --vet-nodes (compare runs several)"
+                "an em command runs one FTL: give one --gc policy, one --vet-insert, one \
+                 --vet-nodes and one --vet-table (compare runs several)"
             )));
         }
         Ok(FtlChoice {

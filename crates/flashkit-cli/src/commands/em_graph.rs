@@ -5,7 +5,7 @@
 use crate::commands::em::{ModelParams, failure, gb, parse_records};
 use crate::commands::em_ftl::{
     CAPACITY_HELP, EmFtl, FtlChoice, FtlDevice, FtlDeviceArgs, FtlReport, GC_HELP, OP_HELP,
-    Snapshot, VET_INSERT_HELP, VET_NODES_HELP, snapshot,
+    Snapshot, VET_INSERT_HELP, VET_NODES_HELP, VET_TABLE_HELP, snapshot,
 };
 use crate::output::write_json;
 use crate::settings::ConfigFile;
@@ -31,6 +31,7 @@ use std::path::PathBuf;
 #[command(mut_arg("gc", |a| a.help(GC_HELP).value_name("POLICY")))]
 #[command(mut_arg("vet_insert", |a| a.help(VET_INSERT_HELP).value_name("SCHEME")))]
 #[command(mut_arg("vet_nodes", |a| a.help(VET_NODES_HELP).value_name("LAYOUT")))]
+#[command(mut_arg("vet_table", |a| a.help(VET_TABLE_HELP).value_name("TABLE")))]
 pub struct GraphArgs {
     /// Graph: grid (square) or random (sparse, 2|V| random edges).
     #[arg(long, default_value = "grid", value_name = "KIND")]

@@ -20,7 +20,7 @@ pub mod vet;
 pub use emt::{CHUNK as EMT_CHUNK, Chunked, Emt, ExtentIndex, Run as EmtRun};
 pub use extent::{Canonical, Extent};
 pub use page_table::PageTable;
-pub use vet::{InsertScheme, NodeLayout, Pd, Pf, Vet, VetConfig, VetNodes};
+pub use vet::{InsertScheme, NodeLayout, Pd, Pf, Vet, VetConfig, VetNodes, VetTable};
 
 use crate::MappingMemory;
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};

@@ -9,9 +9,10 @@ use crate::precondition::{Precondition, precondition};
 use crate::{Host, Progress, SimError};
 use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, Timing, sub_seed};
 use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
+use flashkit_ftl::vet::{Fold, PfNode, Sip, Swiss};
 use flashkit_ftl::{
     AnyFtl, Emt, Ftl, FtlKind, FtlOptions, FtlStats, Mapping, PageFtl, PageTable, Pd, Pf, Vet,
-    VetNodes, WithFtl,
+    VetNodes, VetTable, WithFtl,
 };
 use flashkit_trace::binary::TraceReader;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
@@ -353,24 +354,35 @@ pub fn run_with_mapping_times(
             progress,
         ),
         FtlKind::Emt => timed(spec, device, Emt::new(pages), requests, trace, progress),
-        FtlKind::Vet => match spec.options.vet.nodes {
-            VetNodes::Pf => timed(
-                spec,
-                device,
-                Vet::<Pf>::new(pages, scheme),
-                requests,
-                trace,
-                progress,
-            ),
-            VetNodes::Pd => timed(
-                spec,
-                device,
-                Vet::<Pd>::new(pages, scheme),
-                requests,
-                trace,
-                progress,
-            ),
-        },
+        FtlKind::Vet => {
+            let (nodes, table) = (spec.options.vet.nodes, spec.options.vet.table);
+            match (nodes, table) {
+                (VetNodes::Pf, VetTable::Cuckoo) => {
+                    let vet = Vet::<Pf>::new(pages, scheme);
+                    timed(spec, device, vet, requests, trace, progress)
+                }
+                (VetNodes::Pd, VetTable::Cuckoo) => {
+                    let vet = Vet::<Pd>::new(pages, scheme);
+                    timed(spec, device, vet, requests, trace, progress)
+                }
+                (VetNodes::Pf, VetTable::Swiss) => {
+                    let vet = Vet::<Pf, Swiss<PfNode, Fold>>::new(pages, scheme);
+                    timed(spec, device, vet, requests, trace, progress)
+                }
+                (VetNodes::Pd, VetTable::Swiss) => {
+                    let vet = Vet::<Pd, Swiss<u32, Fold>>::new(pages, scheme);
+                    timed(spec, device, vet, requests, trace, progress)
+                }
+                (VetNodes::Pf, VetTable::Std) => {
+                    let vet = Vet::<Pf, Swiss<PfNode, Sip>>::new(pages, scheme);
+                    timed(spec, device, vet, requests, trace, progress)
+                }
+                (VetNodes::Pd, VetTable::Std) => {
+                    let vet = Vet::<Pd, Swiss<u32, Sip>>::new(pages, scheme);
+                    timed(spec, device, vet, requests, trace, progress)
+                }
+            }
+        }
         FtlKind::Block | FtlKind::Bast | FtlKind::Fast | FtlKind::OFast => {
             Err(SimError::Config(format!(
                 "{}: mapping times are measured for the page-mapped FTLs (page, vet, emt), not {}",

@@ -21,7 +21,8 @@ use crate::{Failure, Outcome, sim_failure};
 use anyhow::{Context, anyhow};
 use flashkit_core::units::format_size;
 use flashkit_ftl::{
-    Emt, FtlKind, FtlOptions, InsertScheme, Mapping, Pf, Vet, VetConfig, VetNodes, hmt_memory,
+    Emt, FtlKind, FtlOptions, InsertScheme, Mapping, Pf, Vet, VetConfig, VetNodes, VetTable,
+    hmt_memory,
 };
 use flashkit_report::Table;
 use flashkit_report::plot::{
@@ -37,14 +38,59 @@ use serde::Serialize;
 use std::path::Path;
 use std::sync::Arc;
 
-/// The schemes run on every workload, as (label, kind, VET variant).
-const SCHEMES: [(&str, FtlKind, InsertScheme, VetNodes); 6] = [
-    ("PMT", FtlKind::Page, InsertScheme::Bis, VetNodes::Pf),
-    ("VET BIS PF", FtlKind::Vet, InsertScheme::Bis, VetNodes::Pf),
-    ("VET BIS PD", FtlKind::Vet, InsertScheme::Bis, VetNodes::Pd),
-    ("VET LIS PF", FtlKind::Vet, InsertScheme::Lis, VetNodes::Pf),
-    ("VET LIS PD", FtlKind::Vet, InsertScheme::Lis, VetNodes::Pd),
-    ("EMT", FtlKind::Emt, InsertScheme::Bis, VetNodes::Pf),
+/// One mapping of the comparison.
+#[derive(Clone, Copy, Debug)]
+struct Scheme {
+    label: &'static str,
+    kind: FtlKind,
+    vet: VetConfig,
+    /// Run only on the workloads standing for a column of the paper, unless `--scheme`
+    /// names it: the hash tables of Table 4, which the paper compared on its traces only.
+    table4: bool,
+}
+
+const fn scheme(
+    label: &'static str,
+    kind: FtlKind,
+    insert: InsertScheme,
+    nodes: VetNodes,
+    table: VetTable,
+) -> Scheme {
+    Scheme {
+        label,
+        kind,
+        vet: VetConfig {
+            insert,
+            nodes,
+            table,
+        },
+        table4: !matches!(table, VetTable::Cuckoo),
+    }
+}
+
+/// The schemes, in the tables' order. "VET ..." without a table named is over the default
+/// cuckoo table.
+const SCHEMES: [Scheme; 8] = {
+    use InsertScheme::{Bis, Lis};
+    use VetNodes::{Pd, Pf};
+    use VetTable::{Cuckoo, Std, Swiss};
+    [
+        scheme("PMT", FtlKind::Page, Bis, Pf, Cuckoo),
+        scheme("VET BIS PF", FtlKind::Vet, Bis, Pf, Cuckoo),
+        scheme("VET BIS PD", FtlKind::Vet, Bis, Pd, Cuckoo),
+        scheme("VET LIS PF", FtlKind::Vet, Lis, Pf, Cuckoo),
+        scheme("VET LIS PD", FtlKind::Vet, Lis, Pd, Cuckoo),
+        scheme("EMT", FtlKind::Emt, Bis, Pf, Cuckoo),
+        scheme("VET BIS PF swiss", FtlKind::Vet, Bis, Pf, Swiss),
+        scheme("VET BIS PF std", FtlKind::Vet, Bis, Pf, Std),
+    ]
+};
+
+/// The hash tables of Table 4 as (ours, the scheme that runs it).
+const TABLE4_OURS: [(&str, &str); 3] = [
+    ("cuckoo", "VET BIS PF"),
+    ("swiss", "VET BIS PF swiss"),
+    ("std", "VET BIS PF std"),
 ];
 
 /// The share of the logical blocks a hybrid FTL keeps as page-mapped log blocks when HMT is
@@ -74,7 +120,13 @@ struct Published {
     /// Fig. 15, percent of PMT: VET, EMT; percent of HMT: VET, EMT.
     of_pmt: (f64, f64),
     of_hmt: (f64, f64),
+    /// Table 4, VET BIS: memory (MB), write and read time (us) over cuckoo-hash, uthash and
+    /// myhash (the table of every other figure).
+    table4: [(f64, f64, f64); 3],
 }
+
+/// The paper's hash tables, in `Published::table4`'s order.
+const TABLE4_PAPER: [&str; 3] = ["cuckoo-hash", "uthash", "myhash"];
 
 const PUBLISHED: [Published; 4] = [
     Published {
@@ -86,6 +138,11 @@ const PUBLISHED: [Published; 4] = [
         times_us: (16.84, 2.17, 24.63, 2.47),
         of_pmt: (2.3, 0.7),
         of_hmt: (5.3, 1.6),
+        table4: [
+            (18.06, 17.66, 1.78),
+            (36.03, 19.05, 2.24),
+            (15.07, 16.84, 2.17),
+        ],
     },
     Published {
         name: "homes",
@@ -96,6 +153,11 @@ const PUBLISHED: [Published; 4] = [
         times_us: (4.43, 0.99, 8.25, 1.07),
         of_pmt: (4.3, 3.7),
         of_hmt: (9.8, 8.5),
+        table4: [
+            (27.75, 4.93, 1.18),
+            (54.73, 5.20, 1.43),
+            (23.25, 4.43, 0.99),
+        ],
     },
     Published {
         name: "wdev",
@@ -106,6 +168,11 @@ const PUBLISHED: [Published; 4] = [
         times_us: (10.29, 0.95, 9.44, 1.00),
         of_pmt: (2.3, 0.9),
         of_hmt: (5.2, 2.1),
+        table4: [
+            (1.37, 12.59, 1.11),
+            (2.74, 18.07, 1.36),
+            (1.15, 10.29, 0.95),
+        ],
     },
     Published {
         name: "wsf",
@@ -116,6 +183,11 @@ const PUBLISHED: [Published; 4] = [
         times_us: (9.64, 1.44, 12.97, 1.53),
         of_pmt: (27.9, 9.5),
         of_hmt: (63.8, 19.5),
+        table4: [
+            (5.59, 10.85, 1.51),
+            (10.99, 13.48, 2.00),
+            (4.69, 9.64, 1.44),
+        ],
     },
 ];
 
@@ -320,11 +392,14 @@ pub fn run(args: VetReproArgs) -> Outcome {
     }
     let (timed, memory_latency) = MemoryLatency::around(|| -> Result<(), Failure> {
         for input in &workloads {
-            for &(label, kind, insert, nodes) in &schemes {
+            for scheme in &schemes {
+                if scheme.table4 && args.scheme.is_empty() && input.paper.is_none() {
+                    continue;
+                }
                 let mut runs = Vec::new();
                 for _ in 0..args.runs {
                     let (row, overhead) =
-                        run_one(input, label, kind, VetConfig { insert, nodes }, args.seed)?;
+                        run_one(input, scheme.label, scheme.kind, scheme.vet, args.seed)?;
                     timer_overhead_ns = overhead;
                     runs.push(row);
                 }
@@ -383,15 +458,13 @@ fn trace_name(path: &Path) -> String {
 
 /// The schemes `--scheme` names (all of them when it names none), in the tables' order;
 /// an unknown name is a usage error that lists the known ones.
-fn chosen_schemes(
-    names: &[String],
-) -> Result<Vec<(&'static str, FtlKind, InsertScheme, VetNodes)>, Failure> {
+fn chosen_schemes(names: &[String]) -> Result<Vec<Scheme>, Failure> {
     let names_scheme = |name: &String, label: &str| label.eq_ignore_ascii_case(name.trim());
     if let Some(unknown) = names
         .iter()
-        .find(|n| !SCHEMES.iter().any(|s| names_scheme(n, s.0)))
+        .find(|n| !SCHEMES.iter().any(|s| names_scheme(n, s.label)))
     {
-        let known: Vec<&str> = SCHEMES.iter().map(|s| s.0).collect();
+        let known: Vec<&str> = SCHEMES.iter().map(|s| s.label).collect();
         return Err(Failure::Usage(anyhow!(
             "unknown scheme {unknown:?} in --scheme; expected some of: {}",
             known.join(", ")
@@ -399,7 +472,7 @@ fn chosen_schemes(
     }
     Ok(SCHEMES
         .iter()
-        .filter(|s| names.is_empty() || names.iter().any(|n| names_scheme(n, s.0)))
+        .filter(|s| names.is_empty() || names.iter().any(|n| names_scheme(n, s.label)))
         .copied()
         .collect())
 }
@@ -836,6 +909,7 @@ fn print_tables(
     print!("{}", memory.render());
     println!("\nMapping memory, heap bytes this process holds (MiB)");
     print!("{}", heap.render());
+    print_table4(rows);
     println!("\nMemory as a share of PMT and HMT (Fig. 15)");
     print!("{}", ratio.render());
     print_memory_verdict(rows);
@@ -900,8 +974,8 @@ fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
     for row in rows {
         let published = published_for(row);
         let paper = |bis: f64, lis: f64| match row.scheme.as_str() {
-            "VET BIS PF" | "VET BIS PD" => format!("{bis:.2}"),
-            "VET LIS PF" | "VET LIS PD" => format!("{lis:.2}"),
+            s if s.starts_with("VET BIS") => format!("{bis:.2}"),
+            s if s.starts_with("VET LIS") => format!("{lis:.2}"),
             _ => "-".into(),
         };
         times.push([
@@ -947,6 +1021,57 @@ fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
     );
     print!("{}", times.render());
     print_speed_ups(rows);
+}
+
+/// Table 4: VET BIS PF over each of our hash tables beside the paper's three, for the
+/// workloads that ran more than one table. Ours: the heap bytes the table holds (what differs
+/// between tables; the packed bytes do not), and mean write and read times.
+fn print_table4(rows: &[Row]) {
+    let mut table = Table::new([
+        "workload",
+        "hash table",
+        "memory",
+        "write mean",
+        "read mean",
+    ]);
+    for name in workloads(rows) {
+        let ours: Vec<(&str, &Row)> = TABLE4_OURS
+            .iter()
+            .filter_map(|&(table, scheme)| find(rows, &name, scheme).map(|r| (table, r)))
+            .collect();
+        if ours.len() < 2 {
+            continue;
+        }
+        for (table_name, row) in &ours {
+            table.push([
+                name.clone(),
+                format!("{table_name} (ours)"),
+                format!("{} MiB", mib(row.heap_bytes)),
+                format!("{} us", us(row.write.mean_ns)),
+                format!("{} us", us(row.read.mean_ns)),
+            ]);
+        }
+        if let Some(published) = published_for(ours[0].1) {
+            for (paper_name, (mb, write, read)) in TABLE4_PAPER.iter().zip(published.table4) {
+                table.push([
+                    name.clone(),
+                    format!("{paper_name} (paper)"),
+                    format!("{mb:.2} MB"),
+                    format!("{write:.2} us"),
+                    format!("{read:.2} us"),
+                ]);
+            }
+        }
+    }
+    if table.rows.is_empty() {
+        return;
+    }
+    println!(
+        "\nHash tables under VET BIS PF (Table 4): ours are cuckoo (buckets of one cache line, \
+         the default), swiss (hashbrown's SwissTable, foldhash) and std (the same table with \
+         SipHash, as std's HashMap); memory is the heap the table holds"
+    );
+    print!("{}", table.render());
 }
 
 /// The issue's memory target as a verdict: for each workload standing for a column of the
@@ -1010,8 +1135,8 @@ fn print_speed_ups(rows: &[Row]) {
             continue;
         };
         let (write_us, read_us) = match row.scheme.as_str() {
-            "VET BIS PF" | "VET BIS PD" => (published.times_us.0, published.times_us.1),
-            "VET LIS PF" | "VET LIS PD" => (published.times_us.2, published.times_us.3),
+            s if s.starts_with("VET BIS") => (published.times_us.0, published.times_us.1),
+            s if s.starts_with("VET LIS") => (published.times_us.2, published.times_us.3),
             _ => continue,
         };
         if row.write.requests == 0 || row.read.requests == 0 {

@@ -129,6 +129,35 @@ impl VetNodes {
     }
 }
 
+/// The hash table under the trie, chosen at run time (the paper's Table 4 compares three; see
+/// [`table`] for ours).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VetTable {
+    /// [`Cuckoo`]: bucketized cuckoo hashing, a bucket one cache line (the default).
+    #[default]
+    Cuckoo,
+    /// [`Swiss`]: hashbrown's SwissTable with foldhash.
+    Swiss,
+    /// hashbrown's SwissTable with SipHash-1-3: what `std::collections::HashMap` is, a
+    /// general-purpose table (the part uthash plays in the paper).
+    Std,
+}
+
+impl VetTable {
+    /// Every table.
+    pub const ALL: [VetTable; 3] = [VetTable::Cuckoo, VetTable::Swiss, VetTable::Std];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            VetTable::Cuckoo => "cuckoo",
+            VetTable::Swiss => "swiss",
+            VetTable::Std => "std",
+        }
+    }
+}
+
 macro_rules! named_enum {
     ($ty:ty, $what:literal) => {
         impl fmt::Display for $ty {
@@ -156,6 +185,7 @@ macro_rules! named_enum {
 }
 named_enum!(InsertScheme, "VET insertion scheme");
 named_enum!(VetNodes, "VET node layout");
+named_enum!(VetTable, "VET hash table");
 
 /// Options of the Virtual Extent Trie.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -165,6 +195,8 @@ pub struct VetConfig {
     pub insert: InsertScheme,
     /// Pointer-dependent or pointer-free nodes.
     pub nodes: VetNodes,
+    /// The hash table under the trie.
+    pub table: VetTable,
 }
 
 impl VetConfig {
