@@ -129,8 +129,8 @@ impl VetNodes {
     }
 }
 
-/// The hash table under the trie, chosen at run time (the paper's Table 4 compares three; see
-/// [`table`] for ours).
+/// The hash table under the trie, chosen at run time (the paper's Table 4 compares three;
+/// [`NodeTable`] says what the trie asks of ours).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum VetTable {
