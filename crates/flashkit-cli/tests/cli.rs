@@ -644,6 +644,16 @@ fn presets_name_their_sources() {
     assert!(text.contains("Lee et al."), "{text}");
 }
 
+/// The cells of `compare`'s state hash row, one a run.
+fn state_hashes(text: &str) -> Vec<&str> {
+    text.lines()
+        .find(|l| l.starts_with("state hash"))
+        .expect("a state hash row")
+        .split_whitespace()
+        .skip(2)
+        .collect()
+}
+
 #[test]
 fn extent_mappings_compare_with_the_page_table_and_reach_its_state() {
     let output = flashkit(
@@ -677,13 +687,7 @@ fn extent_mappings_compare_with_the_page_table_and_reach_its_state() {
     ] {
         assert!(text.contains(needle), "missing {needle}: {text}");
     }
-    let hashes: Vec<&str> = text
-        .lines()
-        .find(|l| l.starts_with("state hash"))
-        .expect("a state hash row")
-        .split_whitespace()
-        .skip(2)
-        .collect();
+    let hashes = state_hashes(&text);
     assert_eq!(hashes.len(), 6, "{text}");
     assert!(
         hashes.iter().all(|h| *h == hashes[0]),
@@ -724,14 +728,7 @@ fn extent_mappings_compare_with_the_page_table_and_reach_its_state() {
     ] {
         assert!(tables.contains(needle), "missing {needle}: {tables}");
     }
-    let table_hashes: Vec<&str> = tables
-        .lines()
-        .find(|l| l.starts_with("state hash"))
-        .expect("a state hash row")
-        .split_whitespace()
-        .skip(2)
-        .collect();
-    assert_eq!(table_hashes, vec![hashes[0]; 6], "{tables}");
+    assert_eq!(state_hashes(&tables), vec![hashes[0]; 6], "{tables}");
     assert_error(
         &flashkit(&["compare", "--vet-table", "chained"]),
         2,

@@ -653,6 +653,15 @@ mod tests {
         }
     }
 
+    /// The text of a chart's SVG document, which must parse.
+    fn texts(svg: &str) -> Vec<String> {
+        let doc = roxmltree::Document::parse(svg).expect("valid SVG");
+        doc.descendants()
+            .filter_map(|n| n.text())
+            .map(str::to_string)
+            .collect()
+    }
+
     #[test]
     fn ticks_read_well() {
         assert_eq!(tick(1000.0), "1k");
@@ -675,9 +684,7 @@ mod tests {
             (Scale::Log, Scale::Linear),
             (Scale::Log, Scale::Log),
         ] {
-            let svg = chart(x, y).svg().expect("drawn");
-            let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
-            let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+            let texts = texts(&chart(x, y).svg().expect("drawn"));
             for needle in [
                 "Erases against log blocks",
                 "log blocks",
@@ -746,8 +753,7 @@ mod tests {
         for scale in [Scale::Log, Scale::Linear] {
             chart.y.scale = scale;
             let svg = chart.svg().expect("drawn");
-            let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
-            let texts: Vec<&str> = doc.descendants().filter_map(|n| n.text()).collect();
+            let texts = texts(&svg);
             for needle in [
                 "Mapping memory as a share of PMT",
                 "percent of PMT",
@@ -766,6 +772,7 @@ mod tests {
                 texts.iter().any(|t| t.contains("nothing to draw")),
                 scale == Scale::Linear
             );
+            let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
             let rects = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
             assert!(rects >= 5, "five bars at least: {rects}");
         }
