@@ -571,18 +571,18 @@ impl<'de> Deserialize<'de> for Count {
     }
 }
 
-/// A list in a config file may also be written as a single value: `gc = "fifo"`.
-fn one_or_many<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Vec<T>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Raw<T> {
-        One(T),
-        Many(Vec<T>),
+/// A list in a config file may also be written as a single value: `gc = "fifo"`. The value
+/// is read first and then each element as a `T`, so that a wrong element gets `T`'s own error
+/// ("unknown variant `chained`, expected one of ...") rather than serde's "did not match any
+/// variant of untagged enum".
+fn one_or_many<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned>(
+    d: D,
+) -> Result<Vec<T>, D::Error> {
+    let one = |value: toml::Value| T::deserialize(value).map_err(serde::de::Error::custom);
+    match toml::Value::deserialize(d)? {
+        toml::Value::Array(values) => values.into_iter().map(one).collect(),
+        value => Ok(vec![one(value)?]),
     }
-    Ok(match Raw::deserialize(d)? {
-        Raw::One(value) => vec![value],
-        Raw::Many(values) => values,
-    })
 }
 
 fn number_or_text<'de, D: Deserializer<'de>>(

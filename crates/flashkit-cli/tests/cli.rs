@@ -255,6 +255,28 @@ fn config_files_set_options_and_typos_are_usage_errors() {
     let err = stderr(&output);
     assert!(err.contains("run.toml") && err.contains("capacty"), "{err}");
     assert!(!err.contains("panicked"));
+
+    // A wrong element of a list, written as a list or as one value, gets its own type's
+    // error at its line, not serde's "did not match any variant of untagged enum".
+    for (text, line) in [
+        ("[ftl]\nvet_table = \"chained\"\n", "line 2"),
+        (
+            "[ftl]\ngc = \"greedy\"\nvet_table = [\"swiss\", \"chained\"]\n",
+            "line 3",
+        ),
+    ] {
+        std::fs::write(&config, text).expect("write");
+        let output = flashkit(&["--config", path_str(&config), "compare"]);
+        assert_eq!(output.status.code(), Some(2));
+        let err = stderr(&output);
+        for needle in [
+            "run.toml",
+            line,
+            "unknown variant `chained`, expected one of `cuckoo`, `swiss`, `std`",
+        ] {
+            assert!(err.contains(needle), "{needle:?} not in {err}");
+        }
+    }
 }
 
 #[test]
