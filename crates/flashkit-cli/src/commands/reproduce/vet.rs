@@ -799,7 +799,7 @@ fn print_tables(
             trace.path,
             trace.format,
             trace.requests,
-            format_size(trace.logical_bytes),
+            gib(trace.logical_bytes),
             trace.address_map,
             published.space_gb,
             published.writes_m,
