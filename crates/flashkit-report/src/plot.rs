@@ -492,12 +492,14 @@ impl GroupedBarChart {
         {
             let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
             root.fill(&WHITE).map_err(|e| fail(&e))?;
+            // Bars stand on zero on a linear axis (which always shows it), on the axis's
+            // lower bound on a log one.
             match self.y.scale {
                 Scale::Linear => {
                     let lo = lo.min(0.0);
-                    self.draw(&root, lo, lo..hi, label_area, upright)
+                    self.draw(&root, (0.0, lo), lo..hi, label_area, upright)
                 }
-                Scale::Log => self.draw(&root, lo, (lo..hi).log_scale(), label_area, upright),
+                Scale::Log => self.draw(&root, (lo, lo), (lo..hi).log_scale(), label_area, upright),
             }?;
             root.present().map_err(|e| fail(&e))?;
         }
@@ -507,7 +509,7 @@ impl GroupedBarChart {
     fn draw<Y>(
         &self,
         root: &DrawingArea<SVGBackend<'_>, Shift>,
-        base: f64,
+        (base, bottom): (f64, f64),
         y: Y,
         label_area: u32,
         upright: bool,
@@ -547,7 +549,7 @@ impl GroupedBarChart {
                 .enumerate()
                 .filter_map(|(g, v)| {
                     let v = (*v)?;
-                    let ok = v.is_finite() && (v > base || (v >= base && base <= 0.0));
+                    let ok = v.is_finite() && (v >= bottom && (v > 0.0 || bottom <= 0.0));
                     let left = g as f64 + 0.1 + s as f64 * bar;
                     ok.then(|| {
                         Rectangle::new([(left, base), (left + bar, v)], color.mix(0.9).filled())
@@ -575,19 +577,19 @@ impl GroupedBarChart {
                 .map_err(|e| fail(&e))?;
         }
         // Group labels, centred under their groups (or written upwards, ending at the axis).
-        let (_, bottom) = chart.backend_coord(&(0.0, base));
+        let (_, axis) = chart.backend_coord(&(0.0, bottom));
         for (g, label) in self.groups.iter().enumerate() {
-            let (x, _) = chart.backend_coord(&(g as f64 + 0.5, base));
+            let (x, _) = chart.backend_coord(&(g as f64 + 0.5, bottom));
             let font = ("sans-serif", 13).into_font();
             let text = if upright {
                 let style = font
                     .transform(FontTransform::Rotate270)
                     .color(&BLACK)
                     .pos(Pos::new(HPos::Right, VPos::Center));
-                Text::new(label.clone(), (x, bottom + 8), style)
+                Text::new(label.clone(), (x, axis + 8), style)
             } else {
                 let style = font.color(&BLACK).pos(Pos::new(HPos::Center, VPos::Top));
-                Text::new(label.clone(), (x, bottom + 8), style)
+                Text::new(label.clone(), (x, axis + 8), style)
             };
             root.draw(&text).map_err(|e| fail(&e))?;
         }
@@ -776,6 +778,14 @@ mod tests {
             let rects = doc.descendants().filter(|n| n.has_tag_name("rect")).count();
             assert!(rects >= 5, "five bars at least: {rects}");
         }
+        // A negative value stands below zero on a linear axis (the axis reaches down to it).
+        chart.y.scale = Scale::Linear;
+        chart.series[2].values = vec![Some(-30.0), None, None];
+        let with_negative = texts(&chart.svg().expect("drawn"));
+        assert!(
+            with_negative.iter().any(|t| t.trim().starts_with('-')),
+            "{with_negative:?}"
+        );
         chart.y.scale = Scale::Log;
         chart
             .series
