@@ -121,6 +121,29 @@ fn a_truncated_gzip_is_an_error_after_the_lines_before_it() {
 }
 
 #[test]
+fn concatenated_gzip_files_are_read_whole_as_gzip_d_reads_them() {
+    // docs/reproduction/vet.md tells whoever has a trace published in daily parts (FIU
+    // homes) to `cat` the parts into one file: every member must be read, in order, not
+    // just the first.
+    let dir = Dir::new();
+    let first = std::fs::read(dir.gzip("a.csv.gz", MSR.repeat(3).as_bytes())).expect("read");
+    let second = MSR.replace("Write", "Read").replace(",hm,0,", ",hm,1,");
+    let second = std::fs::read(dir.gzip("b.csv.gz", second.as_bytes())).expect("read");
+    let joined = dir.file("joined.csv.gz", &[first, second].concat());
+    let requests = all(&joined, &TraceOptions::default()).expect("whole");
+    assert_eq!(
+        requests.len(),
+        8,
+        "six from the first member, two from the second"
+    );
+    assert_eq!(
+        requests[..6].iter().filter(|r| r.op == Op::Write).count(),
+        3
+    );
+    assert!(requests[6..].iter().all(|r| r.op == Op::Read));
+}
+
+#[test]
 fn a_gzip_cut_before_its_first_line_is_an_error_not_an_empty_trace() {
     // Found by the CLI's bad-input sweep: a gzip file cut inside its header (or right after
     // the signature) decompressed to nothing, so detection called it an empty trace and
