@@ -447,11 +447,12 @@ impl GroupedBarChart {
     /// The chart as an SVG document. The figure widens with the number of bars, and group
     /// labels too long for their group are written upwards below it.
     pub fn svg(&self) -> Result<String, PlotError> {
-        let drawable = |v: &Option<f64>| match v {
-            Some(v) => v.is_finite() && (self.y.scale == Scale::Linear || *v > 0.0),
-            None => false,
-        };
-        if self.groups.is_empty() || !self.series.iter().any(|s| s.values.iter().any(drawable)) {
+        let values = self.series.iter().flat_map(|s| {
+            s.values
+                .iter()
+                .filter_map(|v| v.filter(|&v| self.drawable(v)))
+        });
+        if self.groups.is_empty() || values.clone().next().is_none() {
             return Err(PlotError::Empty(self.title.clone()));
         }
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
@@ -469,12 +470,6 @@ impl GroupedBarChart {
         let upright = longest * 7 > group_px;
         let label_area = if upright { 20 + longest as u32 * 7 } else { 48 };
         let height = SIZE.1 + if upright { label_area - 48 } else { 0 };
-        let values = self.series.iter().flat_map(|s| {
-            s.values
-                .iter()
-                .filter(|v| drawable(v))
-                .map(|v| v.unwrap_or(0.0))
-        });
         let (lo, hi) = range(values, self.y.scale);
         // Headroom for the legend (upper right, about 17 px a series in a plot about 340 px
         // high), so that it never hides a bar.
@@ -504,6 +499,11 @@ impl GroupedBarChart {
             root.present().map_err(|e| fail(&e))?;
         }
         Ok(out)
+    }
+
+    /// Whether `value` gets a bar: finite, and positive on a log axis.
+    fn drawable(&self, value: f64) -> bool {
+        value.is_finite() && (self.y.scale == Scale::Linear || value > 0.0)
     }
 
     fn draw<Y>(
@@ -548,12 +548,12 @@ impl GroupedBarChart {
                 .iter()
                 .enumerate()
                 .filter_map(|(g, v)| {
-                    let v = (*v)?;
-                    let ok = v.is_finite() && (v >= bottom && (v > 0.0 || bottom <= 0.0));
+                    let v = v.filter(|&v| self.drawable(v))?;
                     let left = g as f64 + 0.1 + s as f64 * bar;
-                    ok.then(|| {
-                        Rectangle::new([(left, base), (left + bar, v)], color.mix(0.9).filled())
-                    })
+                    Some(Rectangle::new(
+                        [(left, base), (left + bar, v)],
+                        color.mix(0.9).filled(),
+                    ))
                 })
                 .collect();
             if rectangles.is_empty() {

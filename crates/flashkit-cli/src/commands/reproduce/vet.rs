@@ -44,9 +44,21 @@ struct Scheme {
     label: &'static str,
     kind: FtlKind,
     vet: VetConfig,
+}
+
+impl Scheme {
+    /// VET BIS PF over one of our hash tables: a row of Table 4.
+    fn in_table4(&self) -> bool {
+        self.kind == FtlKind::Vet
+            && (self.vet.insert, self.vet.nodes) == (InsertScheme::Bis, VetNodes::Pf)
+    }
+
     /// Run only on the workloads standing for a column of the paper, unless `--scheme`
-    /// names it: the hash tables of Table 4, which the paper compared on its traces only.
-    table4: bool,
+    /// names it: the other hash tables of Table 4, which the paper compared on its traces
+    /// only.
+    fn paper_columns_only(&self) -> bool {
+        self.in_table4() && self.vet.table != VetTable::Cuckoo
+    }
 }
 
 const fn scheme(
@@ -64,7 +76,6 @@ const fn scheme(
             nodes,
             table,
         },
-        table4: !matches!(table, VetTable::Cuckoo),
     }
 }
 
@@ -85,13 +96,6 @@ const SCHEMES: [Scheme; 8] = {
         scheme("VET BIS PF std", FtlKind::Vet, Bis, Pf, Std),
     ]
 };
-
-/// The hash tables of Table 4 as (ours, the scheme that runs it).
-const TABLE4_OURS: [(&str, &str); 3] = [
-    ("cuckoo", "VET BIS PF"),
-    ("swiss", "VET BIS PF swiss"),
-    ("std", "VET BIS PF std"),
-];
 
 /// The share of the logical blocks a hybrid FTL keeps as page-mapped log blocks when HMT is
 /// counted: the paper's "typically about 30% of usable capacity" (section 1).
@@ -393,7 +397,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
     let (timed, memory_latency) = MemoryLatency::around(|| -> Result<(), Failure> {
         for input in &workloads {
             for scheme in &schemes {
-                if scheme.table4 && args.scheme.is_empty() && input.paper.is_none() {
+                if scheme.paper_columns_only() && args.scheme.is_empty() && input.paper.is_none() {
                     continue;
                 }
                 let mut runs = Vec::new();
@@ -556,6 +560,18 @@ fn published_for(row: &Row) -> Option<&'static Published> {
 }
 
 /// A trace excerpt with its own address space (compacted above [`IDENTITY_LIMIT_BYTES`]).
+/// The paper's mean write and read times (us, Table 3) beside a row: the BIS column for a
+/// VET BIS row (whatever its layout or table), LIS for a VET LIS row; none for the other
+/// schemes or a workload without a column.
+fn published_times(row: &Row) -> Option<(f64, f64)> {
+    let p = published_for(row)?;
+    match row.scheme.as_str() {
+        s if s.starts_with("VET BIS") => Some((p.times_us.0, p.times_us.1)),
+        s if s.starts_with("VET LIS") => Some((p.times_us.2, p.times_us.3)),
+        _ => None,
+    }
+}
+
 fn trace_workload(path: &Path) -> Result<(String, DeviceSpec, Source), Failure> {
     let base = DeviceSpec::default();
     let block = base.block_bytes().map_err(sim_failure)?;
@@ -972,12 +988,7 @@ fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
         "paper read",
     ]);
     for row in rows {
-        let published = published_for(row);
-        let paper = |bis: f64, lis: f64| match row.scheme.as_str() {
-            s if s.starts_with("VET BIS") => format!("{bis:.2}"),
-            s if s.starts_with("VET LIS") => format!("{lis:.2}"),
-            _ => "-".into(),
-        };
+        let paper = published_times(row);
         times.push([
             row.workload.clone(),
             row.scheme.clone(),
@@ -996,8 +1007,8 @@ fn print_times(rows: &[Row], overhead: f64, memory_latency: &MemoryLatency) {
             } else {
                 us(row.merge.mean_ns)
             },
-            published.map_or("-".into(), |p| paper(p.times_us.0, p.times_us.2)),
-            published.map_or("-".into(), |p| paper(p.times_us.1, p.times_us.3)),
+            paper.map_or("-".into(), |(write, _)| format!("{write:.2}")),
+            paper.map_or("-".into(), |(_, read)| format!("{read:.2}")),
         ]);
     }
     println!(
@@ -1035,9 +1046,10 @@ fn print_table4(rows: &[Row]) {
         "read mean",
     ]);
     for name in workloads(rows) {
-        let ours: Vec<(&str, &Row)> = TABLE4_OURS
+        let ours: Vec<(&str, &Row)> = SCHEMES
             .iter()
-            .filter_map(|&(table, scheme)| find(rows, &name, scheme).map(|r| (table, r)))
+            .filter(|s| s.in_table4())
+            .filter_map(|s| find(rows, &name, s.label).map(|r| (s.vet.table.name(), r)))
             .collect();
         if ours.len() < 2 {
             continue;
@@ -1131,13 +1143,8 @@ fn print_speed_ups(rows: &[Row]) {
     const TARGET: f64 = 10.0;
     let mut table = Table::new(["workload", "scheme", "write", "read", "at least 10x"]);
     for row in rows {
-        let Some(published) = published_for(row) else {
+        let Some((write_us, read_us)) = published_times(row) else {
             continue;
-        };
-        let (write_us, read_us) = match row.scheme.as_str() {
-            s if s.starts_with("VET BIS") => (published.times_us.0, published.times_us.1),
-            s if s.starts_with("VET LIS") => (published.times_us.2, published.times_us.3),
-            _ => continue,
         };
         if row.write.requests == 0 || row.read.requests == 0 {
             continue;
