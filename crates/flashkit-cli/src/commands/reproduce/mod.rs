@@ -8,7 +8,10 @@ pub mod grr;
 pub mod vet;
 
 use crate::Outcome;
+use anyhow::{Context, anyhow};
 use clap::Subcommand;
+use flashkit_report::plot::PlotError;
+use std::path::{Path, PathBuf};
 
 /// The papers whose evaluation `flashkit reproduce` reruns.
 #[derive(Subcommand, Debug)]
@@ -38,5 +41,55 @@ pub fn run(paper: Paper) -> Outcome {
         Paper::Flashmodel(args) => flashmodel::run(args),
         Paper::Grr(args) => grr::run(&args),
         Paper::Vet(args) => vet::run(args),
+    }
+}
+
+/// The figures a `reproduce` command writes into its `--out` directory, as SVG: each saved
+/// under the name of the paper's figure (`fig10.svg`), and only when it has something to
+/// draw (a run narrowed by `--only` or `--quick` may leave a figure without data).
+pub struct Figures {
+    dir: PathBuf,
+    written: Vec<String>,
+}
+
+impl Figures {
+    /// Figures (and whatever else the command writes) in `dir`, created if missing.
+    pub fn create(dir: &Path) -> anyhow::Result<Figures> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Figures {
+            dir: dir.to_path_buf(),
+            written: Vec::new(),
+        })
+    }
+
+    /// The path of `name` in the directory.
+    pub fn path(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+
+    /// Record a file the command wrote into the directory by other means (a JSON document).
+    pub fn note(&mut self, name: &str) {
+        self.written.push(name.to_string());
+    }
+
+    /// Save a chart as `name`; a chart with no data is skipped, any other failure is an
+    /// error naming the file.
+    pub fn save(&mut self, name: &str, svg: Result<String, PlotError>) -> anyhow::Result<()> {
+        match svg {
+            Ok(svg) => {
+                let path = self.path(name);
+                std::fs::write(&path, svg)
+                    .with_context(|| format!("cannot write {}", path.display()))?;
+                self.written.push(name.to_string());
+                Ok(())
+            }
+            Err(PlotError::Empty(_)) => Ok(()),
+            Err(e) => Err(anyhow!("{name}: {e}")),
+        }
+    }
+
+    /// Print the closing "wrote DIR/a, b, c" line.
+    pub fn report(&self) {
+        println!("\nwrote {}/{}", self.dir.display(), self.written.join(", "));
     }
 }

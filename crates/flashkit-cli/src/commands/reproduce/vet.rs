@@ -12,22 +12,21 @@
 //! The paper's published figures are printed beside ours; docs/reproduction/vet.md discusses
 //! where they differ.
 
+use super::Figures;
 use crate::args::VetReproArgs;
 use crate::commands::trace_tools::trace_source;
 use crate::output::write_json;
 use crate::progress::Bar;
 use crate::settings::ConfigFile;
 use crate::{Failure, Outcome, sim_failure};
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use flashkit_core::units::format_size;
 use flashkit_ftl::{
     Emt, FtlKind, FtlOptions, InsertScheme, Mapping, Pf, Vet, VetConfig, VetNodes, VetTable,
     hmt_memory,
 };
 use flashkit_report::Table;
-use flashkit_report::plot::{
-    Axis, BarSeries, GroupedBarChart, Legend, LineChart, PlotError, Series, cdf,
-};
+use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Legend, LineChart, Series, cdf};
 use flashkit_sim::latency::LatencySummary;
 use flashkit_sim::machine::MemoryLatency;
 use flashkit_sim::{DeviceSpec, RunSpec, Source, replay_mapping_only, run_with_mapping_times};
@@ -425,9 +424,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
     );
 
     if let Some(dir) = &args.out {
-        std::fs::create_dir_all(dir)
-            .with_context(|| format!("cannot create {}", dir.display()))
-            .map_err(Failure::Runtime)?;
+        let mut figures = Figures::create(dir).map_err(Failure::Runtime)?;
         let document = Document {
             rows: rows.clone(),
             paper_traces,
@@ -439,10 +436,10 @@ pub fn run(args: VetReproArgs) -> Outcome {
                 args.seed, args.spew_requests
             ),
         };
-        write_json(&dir.join("vet.json"), &document).map_err(Failure::Runtime)?;
-        let mut written = vec!["vet.json"];
-        written.extend(write_figures(dir, &rows, &scalability).map_err(Failure::Runtime)?);
-        println!("\nwrote {}/{}", dir.display(), written.join(", "));
+        write_json(&figures.path("vet.json"), &document).map_err(Failure::Runtime)?;
+        figures.note("vet.json");
+        write_figures(&mut figures, &rows, &scalability).map_err(Failure::Runtime)?;
+        figures.report();
     }
     Ok(())
 }
@@ -1176,8 +1173,7 @@ fn print_speed_ups(rows: &[Row]) {
 }
 
 /// The paper's figures as SVG, each when there is something to draw (a run filtered by
-/// `--scheme` may have neither VET BIS PF nor EMT, one filtered at all has no Fig. 16);
-/// returns the files written.
+/// `--scheme` may have neither VET BIS PF nor EMT, one filtered at all has no Fig. 16).
 ///
 /// - `fig10.svg`, `fig11.svg`: the distribution of VET BIS PF's write and read mapping times
 ///   as CDFs, one line a workload. The paper plots every request's time in request order;
@@ -1190,23 +1186,11 @@ fn print_speed_ups(rows: &[Row]) {
 /// - `fig15.svg`: memory as a share of PMT, VET BIS PF and EMT beside the paper's.
 /// - `fig16.svg`: memory over growing address spaces.
 fn write_figures(
-    dir: &Path,
+    figures: &mut Figures,
     rows: &[Row],
     scalability: &[ScaleRow],
-) -> anyhow::Result<Vec<&'static str>> {
-    let mut written = Vec::new();
-    let mut save = |name: &'static str, svg: Result<String, PlotError>| -> anyhow::Result<()> {
-        match svg {
-            Ok(svg) => {
-                std::fs::write(dir.join(name), svg)
-                    .with_context(|| format!("cannot write {}", dir.join(name).display()))?;
-                written.push(name);
-                Ok(())
-            }
-            Err(PlotError::Empty(_)) => Ok(()),
-            Err(e) => Err(anyhow!("{name}: {e}")),
-        }
-    };
+) -> anyhow::Result<()> {
+    let mut save = |name: &str, svg| figures.save(name, svg);
     let names = workloads(rows);
     let series = |name: &str, value: &dyn Fn(&str) -> Option<f64>| BarSeries {
         name: name.into(),
@@ -1329,7 +1313,7 @@ fn write_figures(
     save("fig15.svg", fig15.svg())?;
 
     if scalability.is_empty() {
-        return Ok(written);
+        return Ok(());
     }
     let line = |name: &str, f: fn(&ScaleRow) -> u64| Series {
         name: name.into(),
@@ -1352,7 +1336,7 @@ fn write_figures(
         legend: Legend::UpperLeft,
     };
     save("fig16.svg", fig16.svg())?;
-    Ok(written)
+    Ok(())
 }
 
 #[cfg(test)]
