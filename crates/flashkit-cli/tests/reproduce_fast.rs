@@ -55,6 +55,73 @@ fn a_tiny_reproduction_prints_the_papers_figures_beside_ours() {
     );
 }
 
+/// `--out DIR` writes fast.json and the paper's figures as SVG, each titled with the figure
+/// it stands for and naming the schemes it draws; figures without data in the run (pattern
+/// B's Table II, the traces) are not written.
+#[test]
+fn out_writes_the_json_and_the_papers_figures() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let out = dir.path().join("figures");
+    let mut args = TINY.to_vec();
+    args.extend(["--out", out.to_str().expect("UTF-8 path")]);
+    let output = flashkit(&args);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains(&format!("wrote {}/fast.json, ", out.display())),
+        "{}",
+        text(&output.stdout)
+    );
+    let fig10 = ["Fig. 10", "BAST", "FAST", "O-FAST"];
+    let expected: [(&str, &[&str]); 8] = [
+        ("fig10-A-erases.svg", &fig10),
+        ("fig10-A-time.svg", &fig10),
+        ("fig10-E-erases.svg", &fig10),
+        ("fig10-E-time.svg", &fig10),
+        (
+            "fig10-no-sw.svg",
+            &["Fig. 10", "SW log block", "pattern A", "pattern E"],
+        ),
+        (
+            "table2-A.svg",
+            &["Table II", "BAST, paper", "BAST, ours", "FAST, ours"],
+        ),
+        (
+            "section3.5.svg",
+            &["section 3.5", "FAST-RW", "FAST (SW+RW)", "BAST"],
+        ),
+        ("fast.json", &["\"runs\""]),
+    ];
+    for (name, needles) in expected {
+        let path = out.join(name);
+        let content = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{} not written: {e}", path.display()));
+        if name.ends_with(".svg") {
+            assert!(content.starts_with("<svg"), "{name} is not an SVG document");
+        }
+        for needle in needles {
+            assert!(content.contains(needle), "{name} lacks {needle:?}");
+        }
+    }
+    for (pattern, description) in [("A", "digital camera (A company)"), ("E", "uniform random")] {
+        let svg = std::fs::read_to_string(out.join(format!("fig10-{pattern}-erases.svg")))
+            .expect("written");
+        assert!(svg.contains(&format!("(Fig. 10, pattern {pattern})")));
+        assert!(svg.contains(description));
+        assert!(svg.contains("block erases"), "the y axis names its unit");
+    }
+    let time = std::fs::read_to_string(out.join("fig10-A-time.svg")).expect("written");
+    assert!(time.contains("elapsed time (s)"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("fast.json")).expect("written"))
+            .expect("fast.json parses");
+    let runs = json["runs"].as_array().expect("a list of runs");
+    // Two patterns x two log-block counts x four schemes, four hot-block counts x three.
+    assert_eq!(runs.len(), 2 * 2 * 4 + 4 * 3);
+    for absent in ["fig10-B-erases.svg", "table2-B.svg", "traces-1.svg"] {
+        assert!(!out.join(absent).exists(), "{absent}: no data in this run");
+    }
+}
+
 #[test]
 fn bad_options_are_usage_errors() {
     let output = flashkit(&["reproduce", "fast", "--patterns", "A,Q", "--no-traces"]);

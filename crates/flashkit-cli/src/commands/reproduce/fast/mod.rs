@@ -10,12 +10,16 @@
 //!   against BAST's and against the analysis' approximations.
 //! - The real trace excerpts of `../shared/traces/` through all five FTLs.
 //!
+//! `--out DIR` writes the runs as JSON and draws the paper's figures as SVG (listed in
+//! `fast/figures.rs` and docs/reproduction/fast.md).
+//!
 //! What it is not: the paper's traces A-D are not public, so the patterns are generated
 //! from its description of them; docs/reproduction/fast.md compares and explains.
 
 pub mod patterns;
 
 use self::patterns::{Generator, PatternName, SECTOR};
+use crate::commands::reproduce::Figures;
 use crate::output::{write_csv, write_json};
 use crate::progress::Bar;
 use crate::{Failure, Outcome};
@@ -33,6 +37,7 @@ use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, mpsc};
 
+mod figures;
 mod report;
 
 /// Options of `flashkit reproduce fast`.
@@ -82,6 +87,12 @@ pub struct FastArgs {
     /// Write one row per run as CSV.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Create DIR and write there fast.json (what --json writes) and the paper's figures as
+    /// SVG: fig10-A-erases.svg, fig10-A-time.svg ... for each pattern, fig10-no-sw.svg,
+    /// table2-A.svg, table2-B.svg, section3.5.svg, traces-1.svg ... (docs/reproduction/fast.md,
+    /// "Figures").
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
     /// A smoke run in seconds: scale 0.02 and log blocks 4 and 16, every pattern and trace.
     #[arg(long, conflicts_with_all = ["scale", "log_blocks"])]
     pub quick: bool,
@@ -164,12 +175,23 @@ pub fn run(mut args: FastArgs) -> Outcome {
     }
     let done = execute(jobs, args.jobs)?;
     print!("{}", report::render(&args, &device, &done, &trace_notes));
-    if let Some(path) = &args.json {
+    // What --json writes, and --out as fast.json.
+    let document = || {
         let reports: Vec<&RunReport> = done.iter().map(|d| &d.report).collect();
-        write_json(path, &serde_json::json!({ "runs": reports }))?;
+        serde_json::json!({ "runs": reports })
+    };
+    if let Some(path) = &args.json {
+        write_json(path, &document())?;
     }
     if let Some(path) = &args.csv {
         write_csv(path, &report::csv(&done))?;
+    }
+    if let Some(dir) = &args.out {
+        let mut figures = Figures::create(dir).map_err(Failure::Runtime)?;
+        write_json(&figures.path("fast.json"), &document()).map_err(Failure::Runtime)?;
+        figures.note("fast.json");
+        self::figures::write(&mut figures, &args, &done).map_err(Failure::Runtime)?;
+        figures.report();
     }
     Ok(())
 }

@@ -1,0 +1,506 @@
+//! The paper's evaluation figures as SVG, for `--out DIR`.
+//!
+//! The paper's section 4 has one figure, Fig. 10 ("Performance evaluation: results": erases
+//! and elapsed time of BAST, FAST and O-FAST against 4-64 log blocks, patterns A-E), and
+//! Table II (switch operations). Its Figs. 8 and 9 are the worked examples of section 3.7,
+//! whose write sequence the text does not give, so they have no counterpart here. Every
+//! chart is saved only when the run has data for it (`--patterns`, `--no-traces`).
+//!
+//! - `fig10-<P>-erases.svg`, `fig10-<P>-time.svg` for each pattern P run: block erases and
+//!   elapsed seconds (the paper's cost model) against log blocks, one line per scheme.
+//! - `fig10-no-sw.svg`: FAST without its SW log block (not one of the paper's schemes) as a
+//!   multiple of FAST's erases, one line per pattern; kept off the Fig. 10 charts, where
+//!   its twice-as-many erases would flatten the paper's three schemes into one line.
+//! - `table2-A.svg`, `table2-B.svg`: Table II's switch operations, the paper's and ours,
+//!   grouped by log blocks.
+//! - `section3.5.svg`: section 3.5's experiments, FAST's erases as a fraction of BAST's per
+//!   hot-block count, measured and predicted.
+//! - `traces-1.svg`, `traces-2.svg`, ...: the real trace excerpts' erases through all five
+//!   FTLs, five excerpts a chart, from the fewest erases to the most (not in the paper).
+
+use super::patterns::PatternName;
+use super::report::{TABLE_II, counter, erases, find, predicted, seconds};
+use super::{Done, Experiment, FastArgs, NHB, NLB};
+use crate::commands::reproduce::Figures;
+use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Legend, LineChart, Scale, Series};
+use flashkit_sim::RunReport;
+
+/// The paper's schemes in Fig. 10: our scheme name and the legend's.
+const SCHEMES: [(&str, &str); 3] = [("bast", "BAST"), ("fast", "FAST"), ("ofast", "O-FAST")];
+
+/// The FTLs the trace excerpts go through, and their legend names.
+const TRACE_FTLS: [(&str, &str); 5] = [
+    ("page", "page-mapped"),
+    ("block", "block-mapped"),
+    ("bast", "BAST"),
+    ("fast", "FAST"),
+    ("ofast", "O-FAST"),
+];
+
+/// Trace excerpts a chart: five of them, five bars each.
+const TRACES_A_CHART: usize = 5;
+
+/// Save every figure the run has data for (see the module's documentation).
+pub fn write(figures: &mut Figures, args: &FastArgs, done: &[Done]) -> anyhow::Result<()> {
+    let mut log_blocks = args.log_blocks.clone();
+    log_blocks.sort_unstable();
+    log_blocks.dedup();
+    for pattern in PatternName::ALL {
+        let [erases_chart, time_chart] = fig_10(pattern, &log_blocks, done);
+        figures.save(
+            &format!("fig10-{}-erases.svg", pattern.letter()),
+            erases_chart.svg(),
+        )?;
+        figures.save(
+            &format!("fig10-{}-time.svg", pattern.letter()),
+            time_chart.svg(),
+        )?;
+    }
+    figures.save("fig10-no-sw.svg", no_sw(&log_blocks, done).svg())?;
+    for (index, pattern) in [PatternName::A, PatternName::B].into_iter().enumerate() {
+        figures.save(
+            &format!("table2-{}.svg", pattern.letter()),
+            table_ii(pattern, index, args.scale, &log_blocks, done).svg(),
+        )?;
+    }
+    figures.save("section3.5.svg", section_3_5(done).svg())?;
+    let traces = traces(done);
+    for (chart, chunk) in traces.chunks(TRACES_A_CHART).enumerate() {
+        figures.save(
+            &format!("traces-{}.svg", chart + 1),
+            traces_chart(
+                chunk,
+                done,
+                chart + 1,
+                traces.len().div_ceil(TRACES_A_CHART),
+            )
+            .svg(),
+        )?;
+    }
+    Ok(())
+}
+
+/// `(log blocks, value)` of a scheme's runs on a pattern, in log-block order.
+fn points(
+    pattern: PatternName,
+    scheme: &str,
+    log_blocks: &[u32],
+    done: &[Done],
+    value: fn(&RunReport) -> f64,
+) -> Vec<(f64, f64)> {
+    log_blocks
+        .iter()
+        .filter_map(|&n| {
+            find(done, &Experiment::Pattern(pattern), scheme, n).map(|r| (f64::from(n), value(r)))
+        })
+        .collect()
+}
+
+/// A log axis when the values span two decades, a linear one otherwise.
+fn y_axis(label: &str, series: &[Series]) -> Axis {
+    Axis {
+        label: label.into(),
+        scale: Scale::auto(series.iter().flat_map(|s| s.points.iter().map(|p| p.1))),
+    }
+}
+
+/// The log-block axis: log blocks double from one count to the next, so they are spaced
+/// evenly on a log axis. A log axis labels few ticks (4 to 64 gets 10, 20, ... 70), so its
+/// label lists the counts run; over less than a factor 8 it would label hardly any (4 to
+/// 16 gets only 10), so a narrower range is linear.
+fn log_block_axis(log_blocks: &[u32]) -> Axis {
+    let (min, max) = (
+        log_blocks.iter().copied().min().unwrap_or(1).max(1),
+        log_blocks.iter().copied().max().unwrap_or(1),
+    );
+    if max >= 8 * min {
+        let counts: Vec<String> = log_blocks.iter().map(u32::to_string).collect();
+        Axis::log(format!(
+            "log blocks (log scale; runs at {})",
+            counts.join(", ")
+        ))
+    } else {
+        Axis::linear("log blocks")
+    }
+}
+
+/// The legend corner that hides the fewest points of the lines, the corner
+/// [`Legend::Auto`] would pick when several hide none. Lines that fall from left to right
+/// can still pass through the upper right corner (BAST flat at the top, say), where `Auto`
+/// would put the legend over them.
+fn free_corner(chart: &LineChart) -> Legend {
+    let points = || chart.series.iter().flat_map(|s| s.points.iter().copied());
+    let x = extent(points().map(|p| p.0), chart.x.scale);
+    let y = extent(points().map(|p| p.1), chart.y.scale);
+    // The legend box as a fraction of the plot area (about 660 x 350 px): 17 px a line,
+    // 7 px a character and the sample line beside the name, 10 px from the corner.
+    let longest = chart.series.iter().map(|s| s.name.chars().count()).max();
+    let width = (longest.unwrap_or(0) * 7 + 60) as f64 / 660.0;
+    let height = (17 * chart.series.len() + 30) as f64 / 350.0;
+    // Every point of every line, sampled along its segments, in the unit square.
+    let mut samples = Vec::new();
+    for series in &chart.series {
+        let unit: Vec<(f64, f64)> = series.points.iter().map(|&(a, b)| (x(a), y(b))).collect();
+        samples.extend(unit.first().copied());
+        for pair in unit.windows(2) {
+            samples.extend((1..=40).map(|i| {
+                let t = f64::from(i) / 40.0;
+                (
+                    pair[0].0 + t * (pair[1].0 - pair[0].0),
+                    pair[0].1 + t * (pair[1].1 - pair[0].1),
+                )
+            }));
+        }
+    }
+    let rising = chart
+        .series
+        .iter()
+        .filter(|s| s.points.len() >= 2)
+        .map(|s| s.points[s.points.len() - 1].1 - s.points[0].1)
+        .sum::<f64>()
+        > 0.0;
+    let corners = if rising {
+        [
+            Legend::UpperLeft,
+            Legend::UpperRight,
+            Legend::LowerRight,
+            Legend::LowerLeft,
+        ]
+    } else {
+        [
+            Legend::UpperRight,
+            Legend::UpperLeft,
+            Legend::LowerLeft,
+            Legend::LowerRight,
+        ]
+    };
+    let hidden = |corner: Legend| {
+        let (left, bottom) = match corner {
+            Legend::UpperLeft => (true, false),
+            Legend::LowerLeft => (true, true),
+            Legend::LowerRight => (false, true),
+            _ => (false, false),
+        };
+        samples
+            .iter()
+            .filter(|&&(a, b)| {
+                let across = if left { a <= width } else { a >= 1.0 - width };
+                let up = if bottom {
+                    b <= height
+                } else {
+                    b >= 1.0 - height
+                };
+                across && up
+            })
+            .count()
+    };
+    corners
+        .into_iter()
+        .min_by_key(|&corner| hidden(corner))
+        .unwrap_or_default()
+}
+
+/// A map of values onto [0, 1] along an axis drawn as the plot draws it: a log axis padded
+/// by a factor 1.2, a linear one from zero when the values are positive and not all close,
+/// padded by 5%.
+fn extent(values: impl Iterator<Item = f64>, scale: Scale) -> impl Fn(f64) -> f64 {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
+        lo = lo.min(v);
+        hi = hi.max(v);
+    }
+    let (lo, hi) = match scale {
+        _ if !lo.is_finite() => (0.0, 1.0),
+        Scale::Log => {
+            let pad = if hi > lo { 1.2 } else { 2.0 };
+            ((lo / pad).ln(), (hi * pad).ln())
+        }
+        Scale::Linear => {
+            let lo = if lo > 0.0 && lo < hi * 0.9 { 0.0 } else { lo };
+            let pad = if hi > lo {
+                (hi - lo) * 0.05
+            } else {
+                hi.abs().max(1.0) * 0.5
+            };
+            (if lo == 0.0 { 0.0 } else { lo - pad }, hi + pad)
+        }
+    };
+    move |v| {
+        let v = if scale == Scale::Log {
+            v.max(f64::MIN_POSITIVE).ln()
+        } else {
+            v
+        };
+        (v - lo) / (hi - lo)
+    }
+}
+
+/// Fig. 10 for one pattern: erases, then elapsed time, against log blocks.
+fn fig_10(pattern: PatternName, log_blocks: &[u32], done: &[Done]) -> [LineChart; 2] {
+    let chart = |metric: &str, unit: &str, value: fn(&RunReport) -> f64| {
+        let series: Vec<Series> = SCHEMES
+            .iter()
+            .map(|&(scheme, name)| Series {
+                name: name.into(),
+                points: points(pattern, scheme, log_blocks, done, value),
+            })
+            .collect();
+        placed(LineChart {
+            title: format!(
+                "{metric}, {} (Fig. 10, pattern {})",
+                pattern.description(),
+                pattern.letter()
+            ),
+            x: log_block_axis(log_blocks),
+            y: y_axis(unit, &series),
+            series,
+            step: false,
+            legend: Legend::Auto,
+        })
+    };
+    [
+        chart("Block erases", "block erases", |r| erases(r) as f64),
+        chart("Elapsed time", "elapsed time (s)", seconds),
+    ]
+}
+
+/// FAST without its SW log block, as a multiple of FAST's erases, one line per pattern.
+fn no_sw(log_blocks: &[u32], done: &[Done]) -> LineChart {
+    let series: Vec<Series> = PatternName::ALL
+        .into_iter()
+        .map(|pattern| {
+            let experiment = Experiment::Pattern(pattern);
+            Series {
+                name: format!("pattern {}", pattern.letter()),
+                points: log_blocks
+                    .iter()
+                    .filter_map(|&n| {
+                        let fast = find(done, &experiment, "fast", n)?;
+                        let no_sw = find(done, &experiment, "fast-rw", n)?;
+                        Some((
+                            f64::from(n),
+                            erases(no_sw) as f64 / erases(fast).max(1) as f64,
+                        ))
+                    })
+                    .collect(),
+            }
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    placed(LineChart {
+        title: "FAST without its SW log block (not the paper's; Fig. 10's patterns)".into(),
+        x: log_block_axis(log_blocks),
+        y: y_axis("erases as a multiple of FAST's (ratio)", &series),
+        series,
+        step: false,
+        legend: Legend::Auto,
+    })
+}
+
+/// The chart with its legend in [`free_corner`].
+fn placed(chart: LineChart) -> LineChart {
+    LineChart {
+        legend: free_corner(&chart),
+        ..chart
+    }
+}
+
+/// Table II for one camera pattern (`index` 0 is A, 1 is B in the paper's table): BAST's
+/// and FAST's switch operations, the paper's and ours, grouped by log blocks. A run at a
+/// fraction of the paper's writes (`--scale`, `--quick`) makes as many times fewer
+/// switches, so the paper's counts are scaled with it, and say so. Empty when the run did
+/// not include the pattern.
+fn table_ii(
+    pattern: PatternName,
+    index: usize,
+    scale: f64,
+    log_blocks: &[u32],
+    done: &[Done],
+) -> GroupedBarChart {
+    let experiment = Experiment::Pattern(pattern);
+    let ran = done.iter().any(|d| d.job.experiment == experiment);
+    let counts: Vec<u32> = if ran { log_blocks.to_vec() } else { Vec::new() };
+    let paper = |n: u32, scheme: usize| {
+        TABLE_II
+            .iter()
+            .find(|(blocks, _)| *blocks == n)
+            .map(|(_, figures)| {
+                let (bast, fast) = figures[index];
+                (if scheme == 0 { bast } else { fast }) as f64 * scale
+            })
+    };
+    let paper_name = if scale == 1.0 {
+        "paper".to_string()
+    } else {
+        format!("paper x {scale}")
+    };
+    let ours = |n: u32, scheme: &str| {
+        find(done, &experiment, scheme, n).map(|r| counter(r, "switch_merges") as f64)
+    };
+    let mut series = Vec::new();
+    for (i, (scheme, name)) in SCHEMES[..2].iter().enumerate() {
+        series.push(BarSeries {
+            name: format!("{name}, {paper_name}"),
+            values: counts.iter().map(|&n| paper(n, i)).collect(),
+        });
+        series.push(BarSeries {
+            name: format!("{name}, ours"),
+            values: counts.iter().map(|&n| ours(n, scheme)).collect(),
+        });
+    }
+    GroupedBarChart {
+        title: format!(
+            "Switch operations, pattern {}: paper vs ours (Table II)",
+            pattern.letter()
+        ),
+        y: Axis::linear("switch operations"),
+        groups: counts.iter().map(|n| format!("{n} log blocks")).collect(),
+        series,
+    }
+}
+
+/// Section 3.5's experiments: FAST's erases as a fraction of BAST's, measured and as the
+/// analysis predicts, per hot-block count.
+fn section_3_5(done: &[Done]) -> GroupedBarChart {
+    let nhbs: Vec<u64> = NHB
+        .into_iter()
+        .filter(|&nhb| find(done, &Experiment::HotBlocks(nhb), "bast", 0).is_some())
+        .collect();
+    let ratio = |nhb: u64, scheme: &str| {
+        let experiment = Experiment::HotBlocks(nhb);
+        let bast = find(done, &experiment, "bast", 0)?;
+        let other = find(done, &experiment, scheme, 0)?;
+        Some(erases(other) as f64 / erases(bast).max(1) as f64)
+    };
+    let series = vec![
+        BarSeries {
+            name: "FAST-RW, measured".into(),
+            values: nhbs.iter().map(|&n| ratio(n, "fast-rw")).collect(),
+        },
+        BarSeries {
+            name: "FAST-RW, predicted (BAST's worst case if nhb > nlb)".into(),
+            values: nhbs
+                .iter()
+                .map(|&n| {
+                    let p = predicted(n);
+                    Some(p.fast_rw / p.bast)
+                })
+                .collect(),
+        },
+        BarSeries {
+            name: "FAST (SW+RW), measured".into(),
+            values: nhbs.iter().map(|&n| ratio(n, "fast")).collect(),
+        },
+    ];
+    GroupedBarChart {
+        title: format!("FAST's erases relative to BAST's, nlb = {NLB} (section 3.5)"),
+        y: Axis::linear("erases / BAST's erases (ratio)"),
+        groups: nhbs
+            .iter()
+            .map(|&n| {
+                if predicted(n).worst_case {
+                    format!("nhb = {n} (> nlb)")
+                } else {
+                    format!("nhb = {n}")
+                }
+            })
+            .collect(),
+        series,
+    }
+}
+
+/// The trace excerpts run, each with a short name, from the fewest erases to the most (so
+/// that a chart of a few of them draws bars of like heights); excerpts no FTL erased for
+/// are left out (nothing to draw).
+fn traces(done: &[Done]) -> Vec<(String, String)> {
+    let mut names: Vec<&str> = Vec::new();
+    for d in done {
+        if let Experiment::Trace(name) = &d.job.experiment
+            && !names.contains(&name.as_str())
+        {
+            names.push(name);
+        }
+    }
+    let most = |name: &str| {
+        let experiment = Experiment::Trace(name.to_string());
+        done.iter()
+            .filter(|d| d.job.experiment == experiment)
+            .map(|d| erases(&d.report))
+            .max()
+            .unwrap_or(0)
+    };
+    let mut traces: Vec<(u64, String, String)> = names
+        .iter()
+        .zip(short_names(&names))
+        .map(|(name, short)| (most(name), name.to_string(), short))
+        .filter(|(most, _, _)| *most > 0)
+        .collect();
+    traces.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| a.1.cmp(&b.1)));
+    traces
+        .into_iter()
+        .map(|(_, name, short)| (name, short))
+        .collect()
+}
+
+/// Trace file names short enough to label a group: the file name without its directory,
+/// up to the first dot (`hm_0`), or up to the second where two would read the same
+/// (`WebSearch1.first10`).
+fn short_names(names: &[&str]) -> Vec<String> {
+    let short = |name: &str, parts: usize| {
+        let file = name.rsplit('/').next().unwrap_or(name);
+        file.split('.').take(parts).collect::<Vec<_>>().join(".")
+    };
+    names
+        .iter()
+        .map(|name| {
+            let first = short(name, 1);
+            let clashes = names
+                .iter()
+                .filter(|other| short(other, 1) == first)
+                .count();
+            if clashes > 1 { short(name, 2) } else { first }
+        })
+        .collect()
+}
+
+/// Erases of some trace excerpts (`(file, short name)`) through all five FTLs, chart
+/// `part` of `parts`; a log axis when the erases span two decades (a zero draws no bar
+/// there).
+fn traces_chart(
+    traces: &[(String, String)],
+    done: &[Done],
+    part: usize,
+    parts: usize,
+) -> GroupedBarChart {
+    let series: Vec<BarSeries> = TRACE_FTLS
+        .iter()
+        .map(|&(scheme, name)| BarSeries {
+            name: name.into(),
+            values: traces
+                .iter()
+                .map(|(trace, _)| {
+                    find(done, &Experiment::Trace(trace.clone()), scheme, 0)
+                        .map(|r| erases(r) as f64)
+                })
+                .collect(),
+        })
+        .collect();
+    let positive = series
+        .iter()
+        .flat_map(|s| s.values.iter().flatten().copied())
+        .filter(|&v| v > 0.0);
+    let of = if parts > 1 {
+        format!(", {part} of {parts}")
+    } else {
+        String::new()
+    };
+    GroupedBarChart {
+        title: format!("Real trace excerpts through five FTLs (not in the paper{of})"),
+        y: Axis {
+            label: "block erases".into(),
+            scale: Scale::auto(positive),
+        },
+        groups: traces.iter().map(|(_, short)| short.clone()).collect(),
+        series,
+    }
+}
