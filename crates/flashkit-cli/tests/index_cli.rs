@@ -286,3 +286,148 @@ fn reproduce_grr_prints_the_papers_claims_beside_ours() {
     assert!(stdout.contains("0/100"), "{stdout}");
     assert!(!stdout.contains("Fig. 6"), "--only fig8 runs only Fig. 8");
 }
+
+/// Check that `dir` holds each `(file, figure, series)` as an SVG naming its figure and
+/// series, and `json` as a JSON document; returns the document.
+fn check_figures(
+    dir: &std::path::Path,
+    json: &str,
+    expected: &[(&str, &str, &[&str])],
+) -> serde_json::Value {
+    for (file, figure, series) in expected {
+        let path = dir.join(file);
+        let svg = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{} not written: {e}", path.display()));
+        assert!(svg.starts_with("<svg"), "{file} is not an SVG document");
+        assert!(svg.contains(figure), "{file} does not name {figure}");
+        for name in *series {
+            assert!(svg.contains(name), "{file} has no series {name:?}");
+        }
+    }
+    let text = std::fs::read_to_string(dir.join(json)).expect("the JSON document is written");
+    serde_json::from_str(&text).expect("valid JSON")
+}
+
+#[test]
+fn reproduce_grr_out_writes_the_json_and_a_figure_per_paper_figure() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out_dir = dir.path().join("figures");
+    let out = flashkit(&[
+        "reproduce",
+        "grr",
+        "--quick",
+        "--files",
+        "150",
+        "--capacity",
+        "8M",
+        "--out",
+        out_dir.to_str().expect("utf-8 path"),
+    ]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("wrote "), "{stdout}");
+    let policies: &[&str] = &["lru", "cflru", "cfsemi"];
+    let doc = check_figures(
+        &out_dir,
+        "grr.json",
+        &[
+            (
+                "fig6a.svg",
+                "Fig. 6",
+                &[
+                    "GRR + cfsemi, l = k",
+                    "GRR + cfsemi, l = 8",
+                    "IPL, 1 log page + LRU",
+                    "IPL, 1 log page + cfsemi",
+                    "IPL, 8 log pages + cfsemi",
+                ],
+            ),
+            (
+                "fig6b.svg",
+                "Fig. 6",
+                &["GRR + cfsemi, k = 4, l = 8", "IPL, 1 log page + LRU"],
+            ),
+            ("fig7a.svg", "Fig. 7", policies),
+            ("fig7b.svg", "Fig. 7", policies),
+            ("fig7c.svg", "Fig. 7", policies),
+            (
+                "fig8a.svg",
+                "Fig. 8",
+                &["IPL + LRU", "IPL + cfsemi", "GRR + LRU", "GRR + cfsemi"],
+            ),
+            (
+                "fig8b.svg",
+                "Fig. 8",
+                &[
+                    "IPL + LRU / GRR + cfsemi",
+                    "IPL / GRR, both cfsemi",
+                    "paper, IPL / GRR",
+                ],
+            ),
+        ],
+    );
+    assert_eq!(doc["workload"]["files"], 150);
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(61), "every run");
+}
+
+#[test]
+fn reproduce_fatlist_out_writes_the_figures_of_the_experiments_run() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = flashkit(&[
+        "reproduce",
+        "fatlist",
+        "--quick",
+        "--only",
+        "levels,probes,sensor",
+        "--readings",
+        "3000",
+        "--out",
+        dir.path().to_str().expect("utf-8 path"),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let kinds: &[&str] = &["fat list read", "fat list write"];
+    let structures: &[&str] = &["fat list", "mu-tree"];
+    let doc = check_figures(
+        dir.path(),
+        "fatlist.json",
+        &[
+            ("fig16a.svg", "Fig. 16a", kinds),
+            ("fig16b.svg", "Fig. 16b", kinds),
+            ("fig16c.svg", "Fig. 16c", &["fat list read"]),
+            ("fig16d.svg", "Fig. 16d", kinds),
+            ("fig17.svg", "Fig. 17", &["fat list"]),
+            (
+                "table-probes.svg",
+                "section 0.6.3",
+                &[
+                    "successful",
+                    "null",
+                    "max level 5, ours",
+                    "max level 5, paper",
+                ],
+            ),
+            ("fig21a.svg", "Fig. 21a", structures),
+            ("fig21b.svg", "Fig. 21b", structures),
+        ],
+    );
+    assert_eq!(doc["levels"].as_array().map(Vec::len), Some(4));
+    assert_eq!(doc["sensor"].as_array().map(Vec::len), Some(2));
+    // The experiments --only left out have no figures.
+    for skipped in [
+        "fig14a.svg",
+        "fig15.svg",
+        "fig18a.svg",
+        "fig19.svg",
+        "table-init.svg",
+    ] {
+        assert!(!dir.path().join(skipped).exists(), "{skipped} written");
+    }
+}

@@ -6,7 +6,12 @@
 //! probe table of section 0.6.3; boot-up initialization cost for the table's settings; the
 //! sensor macro-benchmark with 1,000 and 10,000 range queries (Fig. 21). The sweeps and the
 //! initialization table run on 2 MB, the part's own capacity (the paper does not say).
+//!
+//! With `--out DIR` the command writes `fatlist.json` and each figure as SVG there
+//! ([`write_figures`]).
 
+use super::Figures;
+use super::grr::{line_chart, sweep};
 use crate::args::Count;
 use crate::commands::index::{index_failure, phase_table};
 use crate::output::write_json;
@@ -16,13 +21,15 @@ use clap::Args;
 use flashkit_device::{NorGeometry, NorPreset};
 use flashkit_index::nor::FatListConfig;
 use flashkit_index::nor::bench::{
-    self, IndexSpec, MicroReport, MicroSpec, PhaseReport, SensorSpec, Structure,
+    self, IndexSpec, MicroReport, MicroSpec, PhaseReport, PhaseTime, SensorSpec, Structure,
 };
 use flashkit_report::Table;
+use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Scale, Series};
 use serde::Serialize;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// The options of `flashkit reproduce fatlist`.
 #[derive(Args, Debug)]
 pub struct FatlistArgs {
     /// A tenth of the workload (2,500 keys, 80k updates and queries, 20k readings): minutes
@@ -48,6 +55,11 @@ pub struct FatlistArgs {
     /// Write every figure as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write fatlist.json (what --json writes) and the paper's figures as SVG into this
+    /// directory, created if missing: fig14a-d.svg, fig15.svg, ..., fig21b.svg,
+    /// table-probes.svg, table-init.svg (those of the experiments run).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 const EXPERIMENTS: [&str; 6] = ["sizes", "levels", "turnstiles", "probes", "init", "sensor"];
@@ -103,6 +115,8 @@ const PAPER_INIT: [(u32, [f64; 4]); 3] = [
     (32, [266.75, 66.44, 33.22, 25.30]),
 ];
 
+/// Run the experiments `--only` asks for (all by default), print their tables beside the
+/// paper's figures, and write `--json` and `--out` when asked.
 pub fn run(args: &FatlistArgs) -> Outcome {
     for name in &args.only {
         if !EXPERIMENTS.contains(&name.as_str()) {
@@ -114,6 +128,13 @@ pub fn run(args: &FatlistArgs) -> Outcome {
     }
     let wants = |name: &str| args.only.is_empty() || args.only.iter().any(|n| n == name);
     let micro = micro_spec(args);
+    // Created before the runs, so that a directory that cannot be made fails at once.
+    let mut figures = args
+        .out
+        .as_deref()
+        .map(Figures::create)
+        .transpose()
+        .map_err(Failure::Runtime)?;
     let started = Instant::now();
     let mut doc = Document {
         micro,
@@ -154,6 +175,12 @@ pub fn run(args: &FatlistArgs) -> Outcome {
     println!("wall clock: {:.1} s", doc.wall_seconds);
     if let Some(path) = &args.json {
         write_json(path, &doc)?;
+    }
+    if let Some(figures) = &mut figures {
+        write_json(&figures.path("fatlist.json"), &doc)?;
+        figures.note("fatlist.json");
+        write_figures(figures, &doc, &wants)?;
+        figures.report();
     }
     Ok(())
 }
@@ -454,5 +481,337 @@ fn sensor(args: &FatlistArgs, doc: &mut Document) -> Outcome {
         "paper: insertion reads lower for the mu-tree, its writes and erases much higher; range queries faster on fat lists\n"
     );
     doc.sensor = runs;
+    Ok(())
+}
+
+/// The micro-benchmark's phases: the reports' name, the titles' name, the panel's letter.
+const PHASES: [(&str, &str, char); 4] = [
+    ("insert", "Insertion", 'a'),
+    ("update", "Update", 'b'),
+    ("query", "Query", 'c'),
+    ("delete", "Deletion", 'd'),
+];
+
+/// A part of a phase's time.
+type Part = fn(&PhaseTime) -> f64;
+
+/// What a phase's time is made of (normal operation and space reclaiming together).
+const KINDS: [(&str, Part); 3] = [
+    ("read", PhaseTime::reads),
+    ("write", PhaseTime::writes),
+    ("erase", PhaseTime::erases),
+];
+
+/// The structures of Figs. 14, 15 and 21: the runs' label and the legend's.
+const STRUCTURES: [(Structure, &str); 2] = [
+    (Structure::FatList, "fat list"),
+    (Structure::MuTree, "mu-tree"),
+];
+
+/// The run labelled `label`, when the run made it.
+fn labelled<'a>(runs: &'a [Labelled], label: &str) -> Option<&'a Labelled> {
+    runs.iter().find(|r| r.label == label)
+}
+
+/// The simulated time of `phase` in the run labelled `label`.
+fn phase_time(runs: &[Labelled], label: &str, phase: &str) -> Option<PhaseTime> {
+    labelled(runs, label)?
+        .phases
+        .iter()
+        .find(|p| p.name == phase)
+        .map(|p| p.time)
+}
+
+/// `1000` as `1,000`.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A swept setting of the micro-benchmark: its values, each value's group label, and the
+/// legend prefix and run label of each structure run at it.
+struct Sweep<'a> {
+    values: &'a [u32],
+    group: &'a dyn Fn(u32) -> String,
+    structures: &'a [(&'a str, &'a dyn Fn(u32) -> String)],
+}
+
+/// A logarithmic axis when the positive values span `decades` or more, else linear.
+fn scale_for(values: impl Iterator<Item = f64>, decades: f64) -> Scale {
+    let positive: Vec<f64> = values.filter(|&v| v > 0.0 && v.is_finite()).collect();
+    let lo = positive.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = positive.iter().copied().fold(0.0, f64::max);
+    if !positive.is_empty() && hi / lo >= 10f64.powf(decades) {
+        Scale::Log
+    } else {
+        Scale::Linear
+    }
+}
+
+/// Grouped bars with a y axis labelled `y`, scaled by [`scale_for`].
+fn bars(
+    title: String,
+    y: &str,
+    decades: f64,
+    groups: Vec<String>,
+    series: Vec<BarSeries>,
+) -> GroupedBarChart {
+    let scale = scale_for(
+        series
+            .iter()
+            .flat_map(|s| s.values.iter().flatten().copied()),
+        decades,
+    );
+    GroupedBarChart {
+        title,
+        y: Axis {
+            label: y.into(),
+            scale,
+        },
+        groups,
+        series,
+    }
+}
+
+/// One chart per micro-benchmark phase (`fig{number}a.svg` to `d`), bars grouped by the
+/// swept setting: the read, write and erase time of each structure. Its y axis is
+/// logarithmic from one decade on, since a NOR word read costs 700 times less than a write.
+/// Then the total time by setting (`fig{number + 1}.svg`), one bar per structure.
+fn micro_figures(
+    figures: &mut Figures,
+    number: u32,
+    runs: &[Labelled],
+    sweep: &Sweep<'_>,
+    against: &str,
+) -> anyhow::Result<()> {
+    let groups: Vec<String> = sweep.values.iter().map(|&x| (sweep.group)(x)).collect();
+    for (phase, phase_title, letter) in PHASES {
+        let mut series = Vec::new();
+        for (prefix, label) in sweep.structures {
+            for (kind, time) in KINDS {
+                series.push(BarSeries {
+                    name: format!("{prefix}{kind}"),
+                    values: sweep
+                        .values
+                        .iter()
+                        .map(|&x| phase_time(runs, &label(x), phase).map(|t| time(&t)))
+                        .collect(),
+                });
+            }
+        }
+        let chart = bars(
+            format!("{phase_title} phase by {against} (Fig. {number}{letter})"),
+            "simulated time (s)",
+            1.0,
+            groups.clone(),
+            series,
+        );
+        figures.save(&format!("fig{number}{letter}.svg"), chart.svg())?;
+    }
+    let totals = sweep
+        .structures
+        .iter()
+        .map(|(prefix, label)| BarSeries {
+            name: prefix.trim_end().into(),
+            values: sweep
+                .values
+                .iter()
+                .map(|&x| labelled(runs, &label(x)).map(|r| total(&r.phases)))
+                .collect(),
+        })
+        .collect();
+    let chart = bars(
+        format!("Total execution time by {against} (Fig. {})", number + 1),
+        "total simulated time (s)",
+        2.0,
+        groups,
+        totals,
+    );
+    figures.save(&format!("fig{}.svg", number + 1), chart.svg())
+}
+
+/// The paper's figures as SVG, each for an experiment the run made (`--only`). The paper
+/// publishes no values for its figures, only for its two tables, which are drawn too. The
+/// micro-benchmark's settings are few (three or four), so they are bars grouped by setting
+/// as in the paper's figures; on a logarithmic axis a time of zero (no erases, say) has no
+/// bar.
+///
+/// - `fig14a.svg` to `fig14d.svg`: the insertion, update, query and deletion phases on 1,
+///   2, 4 and 8 MB, read, write and erase time of fat lists and the mu-tree.
+/// - `fig15.svg`: the micro-benchmark's total time by flash size, fat lists and mu-tree.
+/// - `fig16a.svg` to `fig16d.svg`, `fig17.svg`: the same for fat lists with maximum levels
+///   1, 3, 4 and 5 (2 MB).
+/// - `fig18a.svg` to `fig18d.svg`, `fig19.svg`: the same for turnstiles of 8, 16 and 32
+///   blocks (2 MB).
+/// - `fig21a.svg`: the sensor macro-benchmark's insertion phase, read, write and erase
+///   time of both structures; `fig21b.svg`: its 1,000 and 10,000 range queries.
+/// - `table-probes.svg`: the probe table of section 0.6.3, probes of each kind per pointer
+///   visited in the query phase by maximum level, ours beside the paper's.
+/// - `table-init.svg`: the initialization table of section 0.6.3, word reads of a boot-up
+///   by maximum level, one line per turnstile size, ours and the paper's.
+fn write_figures(
+    figures: &mut Figures,
+    doc: &Document,
+    wants: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<()> {
+    if wants("sizes") {
+        let label = |s: Structure| move |mb: u32| format!("{s} {mb} MB");
+        let (fat, mu) = (label(STRUCTURES[0].0), label(STRUCTURES[1].0));
+        let sweep = Sweep {
+            values: &[1, 2, 4, 8],
+            group: &|mb| format!("{mb} MB"),
+            structures: &[("fat list ", &fat), ("mu-tree ", &mu)],
+        };
+        micro_figures(figures, 14, &doc.sizes, &sweep, "flash size")?;
+    }
+    if wants("levels") {
+        let label = |l: u32| format!("max level {l}");
+        let sweep = Sweep {
+            values: &[1, 3, 4, 5],
+            group: &label,
+            structures: &[("fat list ", &label)],
+        };
+        micro_figures(figures, 16, &doc.levels, &sweep, "maximum level, fat list")?;
+    }
+    if wants("turnstiles") {
+        let label = |t: u32| format!("turnstile {t}");
+        let sweep = Sweep {
+            values: &[8, 16, 32],
+            group: &|t| format!("turnstile of {t} blocks"),
+            structures: &[("fat list ", &label)],
+        };
+        micro_figures(
+            figures,
+            18,
+            &doc.turnstiles,
+            &sweep,
+            "turnstile size, fat list",
+        )?;
+    }
+    if wants("sensor") {
+        let time = |s: Structure, phase: &str| phase_time(&doc.sensor, &s.to_string(), phase);
+        let series: Vec<BarSeries> = STRUCTURES
+            .iter()
+            .map(|&(s, name)| BarSeries {
+                name: name.into(),
+                values: KINDS
+                    .iter()
+                    .map(|(_, kind)| time(s, "insert").map(|t| kind(&t)))
+                    .collect(),
+            })
+            .collect();
+        let fig21a = bars(
+            "Sensor macro-benchmark, insertion phase (Fig. 21a)".into(),
+            "simulated time (s)",
+            1.0,
+            KINDS.iter().map(|k| k.0.to_string()).collect(),
+            series,
+        );
+        figures.save("fig21a.svg", fig21a.svg())?;
+        let queries: Vec<(String, u64)> = labelled(&doc.sensor, &Structure::FatList.to_string())
+            .map(|r| {
+                r.phases
+                    .iter()
+                    .filter(|p| p.name != "insert")
+                    .map(|p| (p.name.clone(), p.operations))
+                    .collect()
+            })
+            .unwrap_or_default();
+        let fig21b = bars(
+            "Sensor macro-benchmark, range query phase (Fig. 21b)".into(),
+            "simulated time (s)",
+            2.0,
+            queries
+                .iter()
+                .map(|q| format!("{} range queries", thousands(q.1)))
+                .collect(),
+            STRUCTURES
+                .iter()
+                .map(|&(s, name)| BarSeries {
+                    name: name.into(),
+                    values: queries
+                        .iter()
+                        .map(|q| time(s, &q.0).map(|t| t.total()))
+                        .collect(),
+                })
+                .collect(),
+        );
+        figures.save("fig21b.svg", fig21b.svg())?;
+    }
+    if wants("probes") {
+        let order = [5u32, 4, 3, 1];
+        let ours = |level: u32| {
+            labelled(&doc.levels, &format!("max level {level}"))?
+                .phases
+                .iter()
+                .find(|p| p.name == "query")
+                .map(|p| p.probes)
+        };
+        // Groups: ours and the paper's for each maximum level; series: the probe kinds,
+        // rows 2-6 of the paper's table.
+        let mut groups = Vec::new();
+        let mut values: Vec<Vec<Option<f64>>> = vec![Vec::new(); 5];
+        for (column, &level) in order.iter().enumerate() {
+            if let Some(s) = ours(level) {
+                groups.push(format!("max level {level}, ours"));
+                for (kind, count) in [s.successful, s.low, s.over, s.back, s.null]
+                    .into_iter()
+                    .enumerate()
+                {
+                    values[kind].push(Some(s.per_pointer(count)));
+                }
+            }
+            groups.push(format!("max level {level}, paper"));
+            for (kind, row) in PAPER_PROBES[2..].iter().enumerate() {
+                values[kind].push(Some(row.1[column]));
+            }
+        }
+        let chart = GroupedBarChart {
+            title: "Probes per pointer visited, query phase (table, section 0.6.3)".into(),
+            y: Axis::linear("probes per pointer visited"),
+            groups,
+            series: PAPER_PROBES[2..]
+                .iter()
+                .zip(values)
+                .map(|(row, values)| BarSeries {
+                    name: row.0.into(),
+                    values,
+                })
+                .collect(),
+        };
+        figures.save("table-probes.svg", chart.svg())?;
+    }
+    if wants("init") {
+        let levels = [1u32, 3, 4, 5];
+        let mut series: Vec<Series> = PAPER_INIT
+            .iter()
+            .map(|&(t, _)| {
+                sweep(&format!("ours, turnstile {t}"), &levels, |l| {
+                    doc.init
+                        .iter()
+                        .find(|r| r.turnstile == t && r.levels == l)
+                        .map(|r| r.word_reads)
+                })
+            })
+            .collect();
+        series.extend(PAPER_INIT.iter().map(|&(t, paper)| Series {
+            name: format!("paper, turnstile {t}"),
+            points: levels.iter().map(|&l| f64::from(l)).zip(paper).collect(),
+        }));
+        let chart = line_chart(
+            "Boot-up initialization cost by maximum level (table, section 0.6.3)",
+            Axis::linear("maximum level"),
+            "word reads a boot-up (mean)",
+            series,
+        );
+        figures.save("table-init.svg", chart.svg())?;
+    }
     Ok(())
 }

@@ -10,7 +10,11 @@
 //! say which buffer its IPL ran with. We give IPL plain LRU for the headline ratios (IPL as
 //! Lee and Moon describe it) and also show every scheme under every policy, so that the gain
 //! of the storage scheme and the gain of the buffer can be told apart.
+//!
+//! With `--out DIR` the command writes `grr.json` and each figure as SVG there
+//! ([`write_figures`]).
 
+use super::Figures;
 use crate::args::{Count, Size};
 use crate::commands::index::{check_placement, nand_failure, nand_geometry};
 use crate::output::write_json;
@@ -22,11 +26,13 @@ use flashkit_index::nand::bench::{self, NandReport, NandSpec};
 use flashkit_index::nand::workload::FileWorkload;
 use flashkit_index::nand::{AnyPlacement, AnyReplacement, BufferConfig, Grr, Ipl};
 use flashkit_report::Table;
+use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Legend, LineChart, Scale, Series};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Instant;
 
+/// The options of `flashkit reproduce grr`.
 #[derive(Args, Debug)]
 pub struct GrrArgs {
     /// A fifth of the workload (1,000 files instead of 5,000): about 2 s instead of 18 s in
@@ -58,6 +64,11 @@ pub struct GrrArgs {
     /// Write every run's figures as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Write grr.json (what --json writes) and the paper's figures as SVG into this
+    /// directory, created if missing: fig6a.svg, fig6b.svg, fig7a-c.svg, fig8a.svg,
+    /// fig8b.svg (those of the experiments run).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 const EXPERIMENTS: [&str; 3] = ["fig6", "fig7", "fig8"];
@@ -77,10 +88,10 @@ struct Run {
 }
 
 #[derive(Serialize)]
-struct Document {
+struct Document<'a> {
     workload: FileWorkload,
     buffer_bytes: u64,
-    runs: Vec<Run>,
+    runs: &'a [Run],
     wall_seconds: f64,
 }
 
@@ -176,6 +187,11 @@ impl Runner<'_> {
         Ok(&self.runs[self.runs.len() - 1].report)
     }
 
+    /// The report of a configuration some experiment has run, without running it.
+    fn find(&self, c: Config) -> Option<&NandReport> {
+        self.done.get(&Self::key(&c)).map(|&i| &self.runs[i].report)
+    }
+
     fn config(&self, placement: AnyPlacement, policy: AnyReplacement) -> Config {
         Config {
             placement,
@@ -186,6 +202,8 @@ impl Runner<'_> {
     }
 }
 
+/// Run the experiments `--only` asks for (all by default), print their tables beside the
+/// paper's claims, and write `--json` and `--out` when asked.
 pub fn run(args: &GrrArgs) -> Outcome {
     for name in &args.only {
         if !EXPERIMENTS.contains(&name.as_str()) {
@@ -197,6 +215,13 @@ pub fn run(args: &GrrArgs) -> Outcome {
     }
     let wants = |name: &str| args.only.is_empty() || args.only.iter().any(|n| n == name);
     let workload = workload(args)?;
+    // Created before the runs, so that a directory that cannot be made fails at once.
+    let mut figures = args
+        .out
+        .as_deref()
+        .map(Figures::create)
+        .transpose()
+        .map_err(Failure::Runtime)?;
     let started = Instant::now();
     let mut runner = Runner {
         args,
@@ -219,14 +244,20 @@ pub fn run(args: &GrrArgs) -> Outcome {
         "wall clock: {wall_seconds:.1} s ({} runs)",
         runner.runs.len()
     );
+    let doc = Document {
+        workload,
+        buffer_bytes: args.buffer_size.0,
+        runs: &runner.runs,
+        wall_seconds,
+    };
     if let Some(path) = &args.json {
-        let doc = Document {
-            workload,
-            buffer_bytes: args.buffer_size.0,
-            runs: runner.runs,
-            wall_seconds,
-        };
         write_json(path, &doc)?;
+    }
+    if let Some(figures) = &mut figures {
+        write_json(&figures.path("grr.json"), &doc)?;
+        figures.note("grr.json");
+        write_figures(figures, &runner, &wants)?;
+        figures.report();
     }
     Ok(())
 }
@@ -475,5 +506,303 @@ fn fig8(runner: &mut Runner<'_>) -> Outcome {
          faster than IPL at 0/100\n\
          ours:  {write_only:.2}x at 0/100 (IPL + LRU against GRR + cfsemi)\n"
     );
+    Ok(())
+}
+
+/// A line through `xs`, at the value `y` gives each (a point without one is left out).
+pub(super) fn sweep(name: &str, xs: &[u32], y: impl Fn(u32) -> Option<f64>) -> Series {
+    Series {
+        name: name.into(),
+        points: xs
+            .iter()
+            .filter_map(|&x| y(x).map(|y| (f64::from(x), y)))
+            .collect(),
+    }
+}
+
+/// A line chart of the series that have points. Its y axis is logarithmic when their
+/// values span two decades (and then points at zero, which it cannot draw, are left out);
+/// its legend goes in the corner where it hides the least of the lines.
+pub(super) fn line_chart(title: &str, x: Axis, y: &str, series: Vec<Series>) -> LineChart {
+    let scale = Scale::auto(
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|&v| v > 0.0),
+    );
+    let series: Vec<Series> = series
+        .into_iter()
+        .map(|s| Series {
+            points: s
+                .points
+                .into_iter()
+                .filter(|p| scale == Scale::Linear || p.1 > 0.0)
+                .collect(),
+            ..s
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let legend = free_corner(&series, x.scale, scale);
+    LineChart {
+        title: title.into(),
+        x,
+        y: Axis {
+            label: y.into(),
+            scale,
+        },
+        series,
+        step: false,
+        legend,
+    }
+}
+
+/// The range a chart's axis spans for `values` (as `flashkit_report::plot` pads it), mapped
+/// to a function placing a value on it from 0 (lower end) to 1.
+fn placement(values: impl Iterator<Item = f64> + Clone, scale: Scale) -> impl Fn(f64) -> f64 {
+    let usable = values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0));
+    let lo = usable.clone().fold(f64::INFINITY, f64::min);
+    let hi = usable.fold(f64::NEG_INFINITY, f64::max);
+    let (lo, hi) = match scale {
+        _ if !lo.is_finite() => (0.0, 1.0),
+        Scale::Log if hi <= lo => ((lo / 2.0).log10(), (hi * 2.0).log10()),
+        Scale::Log => ((lo / 1.2).log10(), (hi * 1.2).log10()),
+        Scale::Linear => {
+            let lo = if lo > 0.0 && lo < hi * 0.9 { 0.0 } else { lo };
+            let pad = if hi > lo {
+                (hi - lo) * 0.05
+            } else {
+                hi.abs().max(1.0) * 0.5
+            };
+            (lo - if lo == 0.0 { 0.0 } else { pad }, hi + pad)
+        }
+    };
+    move |v: f64| {
+        let v = if scale == Scale::Log { v.log10() } else { v };
+        (v - lo) / (hi - lo)
+    }
+}
+
+/// The corner whose legend box (sized from the series' names) covers the least of the
+/// lines, a marker counting as much as a stretch of line, upper right first on a tie. The
+/// plot area of a chart is about 660 x 360 px, a legend entry 17 px high and 7 px a
+/// character wide after a 50 px sample; a margin keeps markers clear of the box's edge.
+fn free_corner(series: &[Series], x: Scale, y: Scale) -> Legend {
+    let points = || series.iter().flat_map(|s| s.points.iter().copied());
+    let px = placement(points().map(|p| p.0), x);
+    let py = placement(points().map(|p| p.1), y);
+    let chars = series.iter().map(|s| s.name.chars().count()).max();
+    let width = (chars.unwrap_or(0) * 7 + 60) as f64 / 660.0 + 0.03;
+    let height = (series.len() * 17 + 24) as f64 / 360.0 + 0.05;
+    // Each line sampled along its segments (weight 1) and at its markers (weight 8).
+    let mut samples = Vec::new();
+    for s in series {
+        let placed: Vec<(f64, f64)> = s.points.iter().map(|p| (px(p.0), py(p.1))).collect();
+        samples.extend(placed.iter().map(|&(x, y)| (x, y, 8)));
+        for pair in placed.windows(2) {
+            let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+            samples.extend((1..8).map(|i| {
+                let t = f64::from(i) / 8.0;
+                (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t, 1)
+            }));
+        }
+    }
+    let covered = |right: bool, upper: bool| -> u32 {
+        samples
+            .iter()
+            .filter(|&&(x, y, _)| {
+                (if right { x >= 1.0 - width } else { x <= width })
+                    && (if upper {
+                        y >= 1.0 - height
+                    } else {
+                        y <= height
+                    })
+            })
+            .map(|s| s.2)
+            .sum()
+    };
+    [
+        (Legend::UpperRight, covered(true, true)),
+        (Legend::UpperLeft, covered(false, true)),
+        (Legend::LowerLeft, covered(false, false)),
+        (Legend::LowerRight, covered(true, false)),
+    ]
+    .into_iter()
+    .min_by_key(|c| c.1)
+    .map_or(Legend::Auto, |c| c.0)
+}
+
+/// The paper's figures as SVG, each for an experiment the run made (`--only`). The paper
+/// publishes no values for Figs. 6 and 7 (only the claims the text output prints); its
+/// 2.14x at 0/100 is drawn in `fig8b.svg`.
+///
+/// - `fig6a.svg`, `fig6b.svg`: total execution time for k = 1, 2, 4, 8 (m = 8) and for
+///   m = 2, 4, 8, 16 (k = 4, l = 8), bars grouped by setting as on the paper's X axis: GRR
+///   with cfsemi (with l = k and with l = 8 as k varies) against IPL with one log page a
+///   block (with LRU and with cfsemi, the same in every group: IPL has no k or m), and IPL
+///   with eight log pages (at k = 8 only as k varies).
+/// - `fig7a.svg`: buffer hit ratio of every Fig. 6 scheme under each buffer policy.
+/// - `fig7b.svg`, `fig7c.svg`: hit ratio and execution time against the cold window w
+///   (GRR m = 8, k = 4), one line a policy.
+/// - `fig8a.svg`: total execution time as the write share of the mixed phase grows, IPL and
+///   GRR each with LRU and cfsemi.
+/// - `fig8b.svg`: IPL's time over GRR's as the write share grows, beside the paper's 2.14x.
+fn write_figures(
+    figures: &mut Figures,
+    runner: &Runner<'_>,
+    wants: &dyn Fn(&str) -> bool,
+) -> anyhow::Result<()> {
+    let (lru, cfsemi) = (AnyReplacement::Lru, AnyReplacement::CfSemi);
+    let time = |c: Config| runner.find(c).map(|r| r.total.time.total_s());
+    let at = |placement, policy| time(runner.config(placement, policy));
+    let seconds = "total execution time (simulated s)";
+    if wants("fig6") {
+        let bars = |name: &str, xs: &[u32], y: &dyn Fn(u32) -> Option<f64>| BarSeries {
+            name: name.into(),
+            values: xs.iter().map(|&x| y(x)).collect(),
+        };
+        let ipl_bars = |xs: &[u32]| {
+            vec![
+                bars("IPL, 1 log page + LRU", xs, &|_| at(ipl(), lru)),
+                bars("IPL, 1 log page + cfsemi", xs, &|_| at(ipl(), cfsemi)),
+            ]
+        };
+        let ks = [1u32, 2, 4, 8];
+        let mut series = vec![
+            bars("GRR + cfsemi, l = k", &ks, &|k| at(grr_l(8, k, k), cfsemi)),
+            bars("GRR + cfsemi, l = 8", &ks, &|k| at(grr(8, k), cfsemi)),
+        ];
+        series.extend(ipl_bars(&ks));
+        series.push(bars("IPL, 8 log pages + cfsemi", &ks, &|k| {
+            if k == 8 { at(ipl_k(8), cfsemi) } else { None }
+        }));
+        let scale = |series: &[BarSeries]| {
+            Scale::auto(
+                series
+                    .iter()
+                    .flat_map(|s| s.values.iter().flatten().copied()),
+            )
+        };
+        let fig6a = GroupedBarChart {
+            title: "Execution time as k varies, m = 8 (Fig. 6)".into(),
+            y: Axis {
+                label: seconds.into(),
+                scale: scale(&series),
+            },
+            groups: ks.iter().map(|k| format!("k = {k}")).collect(),
+            series,
+        };
+        figures.save("fig6a.svg", fig6a.svg())?;
+        let ms = [2u32, 4, 8, 16];
+        let mut series = vec![bars("GRR + cfsemi, k = 4, l = 8", &ms, &|m| {
+            at(grr(m, 4), cfsemi)
+        })];
+        series.extend(ipl_bars(&ms));
+        let fig6b = GroupedBarChart {
+            title: "Execution time as m varies, k = 4 (Fig. 6)".into(),
+            y: Axis {
+                label: seconds.into(),
+                scale: scale(&series),
+            },
+            groups: ms.iter().map(|m| format!("m = {m}")).collect(),
+            series,
+        };
+        figures.save("fig6b.svg", fig6b.svg())?;
+    }
+    if wants("fig7") {
+        let mut schemes = vec![("IPL".to_string(), ipl())];
+        schemes.extend([1u32, 2, 4, 8].map(|k| (format!("GRR k={k}"), grr(8, k))));
+        schemes.extend([2u32, 4, 16].map(|m| (format!("GRR m={m}"), grr(m, 4))));
+        let hit = |c: Config| runner.find(c).map(|r| r.total.hit_ratio());
+        let fig7a = GroupedBarChart {
+            title: "Buffer hit ratio; GRR m = 8 unless m is given, k = 4 (Fig. 7)".into(),
+            y: Axis::linear("buffer hit ratio (hits / node references)"),
+            groups: schemes.iter().map(|s| s.0.clone()).collect(),
+            series: AnyReplacement::ALL
+                .iter()
+                .map(|&policy| BarSeries {
+                    name: policy.to_string(),
+                    values: schemes
+                        .iter()
+                        .map(|s| hit(runner.config(s.1, policy)))
+                        .collect(),
+                })
+                .collect(),
+        };
+        figures.save("fig7a.svg", fig7a.svg())?;
+        let windows = [0.0, 0.25, 0.5, 0.75, 1.0];
+        let by_window = |value: &dyn Fn(&NandReport) -> f64| -> Vec<Series> {
+            AnyReplacement::ALL
+                .iter()
+                .map(|&policy| Series {
+                    name: policy.to_string(),
+                    points: windows
+                        .iter()
+                        .filter_map(|&w| {
+                            let c = Config {
+                                window: w,
+                                ..runner.config(grr(8, 4), policy)
+                            };
+                            runner.find(c).map(|r| (w, value(r)))
+                        })
+                        .collect(),
+                })
+                .collect()
+        };
+        let w = "w, cold region (fraction of the buffer)";
+        let fig7b = line_chart(
+            "Hit ratio against the cold window w, GRR m = 8, k = 4 (Fig. 7)",
+            Axis::linear(w),
+            "buffer hit ratio (hits / node references)",
+            by_window(&|r| r.total.hit_ratio()),
+        );
+        figures.save("fig7b.svg", fig7b.svg())?;
+        let fig7c = line_chart(
+            "Execution time against the cold window w, GRR m = 8, k = 4 (Fig. 7)",
+            Axis::linear(w),
+            seconds,
+            by_window(&|r| r.total.time.total_s()),
+        );
+        figures.save("fig7c.svg", fig7c.svg())?;
+    }
+    if wants("fig8") {
+        let writes = [0u32, 20, 40, 60, 80, 100];
+        let mixed = |placement, policy, write: u32| {
+            time(Config {
+                read_percent: 100 - write,
+                ..runner.config(placement, policy)
+            })
+        };
+        let grr = grr(8, 4);
+        let fig8a = line_chart(
+            "Execution time as the write share grows, GRR m = 8, k = 4 (Fig. 8)",
+            Axis::linear("writes in the mixed phase (%)"),
+            seconds,
+            vec![
+                sweep("IPL + LRU", &writes, |w| mixed(ipl(), lru, w)),
+                sweep("IPL + cfsemi", &writes, |w| mixed(ipl(), cfsemi, w)),
+                sweep("GRR + LRU", &writes, |w| mixed(grr, lru, w)),
+                sweep("GRR + cfsemi", &writes, |w| mixed(grr, cfsemi, w)),
+            ],
+        );
+        figures.save("fig8a.svg", fig8a.svg())?;
+        let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
+        let fig8b = line_chart(
+            "Speed-up of GRR over IPL as the write share grows (Fig. 8)",
+            Axis::linear("writes in the mixed phase (%)"),
+            "IPL time / GRR time (x)",
+            vec![
+                sweep("IPL + LRU / GRR + cfsemi", &writes, |w| {
+                    ratio(mixed(ipl(), lru, w), mixed(grr, cfsemi, w))
+                }),
+                sweep("IPL / GRR, both cfsemi", &writes, |w| {
+                    ratio(mixed(ipl(), cfsemi, w), mixed(grr, cfsemi, w))
+                }),
+                sweep("paper, IPL / GRR", &[100], |_| {
+                    Some(PAPER_WRITE_ONLY_SPEEDUP)
+                }),
+            ],
+        );
+        figures.save("fig8b.svg", fig8b.svg())?;
+    }
     Ok(())
 }
