@@ -6,7 +6,9 @@
 //! grayscale. [`Scale::auto`] picks a log axis when positive data spans two decades or more.
 
 use plotters::coord::Shift;
-use plotters::coord::ranged1d::{AsRangedCoord, ValueFormatter};
+use plotters::coord::combinators::LogCoord;
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint, Ranged};
+use plotters::coord::types::RangedCoordf64;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use thiserror::Error;
@@ -94,8 +96,9 @@ pub struct Series {
 /// Where the legend goes.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Legend {
-    /// The corner the data leaves empty: upper right when the lines fall from left to
-    /// right, upper left when they rise.
+    /// The corner whose legend box would hide the least of the lines (their markers count
+    /// most), trying first the upper right when the lines fall from left to right and the
+    /// upper left when they rise.
     #[default]
     Auto,
     /// Upper left corner.
@@ -220,6 +223,212 @@ fn range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
     }
 }
 
+/// An axis's coordinate with its ticks chosen here rather than by plotters: plotters labels
+/// only powers of ten on a log axis (one or two labels over a decade or two) and may label
+/// a linear one in half steps of a setting that only takes whole values. Bold points carry
+/// a label and a grid line, light points a faint grid line.
+struct Ticked {
+    coord: Coord,
+    bold: Vec<f64>,
+    light: Vec<f64>,
+    /// The SI multiple every label of a linear axis is written in (`1e3` for "k"), so that
+    /// one axis never reads "800" beside "1k"; `None` on a log axis, whose labels each take
+    /// their own.
+    unit: Option<(f64, &'static str)>,
+}
+
+/// The plotters coordinate under a [`Ticked`] axis.
+enum Coord {
+    Linear(RangedCoordf64),
+    Log(LogCoord<f64>),
+}
+
+impl Ranged for Ticked {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        match &self.coord {
+            Coord::Linear(c) => c.map(value, limit),
+            Coord::Log(c) => c.map(value, limit),
+        }
+    }
+
+    fn key_points<Hint: KeyPointHint>(&self, hint: Hint) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            self.light.clone()
+        } else {
+            self.bold.clone()
+        }
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        match &self.coord {
+            Coord::Linear(c) => c.range(),
+            Coord::Log(c) => c.range(),
+        }
+    }
+}
+
+/// The SI multiples a linear axis's labels may be written in.
+const SI: [(f64, &str); 4] = [(1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")];
+
+impl Ticked {
+    /// An axis over `(lo, hi)` (as [`range`] pads it), labelled at `at` when given (the few
+    /// settings a chart was run at), else at round values.
+    fn new(scale: Scale, (lo, hi): (f64, f64), at: Option<Vec<f64>>) -> Ticked {
+        let (bold, light) = match scale {
+            Scale::Linear => linear_ticks(lo, hi),
+            Scale::Log => log_ticks(lo, hi),
+        };
+        let bold = at.unwrap_or(bold);
+        // The largest multiple no nonzero label is below.
+        let unit = (scale == Scale::Linear)
+            .then(|| {
+                let smallest = bold
+                    .iter()
+                    .map(|v| v.abs())
+                    .filter(|&v| v > 0.0)
+                    .fold(f64::INFINITY, f64::min);
+                SI.into_iter().find(|&(multiple, _)| smallest >= multiple)
+            })
+            .flatten();
+        let coord = match scale {
+            Scale::Linear => Coord::Linear((lo..hi).into()),
+            Scale::Log => Coord::Log((lo..hi).log_scale().into()),
+        };
+        Ticked {
+            coord,
+            bold,
+            light,
+            unit,
+        }
+    }
+
+    /// How its labels read.
+    fn labels(&self) -> Labels {
+        Labels {
+            unit: self.unit,
+            log: matches!(self.coord, Coord::Log(_)),
+        }
+    }
+}
+
+/// How an axis's labels read (see [`Ticked::unit`]).
+#[derive(Clone, Copy)]
+struct Labels {
+    unit: Option<(f64, &'static str)>,
+    log: bool,
+}
+
+impl Labels {
+    /// A label's text.
+    fn text(self, value: f64) -> String {
+        match self.unit {
+            _ if value == 0.0 => "0".into(),
+            Some((multiple, suffix)) => {
+                format!("{}{suffix}", trim(value / multiple))
+            }
+            _ if self.log => tick(value),
+            _ => trim(value),
+        }
+    }
+}
+
+/// Where a settings sweep's x axis is labelled: at the values it was run at, when there are
+/// 2 to 10 of them spaced at least 7% of the axis apart (so that the labels do not run
+/// into each other); `None` leaves the axis to round values.
+fn setting_ticks(
+    values: impl Iterator<Item = f64>,
+    scale: Scale,
+    (lo, hi): (f64, f64),
+) -> Option<Vec<f64>> {
+    let mut values: Vec<f64> = values
+        .filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0))
+        .collect();
+    values.sort_by(f64::total_cmp);
+    values.dedup();
+    let unit = |v: f64| match scale {
+        Scale::Linear => (v - lo) / (hi - lo),
+        Scale::Log => (v / lo).ln() / (hi / lo).ln(),
+    };
+    let spaced = values.windows(2).all(|w| unit(w[1]) - unit(w[0]) >= 0.07);
+    ((2..=10).contains(&values.len()) && spaced).then_some(values)
+}
+
+/// Round ticks for a linear axis over `(lo, hi)`: labels every 1, 2 or 5 times a power of
+/// ten, about eight of them, and the light grid at a fifth (a quarter for 2) of that step.
+fn linear_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    let raw = (hi - lo) / 8.0;
+    if !(raw > 0.0 && raw.is_finite()) {
+        return (vec![lo], Vec::new());
+    }
+    let power = 10f64.powf(raw.log10().floor());
+    let (mantissa, parts) = [(1.0, 5.0), (2.0, 4.0), (5.0, 5.0), (10.0, 5.0)]
+        .into_iter()
+        .find(|&(m, _)| m * power >= raw)
+        .unwrap_or((10.0, 5.0));
+    let step = mantissa * power;
+    // Multiples of a step, each computed from its index so that no error accumulates (and
+    // an end that is a multiple, 0.35 for 7 x 0.05, kept though its quotient is 6.99...).
+    let multiples = |step: f64| -> Vec<f64> {
+        let first = (lo / step - 1e-9).ceil() as i64;
+        let last = (hi / step + 1e-9).floor() as i64;
+        (first..=last).map(|i| i as f64 * step).collect()
+    };
+    (multiples(step), multiples(step / parts))
+}
+
+/// Ticks for a log axis over `(lo, hi)`: labels at 1, 2 and 5 times the powers of ten while
+/// it spans up to three decades (every integer multiple when that leaves fewer than two, its
+/// ends when even those do), at the powers of ten beyond (every other one or more past eight
+/// decades); the light grid at every integer multiple up to six decades.
+fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
+    let decades = (hi / lo).log10();
+    let multiples = |steps: &[f64], every: i32| -> Vec<f64> {
+        let (first, last) = (lo.log10().floor() as i32, hi.log10().ceil() as i32);
+        (first..=last)
+            .filter(|e| e.rem_euclid(every) == 0)
+            .flat_map(|e| steps.iter().map(move |s| s * 10f64.powi(e)))
+            .filter(|v| (lo..=hi).contains(v))
+            .collect()
+    };
+    let every_integer = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
+    let mut bold = if decades <= 3.0 {
+        let labels = multiples(&[1.0, 2.0, 5.0], 1);
+        if labels.len() >= 2 {
+            labels
+        } else {
+            multiples(&every_integer, 1)
+        }
+    } else {
+        multiples(&[1.0], (decades / 8.0).ceil() as i32)
+    };
+    if bold.len() < 2 {
+        // Each end rounded inwards to two significant digits (nudged so that an end with
+        // only two stays itself).
+        let two_digits = |v: f64, round: fn(f64) -> f64, nudge: f64| {
+            let exponent = v.log10().floor() as i32 - 1;
+            let digits = round(v / 10f64.powi(exponent) + nudge);
+            if exponent < 0 {
+                digits / 10f64.powi(-exponent)
+            } else {
+                digits * 10f64.powi(exponent)
+            }
+        };
+        bold = vec![
+            two_digits(lo, f64::ceil, -1e-9),
+            two_digits(hi, f64::floor, 1e-9),
+        ];
+    }
+    let light = if decades <= 6.0 {
+        multiples(&every_integer, 1)
+    } else {
+        multiples(&[1.0], 1)
+    };
+    (bold, light)
+}
+
 impl LineChart {
     /// The chart as an SVG document.
     pub fn svg(&self) -> Result<String, PlotError> {
@@ -241,31 +450,34 @@ impl LineChart {
                 .flat_map(|s| s.points.iter().map(|p| p.1));
             let x = range(xs, self.x.scale);
             let y = range(ys, self.y.scale);
-            match (self.x.scale, self.y.scale) {
-                (Scale::Linear, Scale::Linear) => self.draw(&root, x.0..x.1, y.0..y.1),
-                (Scale::Log, Scale::Linear) => self.draw(&root, (x.0..x.1).log_scale(), y.0..y.1),
-                (Scale::Linear, Scale::Log) => self.draw(&root, x.0..x.1, (y.0..y.1).log_scale()),
-                (Scale::Log, Scale::Log) => {
-                    self.draw(&root, (x.0..x.1).log_scale(), (y.0..y.1).log_scale())
-                }
-            }?;
+            let legend = self.legend_position(x, y);
+            let at = setting_ticks(
+                self.series
+                    .iter()
+                    .flat_map(|s| s.points.iter().map(|p| p.0)),
+                self.x.scale,
+                x,
+            );
+            self.draw(
+                &root,
+                Ticked::new(self.x.scale, x, at),
+                Ticked::new(self.y.scale, y, None),
+                legend,
+            )?;
             root.present().map_err(|e| backend_error(&self.title, e))?;
         }
         Ok(out)
     }
 
-    fn draw<X, Y>(
+    fn draw(
         &self,
         root: &DrawingArea<SVGBackend<'_>, Shift>,
-        x: X,
-        y: Y,
-    ) -> Result<(), PlotError>
-    where
-        X: AsRangedCoord<Value = f64>,
-        Y: AsRangedCoord<Value = f64>,
-        X::CoordDescType: ValueFormatter<f64>,
-        Y::CoordDescType: ValueFormatter<f64>,
-    {
+        x: Ticked,
+        y: Ticked,
+        legend: SeriesLabelPosition,
+    ) -> Result<(), PlotError> {
+        let (x_labels, y_labels) = (x.labels(), y.labels());
+        let (x_label, y_label) = (|v: &f64| x_labels.text(*v), |v: &f64| y_labels.text(*v));
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, ("sans-serif", 20))
@@ -278,8 +490,8 @@ impl LineChart {
             .configure_mesh()
             .x_desc(&self.x.label)
             .y_desc(&self.y.label)
-            .x_label_formatter(&|v| tick(*v))
-            .y_label_formatter(&|v| tick(*v))
+            .x_label_formatter(&x_label)
+            .y_label_formatter(&y_label)
             .label_style(("sans-serif", 13))
             .axis_desc_style(("sans-serif", 15))
             .light_line_style(RGBColor(235, 235, 235))
@@ -308,7 +520,7 @@ impl LineChart {
         }
         chart
             .configure_series_labels()
-            .position(self.legend_position())
+            .position(legend)
             .label_font(("sans-serif", 13))
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
@@ -318,29 +530,109 @@ impl LineChart {
     }
 }
 
+/// The plot area of a line chart in pixels: [`SIZE`] less the margins, the caption and the
+/// axes' label areas. A legend entry is about 17 px high and 7 px a character wide after
+/// its 50 px sample line.
+const PLOT_AREA: (f64, f64) = (660.0, 360.0);
+
 impl LineChart {
-    fn legend_position(&self) -> SeriesLabelPosition {
-        match self.legend {
+    /// Where the legend goes, the axes spanning `x` and `y` (as [`range`] pads them).
+    fn legend_position(&self, x: (f64, f64), y: (f64, f64)) -> SeriesLabelPosition {
+        match self.legend_corner(x, y) {
             Legend::UpperLeft => SeriesLabelPosition::UpperLeft,
-            Legend::UpperRight => SeriesLabelPosition::UpperRight,
             Legend::LowerLeft => SeriesLabelPosition::LowerLeft,
             Legend::LowerRight => SeriesLabelPosition::LowerRight,
-            Legend::Auto => {
-                // Rising lines leave the upper left empty; falling ones the upper right.
-                let rising = self
-                    .series
-                    .iter()
-                    .filter(|s| s.points.len() >= 2)
-                    .map(|s| s.points[s.points.len() - 1].1 - s.points[0].1)
-                    .sum::<f64>()
-                    > 0.0;
-                if rising {
-                    SeriesLabelPosition::UpperLeft
-                } else {
-                    SeriesLabelPosition::UpperRight
-                }
+            Legend::UpperRight | Legend::Auto => SeriesLabelPosition::UpperRight,
+        }
+    }
+
+    /// The corner [`Legend::Auto`] stands for: the one whose legend box covers the least of
+    /// the lines, sampled along their segments (weight 1) and at their markers (weight 8),
+    /// the box grown by a margin that keeps markers clear of its edge. Ties go to the
+    /// corner the lines' trend leaves empty (upper left when they rise, upper right when
+    /// they fall), then to the other upper corner.
+    fn legend_corner(&self, x: (f64, f64), y: (f64, f64)) -> Legend {
+        if self.legend != Legend::Auto {
+            return self.legend;
+        }
+        let unit = |v: f64, (lo, hi): (f64, f64), scale: Scale| match scale {
+            Scale::Linear => (v - lo) / (hi - lo),
+            Scale::Log => (v.log10() - lo.log10()) / (hi.log10() - lo.log10()),
+        };
+        let drawable = |v: f64, scale: Scale| v.is_finite() && (scale == Scale::Linear || v > 0.0);
+        let mut samples: Vec<(f64, f64, u32)> = Vec::new();
+        for series in &self.series {
+            let points: Vec<(f64, f64)> = if self.step {
+                staircase(&series.points)
+            } else {
+                series.points.clone()
+            };
+            let placed: Vec<(f64, f64)> = points
+                .iter()
+                .filter(|p| drawable(p.0, self.x.scale) && drawable(p.1, self.y.scale))
+                .map(|&(a, b)| (unit(a, x, self.x.scale), unit(b, y, self.y.scale)))
+                .collect();
+            if !self.step {
+                samples.extend(placed.iter().map(|&(a, b)| (a, b, 8)));
+            }
+            for pair in placed.windows(2) {
+                let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
+                samples.extend((1..8).map(|i| {
+                    let t = f64::from(i) / 8.0;
+                    (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t, 1)
+                }));
             }
         }
+        let chars = self.series.iter().map(|s| s.name.chars().count()).max();
+        let width = (chars.unwrap_or(0) * 7 + 60) as f64 / PLOT_AREA.0 + 0.03;
+        let height = (self.series.len() * 17 + 24) as f64 / PLOT_AREA.1 + 0.05;
+        let covered = |corner: Legend| -> u32 {
+            let (left, lower) = match corner {
+                Legend::UpperLeft => (true, false),
+                Legend::LowerLeft => (true, true),
+                Legend::LowerRight => (false, true),
+                Legend::UpperRight | Legend::Auto => (false, false),
+            };
+            samples
+                .iter()
+                .filter(|&&(a, b, _)| {
+                    (if left { a <= width } else { a >= 1.0 - width })
+                        && (if lower {
+                            b <= height
+                        } else {
+                            b >= 1.0 - height
+                        })
+                })
+                .map(|s| s.2)
+                .sum()
+        };
+        let rising = self
+            .series
+            .iter()
+            .filter(|s| s.points.len() >= 2)
+            .map(|s| s.points[s.points.len() - 1].1 - s.points[0].1)
+            .sum::<f64>()
+            > 0.0;
+        let order = if rising {
+            [
+                Legend::UpperLeft,
+                Legend::UpperRight,
+                Legend::LowerRight,
+                Legend::LowerLeft,
+            ]
+        } else {
+            [
+                Legend::UpperRight,
+                Legend::UpperLeft,
+                Legend::LowerLeft,
+                Legend::LowerRight,
+            ]
+        };
+        // `min_by_key` keeps the first of equals: the order above breaks ties.
+        order
+            .into_iter()
+            .min_by_key(|&corner| covered(corner))
+            .unwrap_or(Legend::UpperRight)
     }
 }
 
@@ -489,13 +781,12 @@ impl GroupedBarChart {
             root.fill(&WHITE).map_err(|e| fail(&e))?;
             // Bars stand on zero on a linear axis (which always shows it), on the axis's
             // lower bound on a log one.
-            match self.y.scale {
-                Scale::Linear => {
-                    let lo = lo.min(0.0);
-                    self.draw(&root, (0.0, lo), lo..hi, label_area, upright)
-                }
-                Scale::Log => self.draw(&root, (lo, lo), (lo..hi).log_scale(), label_area, upright),
-            }?;
+            let (base, lo) = match self.y.scale {
+                Scale::Linear => (0.0, lo.min(0.0)),
+                Scale::Log => (lo, lo),
+            };
+            let y = Ticked::new(self.y.scale, (lo, hi), None);
+            self.draw(&root, (base, lo), y, label_area, upright)?;
             root.present().map_err(|e| fail(&e))?;
         }
         Ok(out)
@@ -506,18 +797,16 @@ impl GroupedBarChart {
         value.is_finite() && (self.y.scale == Scale::Linear || value > 0.0)
     }
 
-    fn draw<Y>(
+    fn draw(
         &self,
         root: &DrawingArea<SVGBackend<'_>, Shift>,
         (base, bottom): (f64, f64),
-        y: Y,
+        y: Ticked,
         label_area: u32,
         upright: bool,
-    ) -> Result<(), PlotError>
-    where
-        Y: AsRangedCoord<Value = f64>,
-        Y::CoordDescType: ValueFormatter<f64>,
-    {
+    ) -> Result<(), PlotError> {
+        let y_labels = y.labels();
+        let y_label = |v: &f64| y_labels.text(*v);
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
         let n = self.groups.len();
         let k = self.series.len();
@@ -534,7 +823,7 @@ impl GroupedBarChart {
             .x_labels(0)
             .x_label_formatter(&|_| String::new())
             .y_desc(&self.y.label)
-            .y_label_formatter(&|v| tick(*v))
+            .y_label_formatter(&y_label)
             .label_style(("sans-serif", 13))
             .axis_desc_style(("sans-serif", 15))
             .light_line_style(RGBColor(235, 235, 235))
@@ -662,6 +951,92 @@ mod tests {
             .filter_map(|n| n.text())
             .map(str::to_string)
             .collect()
+    }
+
+    /// The corner `Legend::Auto` picks for `chart`, on the axes its SVG would draw.
+    fn auto_corner(chart: &LineChart) -> Legend {
+        let points = || chart.series.iter().flat_map(|s| s.points.iter().copied());
+        let x = range(points().map(|p| p.0), chart.x.scale);
+        let y = range(points().map(|p| p.1), chart.y.scale);
+        chart.legend_corner(x, y)
+    }
+
+    #[test]
+    fn the_legend_goes_where_it_hides_the_least_of_the_lines() {
+        // Falling lines leave the upper right empty.
+        assert_eq!(
+            auto_corner(&chart(Scale::Linear, Scale::Linear)),
+            Legend::UpperRight
+        );
+        // A flat line along the top fills both upper corners, and the falling lines end in
+        // the lower right: the lower left is the one left empty.
+        let mut flat = chart(Scale::Linear, Scale::Linear);
+        flat.series.push(Series {
+            name: "block-mapped".into(),
+            points: vec![(4.0, 1000.0), (8.0, 1000.0), (64.0, 1000.0)],
+        });
+        assert_eq!(auto_corner(&flat), Legend::LowerLeft);
+        // Rising lines leave the upper left empty, unless a line passes through it.
+        let mut rising = chart(Scale::Linear, Scale::Linear);
+        for series in &mut rising.series {
+            for point in &mut series.points {
+                point.1 = 1000.0 - point.1;
+            }
+        }
+        assert_eq!(auto_corner(&rising), Legend::UpperLeft);
+        rising.series.push(Series {
+            name: "page-mapped".into(),
+            points: vec![(4.0, 950.0), (6.0, 900.0), (64.0, 50.0)],
+        });
+        let corner = auto_corner(&rising);
+        assert_ne!(corner, Legend::UpperLeft);
+        // A legend asked for is where it was asked.
+        rising.legend = Legend::LowerLeft;
+        assert_eq!(auto_corner(&rising), Legend::LowerLeft);
+    }
+
+    #[test]
+    fn axes_are_labelled_at_round_values_in_one_style() {
+        // Linear: about eight labels a 1, 2 or 5 step apart, all in one SI multiple.
+        let (bold, light) = linear_ticks(0.0, 1260.0);
+        assert_eq!(bold, [0.0, 200.0, 400.0, 600.0, 800.0, 1000.0, 1200.0]);
+        assert_eq!(light.len(), 4 * 6 + 1 + 1);
+        let axis = Ticked::new(Scale::Linear, (0.0, 1260.0), None);
+        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
+        assert_eq!(labels, ["0", "200", "400", "600", "800", "1000", "1200"]);
+        let axis = Ticked::new(Scale::Linear, (0.0, 6300.0), None);
+        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
+        assert_eq!(labels, ["0", "1k", "2k", "3k", "4k", "5k", "6k"]);
+        let (bold, _) = linear_ticks(0.0, 0.35);
+        assert_eq!(bold.len(), 8);
+        assert!((bold[7] - 0.35).abs() < 1e-12, "{bold:?}");
+        // Log: 1-2-5 over a decade or two, powers of ten beyond, and never fewer than two.
+        assert_eq!(
+            log_ticks(0.15, 36.0).0,
+            [0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0]
+        );
+        assert_eq!(log_ticks(50.0, 2e7).0, [100.0, 1e3, 1e4, 1e5, 1e6, 1e7]);
+        assert_eq!(log_ticks(3.3, 9.0).0, [4.0, 5.0, 6.0, 7.0, 8.0, 9.0]);
+        assert_eq!(log_ticks(1.51, 1.93).0, [1.6, 1.9]);
+        assert_eq!(
+            log_ticks(1.0, 1e20).0,
+            [1.0, 1e3, 1e6, 1e9, 1e12, 1e15, 1e18]
+        );
+        // A sweep's few settings label its x axis; many or crowded ones do not.
+        let x = range([4.0, 64.0].into_iter(), Scale::Log);
+        assert_eq!(
+            setting_ticks([4.0, 8.0, 16.0, 32.0, 64.0, 8.0].into_iter(), Scale::Log, x),
+            Some(vec![4.0, 8.0, 16.0, 32.0, 64.0])
+        );
+        let x = range([0.0, 100.0].into_iter(), Scale::Linear);
+        assert_eq!(
+            setting_ticks((0..=20).map(|i| f64::from(i) * 5.0), Scale::Linear, x),
+            None
+        );
+        assert_eq!(
+            setting_ticks([0.0, 1.0, 100.0].into_iter(), Scale::Linear, x),
+            None
+        );
     }
 
     #[test]

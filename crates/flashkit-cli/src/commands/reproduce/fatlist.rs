@@ -10,8 +10,7 @@
 //! With `--out DIR` the command writes `fatlist.json` and each figure as SVG there
 //! ([`write_figures`]).
 
-use super::Figures;
-use super::grr::{line_chart, sweep};
+use super::{Figures, line_chart, sweep};
 use crate::args::Count;
 use crate::commands::index::{index_failure, phase_table};
 use crate::output::write_json;

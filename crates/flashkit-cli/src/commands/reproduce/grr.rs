@@ -14,7 +14,7 @@
 //! With `--out DIR` the command writes `grr.json` and each figure as SVG there
 //! ([`write_figures`]).
 
-use super::Figures;
+use super::{Figures, line_chart, sweep};
 use crate::args::{Count, Size};
 use crate::commands::index::{check_placement, nand_failure, nand_geometry};
 use crate::output::write_json;
@@ -26,7 +26,7 @@ use flashkit_index::nand::bench::{self, NandReport, NandSpec};
 use flashkit_index::nand::workload::FileWorkload;
 use flashkit_index::nand::{AnyPlacement, AnyReplacement, BufferConfig, Grr, Ipl};
 use flashkit_report::Table;
-use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Legend, LineChart, Scale, Series};
+use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Scale, Series};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -507,128 +507,6 @@ fn fig8(runner: &mut Runner<'_>) -> Outcome {
          ours:  {write_only:.2}x at 0/100 (IPL + LRU against GRR + cfsemi)\n"
     );
     Ok(())
-}
-
-/// A line through `xs`, at the value `y` gives each (a point without one is left out).
-pub(super) fn sweep(name: &str, xs: &[u32], y: impl Fn(u32) -> Option<f64>) -> Series {
-    Series {
-        name: name.into(),
-        points: xs
-            .iter()
-            .filter_map(|&x| y(x).map(|y| (f64::from(x), y)))
-            .collect(),
-    }
-}
-
-/// A line chart of the series that have points. Its y axis is logarithmic when their
-/// values span two decades (and then points at zero, which it cannot draw, are left out);
-/// its legend goes in the corner where it hides the least of the lines.
-pub(super) fn line_chart(title: &str, x: Axis, y: &str, series: Vec<Series>) -> LineChart {
-    let scale = Scale::auto(
-        series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .filter(|&v| v > 0.0),
-    );
-    let series: Vec<Series> = series
-        .into_iter()
-        .map(|s| Series {
-            points: s
-                .points
-                .into_iter()
-                .filter(|p| scale == Scale::Linear || p.1 > 0.0)
-                .collect(),
-            ..s
-        })
-        .filter(|s| !s.points.is_empty())
-        .collect();
-    let legend = free_corner(&series, x.scale, scale);
-    LineChart {
-        title: title.into(),
-        x,
-        y: Axis {
-            label: y.into(),
-            scale,
-        },
-        series,
-        step: false,
-        legend,
-    }
-}
-
-/// The range a chart's axis spans for `values` (as `flashkit_report::plot` pads it), mapped
-/// to a function placing a value on it from 0 (lower end) to 1.
-fn placement(values: impl Iterator<Item = f64> + Clone, scale: Scale) -> impl Fn(f64) -> f64 {
-    let usable = values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0));
-    let lo = usable.clone().fold(f64::INFINITY, f64::min);
-    let hi = usable.fold(f64::NEG_INFINITY, f64::max);
-    let (lo, hi) = match scale {
-        _ if !lo.is_finite() => (0.0, 1.0),
-        Scale::Log if hi <= lo => ((lo / 2.0).log10(), (hi * 2.0).log10()),
-        Scale::Log => ((lo / 1.2).log10(), (hi * 1.2).log10()),
-        Scale::Linear => {
-            let lo = if lo > 0.0 && lo < hi * 0.9 { 0.0 } else { lo };
-            let pad = if hi > lo {
-                (hi - lo) * 0.05
-            } else {
-                hi.abs().max(1.0) * 0.5
-            };
-            (lo - if lo == 0.0 { 0.0 } else { pad }, hi + pad)
-        }
-    };
-    move |v: f64| {
-        let v = if scale == Scale::Log { v.log10() } else { v };
-        (v - lo) / (hi - lo)
-    }
-}
-
-/// The corner whose legend box (sized from the series' names) covers the least of the
-/// lines, a marker counting as much as a stretch of line, upper right first on a tie. The
-/// plot area of a chart is about 660 x 360 px, a legend entry 17 px high and 7 px a
-/// character wide after a 50 px sample; a margin keeps markers clear of the box's edge.
-fn free_corner(series: &[Series], x: Scale, y: Scale) -> Legend {
-    let points = || series.iter().flat_map(|s| s.points.iter().copied());
-    let px = placement(points().map(|p| p.0), x);
-    let py = placement(points().map(|p| p.1), y);
-    let chars = series.iter().map(|s| s.name.chars().count()).max();
-    let width = (chars.unwrap_or(0) * 7 + 60) as f64 / 660.0 + 0.03;
-    let height = (series.len() * 17 + 24) as f64 / 360.0 + 0.05;
-    // Each line sampled along its segments (weight 1) and at its markers (weight 8).
-    let mut samples = Vec::new();
-    for s in series {
-        let placed: Vec<(f64, f64)> = s.points.iter().map(|p| (px(p.0), py(p.1))).collect();
-        samples.extend(placed.iter().map(|&(x, y)| (x, y, 8)));
-        for pair in placed.windows(2) {
-            let ((x0, y0), (x1, y1)) = (pair[0], pair[1]);
-            samples.extend((1..8).map(|i| {
-                let t = f64::from(i) / 8.0;
-                (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t, 1)
-            }));
-        }
-    }
-    let covered = |right: bool, upper: bool| -> u32 {
-        samples
-            .iter()
-            .filter(|&&(x, y, _)| {
-                (if right { x >= 1.0 - width } else { x <= width })
-                    && (if upper {
-                        y >= 1.0 - height
-                    } else {
-                        y <= height
-                    })
-            })
-            .map(|s| s.2)
-            .sum()
-    };
-    [
-        (Legend::UpperRight, covered(true, true)),
-        (Legend::UpperLeft, covered(false, true)),
-        (Legend::LowerLeft, covered(false, false)),
-        (Legend::LowerRight, covered(true, false)),
-    ]
-    .into_iter()
-    .min_by_key(|c| c.1)
-    .map_or(Legend::Auto, |c| c.0)
 }
 
 /// The paper's figures as SVG, each for an experiment the run made (`--only`). The paper

@@ -10,7 +10,7 @@ pub mod vet;
 use crate::Outcome;
 use anyhow::{Context, anyhow};
 use clap::Subcommand;
-use flashkit_report::plot::PlotError;
+use flashkit_report::plot::{Axis, Legend, LineChart, PlotError, Scale, Series};
 use std::path::{Path, PathBuf};
 
 /// The papers whose evaluation `flashkit reproduce` reruns.
@@ -91,5 +91,51 @@ impl Figures {
     /// Print the closing "wrote DIR/a, b, c" line.
     pub fn report(&self) {
         println!("\nwrote {}/{}", self.dir.display(), self.written.join(", "));
+    }
+}
+
+/// A line through `xs`, at the value `y` gives each (a point without one is left out).
+pub fn sweep(name: &str, xs: &[u32], y: impl Fn(u32) -> Option<f64>) -> Series {
+    Series {
+        name: name.into(),
+        points: xs
+            .iter()
+            .filter_map(|&x| y(x).map(|y| (f64::from(x), y)))
+            .collect(),
+    }
+}
+
+/// A line chart of the series that have points. Its y axis is logarithmic when their
+/// values span two decades (and then points at zero, which it cannot draw, are left out);
+/// its legend goes where it hides the least of the lines ([`Legend::Auto`]).
+pub fn line_chart(title: &str, x: Axis, y: &str, series: Vec<Series>) -> LineChart {
+    let scale = Scale::auto(
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|&v| v > 0.0),
+    );
+    let series: Vec<Series> = series
+        .into_iter()
+        .map(|s| Series {
+            points: s
+                .points
+                .into_iter()
+                .filter(|p| scale == Scale::Linear || p.1 > 0.0)
+                .collect(),
+            ..s
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    LineChart {
+        title: title.into(),
+        x,
+        y: Axis {
+            label: y.into(),
+            scale,
+        },
+        series,
+        step: false,
+        legend: Legend::Auto,
     }
 }

@@ -105,133 +105,17 @@ fn y_axis(label: &str, series: &[Series]) -> Axis {
 }
 
 /// The log-block axis: log blocks double from one count to the next, so they are spaced
-/// evenly on a log axis. A log axis labels few ticks (4 to 64 gets 10, 20, ... 70), so its
-/// label lists the counts run; over less than a factor 8 it would label hardly any (4 to
-/// 16 gets only 10), so a narrower range is linear.
+/// evenly on a log axis (labelled at the counts run); over less than a factor 8 a linear
+/// axis reads as well.
 fn log_block_axis(log_blocks: &[u32]) -> Axis {
     let (min, max) = (
         log_blocks.iter().copied().min().unwrap_or(1).max(1),
         log_blocks.iter().copied().max().unwrap_or(1),
     );
     if max >= 8 * min {
-        let counts: Vec<String> = log_blocks.iter().map(u32::to_string).collect();
-        Axis::log(format!(
-            "log blocks (log scale; runs at {})",
-            counts.join(", ")
-        ))
+        Axis::log("log blocks (log scale)")
     } else {
         Axis::linear("log blocks")
-    }
-}
-
-/// The legend corner that hides the fewest points of the lines, the corner
-/// [`Legend::Auto`] would pick when several hide none. Lines that fall from left to right
-/// can still pass through the upper right corner (BAST flat at the top, say), where `Auto`
-/// would put the legend over them.
-fn free_corner(chart: &LineChart) -> Legend {
-    let points = || chart.series.iter().flat_map(|s| s.points.iter().copied());
-    let x = extent(points().map(|p| p.0), chart.x.scale);
-    let y = extent(points().map(|p| p.1), chart.y.scale);
-    // The legend box as a fraction of the plot area (about 660 x 350 px): 17 px a line,
-    // 7 px a character and the sample line beside the name, 10 px from the corner.
-    let longest = chart.series.iter().map(|s| s.name.chars().count()).max();
-    let width = (longest.unwrap_or(0) * 7 + 60) as f64 / 660.0;
-    let height = (17 * chart.series.len() + 30) as f64 / 350.0;
-    // Every point of every line, sampled along its segments, in the unit square.
-    let mut samples = Vec::new();
-    for series in &chart.series {
-        let unit: Vec<(f64, f64)> = series.points.iter().map(|&(a, b)| (x(a), y(b))).collect();
-        samples.extend(unit.first().copied());
-        for pair in unit.windows(2) {
-            samples.extend((1..=40).map(|i| {
-                let t = f64::from(i) / 40.0;
-                (
-                    pair[0].0 + t * (pair[1].0 - pair[0].0),
-                    pair[0].1 + t * (pair[1].1 - pair[0].1),
-                )
-            }));
-        }
-    }
-    let rising = chart
-        .series
-        .iter()
-        .filter(|s| s.points.len() >= 2)
-        .map(|s| s.points[s.points.len() - 1].1 - s.points[0].1)
-        .sum::<f64>()
-        > 0.0;
-    let corners = if rising {
-        [
-            Legend::UpperLeft,
-            Legend::UpperRight,
-            Legend::LowerRight,
-            Legend::LowerLeft,
-        ]
-    } else {
-        [
-            Legend::UpperRight,
-            Legend::UpperLeft,
-            Legend::LowerLeft,
-            Legend::LowerRight,
-        ]
-    };
-    let hidden = |corner: Legend| {
-        let (left, bottom) = match corner {
-            Legend::UpperLeft => (true, false),
-            Legend::LowerLeft => (true, true),
-            Legend::LowerRight => (false, true),
-            _ => (false, false),
-        };
-        samples
-            .iter()
-            .filter(|&&(a, b)| {
-                let across = if left { a <= width } else { a >= 1.0 - width };
-                let up = if bottom {
-                    b <= height
-                } else {
-                    b >= 1.0 - height
-                };
-                across && up
-            })
-            .count()
-    };
-    corners
-        .into_iter()
-        .min_by_key(|&corner| hidden(corner))
-        .unwrap_or_default()
-}
-
-/// A map of values onto [0, 1] along an axis drawn as the plot draws it: a log axis padded
-/// by a factor 1.2, a linear one from zero when the values are positive and not all close,
-/// padded by 5%.
-fn extent(values: impl Iterator<Item = f64>, scale: Scale) -> impl Fn(f64) -> f64 {
-    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
-    for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
-        lo = lo.min(v);
-        hi = hi.max(v);
-    }
-    let (lo, hi) = match scale {
-        _ if !lo.is_finite() => (0.0, 1.0),
-        Scale::Log => {
-            let pad = if hi > lo { 1.2 } else { 2.0 };
-            ((lo / pad).ln(), (hi * pad).ln())
-        }
-        Scale::Linear => {
-            let lo = if lo > 0.0 && lo < hi * 0.9 { 0.0 } else { lo };
-            let pad = if hi > lo {
-                (hi - lo) * 0.05
-            } else {
-                hi.abs().max(1.0) * 0.5
-            };
-            (if lo == 0.0 { 0.0 } else { lo - pad }, hi + pad)
-        }
-    };
-    move |v| {
-        let v = if scale == Scale::Log {
-            v.max(f64::MIN_POSITIVE).ln()
-        } else {
-            v
-        };
-        (v - lo) / (hi - lo)
     }
 }
 
@@ -245,7 +129,7 @@ fn fig_10(pattern: PatternName, log_blocks: &[u32], done: &[Done]) -> [LineChart
                 points: points(pattern, scheme, log_blocks, done, value),
             })
             .collect();
-        placed(LineChart {
+        LineChart {
             title: format!(
                 "{metric}, {} (Fig. 10, pattern {})",
                 pattern.description(),
@@ -256,7 +140,7 @@ fn fig_10(pattern: PatternName, log_blocks: &[u32], done: &[Done]) -> [LineChart
             series,
             step: false,
             legend: Legend::Auto,
-        })
+        }
     };
     [
         chart("Block erases", "block erases", |r| erases(r) as f64),
@@ -287,21 +171,13 @@ fn no_sw(log_blocks: &[u32], done: &[Done]) -> LineChart {
         })
         .filter(|s| !s.points.is_empty())
         .collect();
-    placed(LineChart {
+    LineChart {
         title: "FAST without its SW log block (not the paper's; Fig. 10's patterns)".into(),
         x: log_block_axis(log_blocks),
         y: y_axis("erases as a multiple of FAST's (ratio)", &series),
         series,
         step: false,
         legend: Legend::Auto,
-    })
-}
-
-/// The chart with its legend in [`free_corner`].
-fn placed(chart: LineChart) -> LineChart {
-    LineChart {
-        legend: free_corner(&chart),
-        ..chart
     }
 }
 
