@@ -220,3 +220,28 @@ fn the_real_trace_excerpts_go_through_all_five_ftls() {
     assert_eq!(cells[1], "1,000", "{row}");
     assert!(out.contains("rsrch_0.sample1000.csv"));
 }
+
+/// An `--out` directory that cannot be created fails every reproduce command at once,
+/// naming the directory, before any run (nothing printed, no long run wasted).
+#[test]
+fn an_out_directory_that_cannot_be_made_fails_before_the_runs() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let file = dir.path().join("a-file");
+    std::fs::write(&file, "not a directory").expect("write");
+    let out = file.join("figures");
+    let out = out.to_str().expect("utf-8 path");
+    for paper in ["fast", "grr", "fatlist", "vet"] {
+        let output = flashkit(&["reproduce", paper, "--quick", "--out", out]);
+        let stderr = text(&output.stderr);
+        assert_eq!(output.status.code(), Some(1), "{paper}: {stderr}");
+        assert!(
+            stderr.contains("cannot create") && stderr.contains(out),
+            "{paper}: {stderr}"
+        );
+        assert!(
+            text(&output.stdout).trim().is_empty(),
+            "{paper} ran: {}",
+            text(&output.stdout)
+        );
+    }
+}

@@ -10,7 +10,7 @@
 //! With `--out DIR` the command writes `fatlist.json` and each figure as SVG there
 //! ([`write_figures`]).
 
-use super::{Figures, line_chart, sweep};
+use super::{Figures, line_chart, sweep, thousands};
 use crate::args::Count;
 use crate::commands::index::{index_failure, phase_table};
 use crate::output::write_json;
@@ -127,13 +127,7 @@ pub fn run(args: &FatlistArgs) -> Outcome {
     }
     let wants = |name: &str| args.only.is_empty() || args.only.iter().any(|n| n == name);
     let micro = micro_spec(args);
-    // Created before the runs, so that a directory that cannot be made fails at once.
-    let mut figures = args
-        .out
-        .as_deref()
-        .map(Figures::create)
-        .transpose()
-        .map_err(Failure::Runtime)?;
+    let mut figures = Figures::prepare(args.out.as_deref())?;
     let started = Instant::now();
     let mut doc = Document {
         micro,
@@ -519,19 +513,6 @@ fn phase_time(runs: &[Labelled], label: &str, phase: &str) -> Option<PhaseTime> 
         .iter()
         .find(|p| p.name == phase)
         .map(|p| p.time)
-}
-
-/// `1000` as `1,000`.
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// A swept setting of the micro-benchmark: its values, each value's group label, and the

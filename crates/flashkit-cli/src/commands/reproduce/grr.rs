@@ -215,13 +215,7 @@ pub fn run(args: &GrrArgs) -> Outcome {
     }
     let wants = |name: &str| args.only.is_empty() || args.only.iter().any(|n| n == name);
     let workload = workload(args)?;
-    // Created before the runs, so that a directory that cannot be made fails at once.
-    let mut figures = args
-        .out
-        .as_deref()
-        .map(Figures::create)
-        .transpose()
-        .map_err(Failure::Runtime)?;
+    let mut figures = Figures::prepare(args.out.as_deref())?;
     let started = Instant::now();
     let mut runner = Runner {
         args,

@@ -7,7 +7,7 @@ pub mod flashmodel;
 pub mod grr;
 pub mod vet;
 
-use crate::Outcome;
+use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use clap::Subcommand;
 use flashkit_report::plot::{Axis, Legend, LineChart, PlotError, Scale, Series};
@@ -60,6 +60,14 @@ impl Figures {
             dir: dir.to_path_buf(),
             written: Vec::new(),
         })
+    }
+
+    /// The figures of an `--out DIR` option, if given: made before a command runs, so that
+    /// a directory that cannot be created fails at once rather than after a long run.
+    pub fn prepare(out: Option<&Path>) -> Result<Option<Figures>, Failure> {
+        out.map(Figures::create)
+            .transpose()
+            .map_err(Failure::Runtime)
     }
 
     /// The path of `name` in the directory.
@@ -138,4 +146,17 @@ pub fn line_chart(title: &str, x: Axis, y: &str, series: Vec<Series>) -> LineCha
         step: false,
         legend: Legend::Auto,
     }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

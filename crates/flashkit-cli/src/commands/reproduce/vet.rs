@@ -356,6 +356,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
         }
     }
     let wanted = |name: &str| args.workload.is_empty() || args.workload.iter().any(|w| w == name);
+    let mut figures = Figures::prepare(args.out.as_deref())?;
     let mut rows = Vec::new();
     let mut timer_overhead_ns = 0.0;
     let mut workloads: Vec<Input> = Vec::new();
@@ -423,8 +424,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
         &memory_latency,
     );
 
-    if let Some(dir) = &args.out {
-        let mut figures = Figures::create(dir).map_err(Failure::Runtime)?;
+    if let Some(figures) = &mut figures {
         let document = Document {
             rows: rows.clone(),
             paper_traces,
@@ -438,7 +438,7 @@ pub fn run(args: VetReproArgs) -> Outcome {
         };
         write_json(&figures.path("vet.json"), &document).map_err(Failure::Runtime)?;
         figures.note("vet.json");
-        write_figures(&mut figures, &rows, &scalability).map_err(Failure::Runtime)?;
+        write_figures(figures, &rows, &scalability).map_err(Failure::Runtime)?;
         figures.report();
     }
     Ok(())

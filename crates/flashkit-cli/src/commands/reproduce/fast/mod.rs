@@ -173,6 +173,7 @@ pub fn run(mut args: FastArgs) -> Outcome {
     for job in &jobs {
         job.spec.check().map_err(crate::sim_failure)?;
     }
+    let mut figures = Figures::prepare(args.out.as_deref())?;
     let done = execute(jobs, args.jobs)?;
     print!("{}", report::render(&args, &device, &done, &trace_notes));
     // What --json writes, and --out as fast.json.
@@ -186,11 +187,10 @@ pub fn run(mut args: FastArgs) -> Outcome {
     if let Some(path) = &args.csv {
         write_csv(path, &report::csv(&done))?;
     }
-    if let Some(dir) = &args.out {
-        let mut figures = Figures::create(dir).map_err(Failure::Runtime)?;
+    if let Some(figures) = &mut figures {
         write_json(&figures.path("fast.json"), &document()).map_err(Failure::Runtime)?;
         figures.note("fast.json");
-        self::figures::write(&mut figures, &args, &done).map_err(Failure::Runtime)?;
+        self::figures::write(figures, &args, &done).map_err(Failure::Runtime)?;
         figures.report();
     }
     Ok(())

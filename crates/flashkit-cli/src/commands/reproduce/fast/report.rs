@@ -2,6 +2,7 @@
 
 use super::patterns::PatternName;
 use super::{Done, Experiment, FastArgs, NHB, NLB, sector_writes};
+use crate::commands::reproduce::thousands;
 use flashkit_core::NandPreset;
 use flashkit_report::Table;
 use flashkit_sim::{DeviceSpec, RunReport};
@@ -41,18 +42,6 @@ pub(super) fn seconds(report: &RunReport) -> f64 {
 
 pub(super) fn counter(report: &RunReport, name: &str) -> u64 {
     report.ftl_stats.counters.get(name).copied().unwrap_or(0)
-}
-
-fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 /// The whole printed report.
