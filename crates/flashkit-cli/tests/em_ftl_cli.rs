@@ -374,3 +374,63 @@ fn resident_runs_skip_the_device_and_zero_writes_every_run() {
         "--resident-runs",
     );
 }
+
+/// `em probe` measures a small file in a temporary directory: a row per block size, the
+/// four patterns, the block sizes the paper's rule picks, JSON and SVG; the probe file is
+/// removed; bad sizes are usage errors.
+#[test]
+fn probe_measures_the_disk_at_every_block_size_and_cleans_up() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let json = dir.path().join("probe.json");
+    let svg = dir.path().join("fig1.svg");
+    let data = tempfile::tempdir().expect("temp dir");
+    let text = ok(&[
+        "em",
+        "probe",
+        "--dir",
+        data.path().to_str().expect("utf-8"),
+        "--file-size",
+        "4M",
+        "--max-block",
+        "1M",
+        "--seconds",
+        "0.01",
+        "--json",
+        json.to_str().expect("utf-8"),
+        "--svg",
+        svg.to_str().expect("utf-8"),
+    ]);
+    assert!(
+        text.contains("random write") && text.contains("sequential read"),
+        "{text}"
+    );
+    for block in ["4KiB", "64KiB", "1MiB"] {
+        assert!(
+            text.lines().any(|l| l.starts_with(block)),
+            "no row {block}: {text}"
+        );
+    }
+    assert!(text.contains("B_r; the paper's SSD: 128KiB"), "{text}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("json")).expect("valid");
+    assert_eq!(doc["points"].as_array().expect("points").len(), 4 * 9);
+    assert!(doc["points"][0]["transfers"].as_u64().expect("transfers") >= 4);
+    let svg = std::fs::read_to_string(&svg).expect("svg");
+    assert!(svg.starts_with("<svg") && svg.contains("Fig. 1"));
+    assert_eq!(
+        std::fs::read_dir(data.path()).expect("list").count(),
+        0,
+        "the probe file is left behind"
+    );
+    let bad = flashkit(&["em", "probe", "--min-block", "3000", "--file-size", "4M"]);
+    assert_error(&bad, 2, "powers of two");
+    let bad = flashkit(&[
+        "em",
+        "probe",
+        "--dir",
+        "/nonexistent/dir",
+        "--file-size",
+        "4M",
+    ]);
+    assert_error(&bad, 2, "not a directory");
+}

@@ -31,6 +31,7 @@ pub mod graph;
 pub mod io;
 pub mod model;
 pub mod pq;
+pub mod probe;
 pub mod progress;
 pub mod record;
 pub mod sort;

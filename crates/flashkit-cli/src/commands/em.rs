@@ -39,6 +39,9 @@ pub enum EmCommand {
     Bfs(crate::commands::em_graph::GraphArgs),
     /// Textbook DFS on a generated graph, on the simulated device or an FTL.
     Dfs(crate::commands::em_graph::GraphArgs),
+    /// Measure this machine's disk: throughput against block size for sequential and random
+    /// reads and writes (the paper's Fig. 1), and the B_r and B_w its rule picks.
+    Probe(crate::commands::em_probe::ProbeArgs),
 }
 
 /// Memory and block sizes shared by the em commands.
@@ -207,6 +210,7 @@ pub fn run(command: EmCommand, config: &ConfigFile) -> Outcome {
         EmCommand::Sort(args) => sort(args),
         EmCommand::Bfs(args) => crate::commands::em_graph::bfs(args, config),
         EmCommand::Dfs(args) => crate::commands::em_graph::dfs(args, config),
+        EmCommand::Probe(args) => crate::commands::em_probe::run(&args),
     }
 }
 

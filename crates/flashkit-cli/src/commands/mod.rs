@@ -5,6 +5,7 @@ pub mod compare;
 pub mod em;
 pub mod em_ftl;
 pub mod em_graph;
+pub mod em_probe;
 pub mod em_sim;
 pub mod index;
 pub mod replay;

@@ -23,7 +23,7 @@ mod split;
 pub mod stream;
 pub mod worker;
 
-pub use buffer::AlignedBuf;
+pub use buffer::{AlignedBuf, DIRECT_ALIGN};
 pub use file::{FileIo, Segment};
 #[cfg(feature = "ftl")]
 pub use ftl::FtlIo;

@@ -8,6 +8,8 @@
 //!   simulator replays it at any size);
 //! - Table 2: Mehlhorn-Meyer BFS on square grids, preprocessing and BFS phase, on the
 //!   simulated device, for the grid sizes asked for (the paper's 2^20 to 2^26 took hours);
+//! - Fig. 1 on this machine's disk: throughput against block size for sequential and random
+//!   reads and writes, and the B_r and B_w the paper's rule picks from it (`em probe`);
 //! - a real-disk sort on this machine's disk at the sizes asked for, with wall time.
 //!
 //! The paper's figures are printed beside ours; `docs/reproduction/flashmodel.md` explains
@@ -15,12 +17,16 @@
 
 use crate::commands::em::{device_prediction, failure};
 use crate::commands::em_graph::device;
+use crate::commands::em_probe;
+use crate::commands::reproduce::Figures;
+use crate::output::write_json;
 use crate::{Failure, Outcome};
 use anyhow::Context;
 use clap::Args;
 use flashkit_em::graph::Graph;
 use flashkit_em::graph::bfs::{self, BfsConfig};
 use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo, SplitIo};
+use flashkit_em::probe::ProbeSpec;
 use flashkit_em::sort::files::{FileSortSpec, InputOrder, IoMode, generate_file, sort_file};
 use flashkit_em::sort::{FanIn, Layout, Plan, replay_plan};
 use flashkit_em::tl::TranslationLayer;
@@ -42,10 +48,14 @@ pub struct FlashmodelArgs {
     /// Directory for the real-disk sort's files [default: the system's temporary directory].
     #[arg(long, value_name = "DIR")]
     pub tmp: Option<PathBuf>,
-    /// A smoke run in about 15 s: Table 1, the smallest BFS grid, one real-disk sort of 2^25
-    /// integers.
+    /// A smoke run in about 15 s: Table 1, the smallest BFS grid, a short probe of the disk
+    /// (Fig. 1) and one real-disk sort of 2^25 integers.
     #[arg(long, conflicts_with_all = ["bfs_max_log", "disk_max_log"])]
     pub quick: bool,
+    /// Write Fig. 1 there as fig1.svg, and its measurements as fig1.json (the directory is
+    /// created if missing; nothing is written when the real-disk part is skipped).
+    #[arg(long, value_name = "DIR")]
+    pub out: Option<PathBuf>,
 }
 
 /// The smallest real-disk sort, as log2 of the number of integers: the paper's 0.12 GB.
@@ -185,10 +195,39 @@ pub fn run(mut args: FlashmodelArgs) -> Outcome {
         "Ajwani et al., SEA 2009, section 4: M = 512 MiB, B_r = 128 KiB, B_w = 16 MiB; volumes \
          in GiB (the paper's GB are 2^30 bytes: 2^25 4-byte integers are its 0.12 GB)\n"
     );
+    let mut figures = Figures::prepare(args.out.as_deref())?;
     table1()?;
     table2(&args)?;
     if args.disk_max_log >= DISK_MIN_LOG {
+        fig1(&args, figures.as_mut())?;
         disk(&args)?;
+    }
+    if let Some(figures) = &figures {
+        figures.report();
+    }
+    Ok(())
+}
+
+/// Fig. 1 on the disk the real-disk sort runs on: a probe of 1 GiB, half a second a
+/// measurement (256 MiB and a twentieth of a second with `--quick`).
+fn fig1(args: &FlashmodelArgs, figures: Option<&mut Figures>) -> Outcome {
+    let dir = args.tmp.clone().unwrap_or_else(std::env::temp_dir);
+    let spec = ProbeSpec {
+        file_bytes: if args.quick { 256 * MIB } else { 1 << 30 },
+        min_block: 4 << 10,
+        max_block: 64 * MIB,
+        seconds: if args.quick { 0.05 } else { 0.5 },
+        max_bytes: 1 << 30,
+        seed: 1,
+    };
+    let report = em_probe::measure(&dir, &spec)?;
+    print!("{}", em_probe::render(&report, em_probe::DEFAULT_FRACTION));
+    if let Some(figures) = figures {
+        write_json(&figures.path("fig1.json"), &report)?;
+        figures.note("fig1.json");
+        figures
+            .save("fig1.svg", em_probe::chart(&report).svg())
+            .map_err(Failure::Runtime)?;
     }
     Ok(())
 }

@@ -1,0 +1,505 @@
+//! A real device's throughput against block size: Fig. 1 of Ajwani et al. (SEA 2009), and
+//! the way section 4 chose its block sizes from it: "the smallest block sizes where the disk
+//! reaches optimal performance for random reads and random writes are 128 KB and 16 MB
+//! respectively, see Figure 1, and consequently we set B_r and B_w to these values".
+//!
+//! [`probe`] writes a file of [`ProbeSpec::file_bytes`] in a directory (so that reads find
+//! data rather than a sparse hole), then for every block size from
+//! [`ProbeSpec::min_block`] to [`ProbeSpec::max_block`] (powers of two) and each of the four
+//! [`Access`] patterns transfers blocks of that size, aligned to it, for a time and byte
+//! budget, with `O_DIRECT` where the filesystem allows it (the page cache would otherwise
+//! answer the reads). Random offsets come from a seeded generator; the times are wall-clock
+//! and so differ from run to run, as any device measurement does.
+//!
+//! [`ProbeReport::knee`] is the paper's rule: the smallest block size at which a random
+//! pattern reaches a fraction (0.9 by default in the CLI) of the throughput the sequential
+//! pattern of the same operation settles at.
+
+use crate::EmError;
+use crate::io::{AlignedBuf, DIRECT_ALIGN};
+use crate::progress::Progress;
+use flashkit_core::{SimRng, SimRngExt};
+use rand::Rng;
+use serde::Serialize;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// How the blocks of one measurement are chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Access {
+    /// Consecutive blocks from the start of the file, wrapping.
+    SequentialRead,
+    /// Blocks at uniformly random aligned offsets.
+    RandomRead,
+    /// Consecutive blocks from the start of the file, wrapping.
+    SequentialWrite,
+    /// Blocks at uniformly random aligned offsets.
+    RandomWrite,
+}
+
+impl Access {
+    /// The four patterns, in the order of the paper's legend.
+    pub const ALL: [Access; 4] = [
+        Access::SequentialRead,
+        Access::RandomRead,
+        Access::SequentialWrite,
+        Access::RandomWrite,
+    ];
+
+    /// The pattern's name in tables and legends.
+    pub fn name(self) -> &'static str {
+        match self {
+            Access::SequentialRead => "sequential read",
+            Access::RandomRead => "random read",
+            Access::SequentialWrite => "sequential write",
+            Access::RandomWrite => "random write",
+        }
+    }
+
+    /// Whether it writes.
+    pub fn writes(self) -> bool {
+        matches!(self, Access::SequentialWrite | Access::RandomWrite)
+    }
+
+    /// Whether its offsets are random.
+    pub fn random(self) -> bool {
+        matches!(self, Access::RandomRead | Access::RandomWrite)
+    }
+
+    /// The sequential pattern of the same operation.
+    pub fn sequential(self) -> Access {
+        if self.writes() {
+            Access::SequentialWrite
+        } else {
+            Access::SequentialRead
+        }
+    }
+}
+
+/// What to measure.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProbeSpec {
+    /// Size of the file the blocks are read from and written to. Larger than any cache in
+    /// front of the device, ideally; at least `max_block`.
+    pub file_bytes: u64,
+    /// Smallest block size, a power of two of at least 512 B (`O_DIRECT` needs the
+    /// filesystem's block alignment, 4 KiB on most).
+    pub min_block: u64,
+    /// Largest block size, a power of two.
+    pub max_block: u64,
+    /// Time budget of one measurement (one pattern at one block size), seconds.
+    pub seconds: f64,
+    /// Byte budget of one measurement: it stops at whichever budget is spent first, after
+    /// at least [`MIN_TRANSFERS`] transfers.
+    pub max_bytes: u64,
+    /// Seed of the random offsets.
+    pub seed: u64,
+}
+
+/// The fewest transfers a measurement makes, whatever its budgets.
+pub const MIN_TRANSFERS: u64 = 4;
+
+impl ProbeSpec {
+    /// The block sizes measured: the powers of two from `min_block` to `max_block`.
+    pub fn block_sizes(&self) -> Vec<u64> {
+        std::iter::successors(Some(self.min_block), |b| b.checked_mul(2))
+            .take_while(|&b| b <= self.max_block)
+            .collect()
+    }
+
+    /// Refuse a spec that cannot be measured.
+    pub fn check(&self) -> Result<(), EmError> {
+        let power = |b: u64| b.is_power_of_two();
+        if !power(self.min_block) || !power(self.max_block) || self.min_block < 512 {
+            return Err(EmError::Config(format!(
+                "block sizes must be powers of two of at least 512 B, got {} to {}",
+                self.min_block, self.max_block
+            )));
+        }
+        if self.min_block > self.max_block {
+            return Err(EmError::Config(format!(
+                "the smallest block size ({} B) is larger than the largest ({} B)",
+                self.min_block, self.max_block
+            )));
+        }
+        if self.file_bytes < self.max_block || !self.file_bytes.is_multiple_of(self.max_block) {
+            return Err(EmError::Config(format!(
+                "the file ({} B) must be a multiple of the largest block size ({} B)",
+                self.file_bytes, self.max_block
+            )));
+        }
+        if !(self.seconds > 0.0 && self.seconds.is_finite()) || self.max_bytes == 0 {
+            return Err(EmError::Config(format!(
+                "a measurement needs a positive time and byte budget, got {} s and {} B",
+                self.seconds, self.max_bytes
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// One measurement: a pattern at a block size.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProbePoint {
+    /// The pattern.
+    pub access: Access,
+    /// Bytes a transfer.
+    pub block_bytes: u64,
+    /// Transfers made.
+    pub transfers: u64,
+    /// Wall-clock seconds they took.
+    pub seconds: f64,
+}
+
+impl ProbePoint {
+    /// Throughput in MB/s (10^6 bytes a second, as drives are rated).
+    pub fn mb_per_s(&self) -> f64 {
+        (self.transfers * self.block_bytes) as f64 / self.seconds.max(1e-9) / 1e6
+    }
+}
+
+/// Every measurement of a probe, and how the file was accessed.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ProbeReport {
+    /// The file measured (removed afterwards).
+    pub path: PathBuf,
+    /// What was asked.
+    pub spec: ProbeSpec,
+    /// Whether the file was open with `O_DIRECT`; when not, reads may have come from the page
+    /// cache and the figures describe the cache more than the device.
+    pub direct: bool,
+    /// Why `O_DIRECT` was not used, when it was not.
+    pub fallback: Option<String>,
+    /// Seconds spent writing the file before the measurements.
+    pub fill_seconds: f64,
+    /// One point a pattern and block size, patterns in [`Access::ALL`] order, block sizes
+    /// ascending within each.
+    pub points: Vec<ProbePoint>,
+}
+
+impl ProbeReport {
+    /// The throughput of `access` at `block_bytes`, if measured.
+    pub fn mb_per_s(&self, access: Access, block_bytes: u64) -> Option<f64> {
+        self.points
+            .iter()
+            .find(|p| p.access == access && p.block_bytes == block_bytes)
+            .map(ProbePoint::mb_per_s)
+    }
+
+    /// The throughput `access` settles at: the median of its figures over the larger half of
+    /// the block sizes (a median, so that one disturbed measurement does not move it).
+    pub fn plateau(&self, access: Access) -> Option<f64> {
+        let mut figures: Vec<f64> = self
+            .points
+            .iter()
+            .filter(|p| p.access == access)
+            .map(ProbePoint::mb_per_s)
+            .collect();
+        let mut larger = figures.split_off(figures.len() / 2);
+        larger.sort_by(f64::total_cmp);
+        (!larger.is_empty()).then(|| larger[larger.len() / 2])
+    }
+
+    /// The paper's block-size rule: the smallest block size at which the random pattern
+    /// `access` reaches `fraction` of the [`plateau`](Self::plateau) of the sequential
+    /// pattern of the same operation, and still does at the next block size (so that one
+    /// lucky measurement does not decide); `None` when no block size measured does.
+    pub fn knee(&self, access: Access, fraction: f64) -> Option<u64> {
+        let target = fraction * self.plateau(access.sequential())?;
+        let random: Vec<&ProbePoint> = self.points.iter().filter(|p| p.access == access).collect();
+        (0..random.len())
+            .find(|&i| {
+                random[i..random.len().min(i + 2)]
+                    .iter()
+                    .all(|p| p.mb_per_s() >= target)
+            })
+            .map(|i| random[i].block_bytes)
+    }
+}
+
+/// Open `path` for reading and writing, created and truncated, with `O_DIRECT` when
+/// `direct`.
+fn open(path: &Path, direct: bool) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(true);
+    if direct {
+        options.custom_flags(libc::O_DIRECT);
+    }
+    options.open(path)
+}
+
+/// Measure the device under `dir` as `spec` asks (see the module's documentation). The file
+/// is created in `dir` and removed afterwards, also on error. `progress` counts
+/// measurements (one phase for the fill in bytes, one for the measurements).
+pub fn probe(
+    dir: &Path,
+    spec: &ProbeSpec,
+    progress: &dyn Progress,
+) -> Result<ProbeReport, EmError> {
+    spec.check()?;
+    let path = dir.join(format!("flashkit-probe-{}.tmp", std::process::id()));
+    let _remove = RemoveOnDrop(&path);
+    let io = |op: &'static str, offset: u64| {
+        let path = path.clone();
+        move |source: std::io::Error| EmError::Io {
+            path,
+            op,
+            offset,
+            source,
+        }
+    };
+    // O_DIRECT, unless the filesystem refuses it (tmpfs refuses the open, some filesystems
+    // the first transfer) or the blocks are not aligned for it.
+    let mut fallback = (!spec.min_block.is_multiple_of(DIRECT_ALIGN as u64)).then(|| {
+        format!(
+            "blocks of {} B are not a multiple of {DIRECT_ALIGN} B",
+            spec.min_block
+        )
+    });
+    let mut file = match open(&path, fallback.is_none()) {
+        Ok(file) => file,
+        Err(e) if fallback.is_none() && e.raw_os_error() == Some(libc::EINVAL) => {
+            fallback = Some(format!("{} refused O_DIRECT", dir.display()));
+            open(&path, false).map_err(io("open", 0))?
+        }
+        Err(e) => return Err(io("open", 0)(e)),
+    };
+    let mut buffer = AlignedBuf::new(spec.max_block as usize);
+    for (i, byte) in buffer.bytes_mut().iter_mut().enumerate() {
+        // Not zeros, which some devices and filesystems store for free.
+        *byte = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes()[7];
+    }
+    // Fill the file, so that reads find data written to the device.
+    progress.phase("writing the probe file", spec.file_bytes);
+    let started = Instant::now();
+    let mut offset = 0;
+    while offset < spec.file_bytes {
+        let result = file.write_all_at(buffer.bytes(), offset);
+        if let Err(e) = result {
+            if fallback.is_none() && offset == 0 && e.raw_os_error() == Some(libc::EINVAL) {
+                fallback = Some(format!("{} refused an O_DIRECT transfer", dir.display()));
+                file = open(&path, false).map_err(io("open", 0))?;
+                continue;
+            }
+            return Err(io("write", offset)(e));
+        }
+        offset += spec.max_block;
+        progress.advance(spec.max_block);
+    }
+    file.sync_all().map_err(io("sync", 0))?;
+    let fill_seconds = started.elapsed().as_secs_f64();
+
+    let sizes = spec.block_sizes();
+    progress.phase("measuring", (sizes.len() * Access::ALL.len()) as u64);
+    let mut points = Vec::with_capacity(sizes.len() * Access::ALL.len());
+    let mut rng = SimRng::for_stream(spec.seed, "device-probe");
+    for access in Access::ALL {
+        for &block in &sizes {
+            let blocks = spec.file_bytes / block;
+            let data = &mut buffer.bytes_mut()[..block as usize];
+            let mut transfers = 0u64;
+            let started = Instant::now();
+            loop {
+                let offset = if access.random() {
+                    rng.random_range(0..blocks) * block
+                } else {
+                    (transfers % blocks) * block
+                };
+                if access.writes() {
+                    file.write_all_at(data, offset)
+                        .map_err(io("write", offset))?;
+                } else {
+                    file.read_exact_at(data, offset)
+                        .map_err(io("read", offset))?;
+                }
+                transfers += 1;
+                let spent = transfers >= MIN_TRANSFERS
+                    && (transfers * block >= spec.max_bytes
+                        || started.elapsed().as_secs_f64() >= spec.seconds);
+                if spent {
+                    break;
+                }
+            }
+            if access.writes() {
+                // What the writes left in a volatile cache counts: the paper's device had
+                // no say in when its blocks reached flash either.
+                file.sync_data().map_err(io("sync", 0))?;
+            }
+            points.push(ProbePoint {
+                access,
+                block_bytes: block,
+                transfers,
+                seconds: started.elapsed().as_secs_f64(),
+            });
+            progress.advance(1);
+        }
+    }
+    progress.finish();
+    Ok(ProbeReport {
+        path: path.clone(),
+        spec: spec.clone(),
+        direct: fallback.is_none(),
+        fallback,
+        fill_seconds,
+        points,
+    })
+}
+
+/// Removes the probe file however [`probe`] returns.
+struct RemoveOnDrop<'a>(&'a Path);
+
+impl Drop for RemoveOnDrop<'_> {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::progress::Silent;
+
+    fn spec() -> ProbeSpec {
+        ProbeSpec {
+            file_bytes: 1 << 20,
+            min_block: 4096,
+            max_block: 64 << 10,
+            seconds: 0.005,
+            max_bytes: 256 << 10,
+            seed: 7,
+        }
+    }
+
+    #[test]
+    fn every_pattern_is_measured_at_every_block_size_and_the_file_is_removed() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let report = probe(dir.path(), &spec(), &Silent).expect("probe");
+        assert_eq!(report.points.len(), 4 * 5);
+        for access in Access::ALL {
+            let sizes: Vec<u64> = report
+                .points
+                .iter()
+                .filter(|p| p.access == access)
+                .map(|p| p.block_bytes)
+                .collect();
+            assert_eq!(sizes, [4096, 8192, 16384, 32768, 65536], "{access:?}");
+        }
+        for point in &report.points {
+            assert!(point.transfers >= MIN_TRANSFERS, "{point:?}");
+            assert!(
+                point.transfers * point.block_bytes
+                    <= (256 << 10) + point.block_bytes * MIN_TRANSFERS
+            );
+            assert!(point.mb_per_s() > 0.0, "{point:?}");
+        }
+        assert!(!report.path.exists(), "the probe file is left behind");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).expect("list").count(),
+            0,
+            "the directory is not left as found"
+        );
+    }
+
+    #[test]
+    fn the_knee_is_the_smallest_block_size_reaching_the_sequential_best() {
+        let point = |access, block_bytes, mb: f64| ProbePoint {
+            access,
+            block_bytes,
+            transfers: 1,
+            seconds: block_bytes as f64 / (mb * 1e6),
+        };
+        let report = ProbeReport {
+            path: PathBuf::new(),
+            spec: spec(),
+            direct: true,
+            fallback: None,
+            fill_seconds: 0.0,
+            points: vec![
+                point(Access::SequentialWrite, 4096, 500.0),
+                point(Access::SequentialWrite, 8192, 900.0),
+                point(Access::SequentialWrite, 16384, 1000.0),
+                point(Access::SequentialWrite, 32768, 3000.0),
+                point(Access::SequentialWrite, 65536, 1000.0),
+                point(Access::RandomWrite, 4096, 100.0),
+                point(Access::RandomWrite, 8192, 950.0),
+                point(Access::RandomWrite, 16384, 850.0),
+                point(Access::RandomWrite, 32768, 950.0),
+                point(Access::RandomWrite, 65536, 990.0),
+                point(Access::SequentialRead, 4096, 800.0),
+                point(Access::SequentialRead, 8192, 800.0),
+                point(Access::RandomRead, 4096, 100.0),
+                point(Access::RandomRead, 8192, 100.0),
+            ],
+        };
+        // The plateau is the median of the larger half: 1000, not the 3000 spike.
+        assert!((report.plateau(Access::SequentialWrite).expect("measured") - 1000.0).abs() < 1e-6);
+        // 8 KiB reaches 90% once, but 16 KiB falls back below: the knee is 32 KiB.
+        assert_eq!(report.knee(Access::RandomWrite, 0.9), Some(32768));
+        assert_eq!(report.knee(Access::RandomWrite, 0.8), Some(8192));
+        assert_eq!(report.knee(Access::RandomRead, 0.9), None);
+    }
+
+    #[test]
+    fn specs_that_cannot_be_measured_are_refused() {
+        for (field, bad) in [
+            (
+                "min_block",
+                ProbeSpec {
+                    min_block: 3000,
+                    ..spec()
+                },
+            ),
+            (
+                "min_block",
+                ProbeSpec {
+                    min_block: 256,
+                    ..spec()
+                },
+            ),
+            (
+                "order",
+                ProbeSpec {
+                    min_block: 1 << 17,
+                    ..spec()
+                },
+            ),
+            (
+                "file",
+                ProbeSpec {
+                    file_bytes: (1 << 20) + 4096,
+                    ..spec()
+                },
+            ),
+            (
+                "file",
+                ProbeSpec {
+                    file_bytes: 32 << 10,
+                    ..spec()
+                },
+            ),
+            (
+                "budget",
+                ProbeSpec {
+                    seconds: 0.0,
+                    ..spec()
+                },
+            ),
+            (
+                "budget",
+                ProbeSpec {
+                    max_bytes: 0,
+                    ..spec()
+                },
+            ),
+        ] {
+            assert!(
+                matches!(bad.check(), Err(EmError::Config(_))),
+                "{field}: {bad:?}"
+            );
+        }
+        assert!(spec().check().is_ok());
+    }
+}
