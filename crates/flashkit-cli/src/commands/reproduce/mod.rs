@@ -24,7 +24,8 @@ pub enum Paper {
     /// sweeps, probe table, initialization cost, sensor macro-benchmark.
     Fatlist(fatlist::FatlistArgs),
     /// Ajwani et al., "On Computational Models for Flash Memory Devices" (SEA 2009):
-    /// Table 1 (sorting), Table 2 (BFS) and a real-disk sort.
+    /// Table 1 (sorting), Table 2 (BFS), Fig. 1 (this disk's throughput against block size)
+    /// and a real-disk sort.
     Flashmodel(flashmodel::FlashmodelArgs),
     /// The GRR paper (B-tree on NAND): In-Page Logging against GRR with k and m varied
     /// (Fig. 6), buffer hit ratios (Fig. 7), read/write ratios from 100/0 to 0/100 (Fig. 8).
