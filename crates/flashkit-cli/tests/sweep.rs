@@ -246,6 +246,21 @@ fn the_report_is_self_contained_with_parseable_figures() {
 
     let usage = flashkit(&["report", s(&out)]);
     assert_eq!(usage.status.code(), Some(2));
+    // A directory without results.jsonl (a `reproduce --out` one, say) is named, with what
+    // report reads instead.
+    let empty = tempfile::tempdir().expect("tempdir");
+    let usage = flashkit(&[
+        "report",
+        s(empty.path()),
+        "--svg",
+        s(&empty.path().join("f")),
+    ]);
+    assert_eq!(usage.status.code(), Some(2));
+    let stderr = text(&usage.stderr);
+    assert!(
+        stderr.contains("has no results.jsonl") && stderr.contains(s(empty.path())),
+        "{stderr}"
+    );
 }
 
 #[test]

@@ -97,7 +97,17 @@ pub fn run(args: ReportArgs) -> Outcome {
 
 fn load(path: &Path) -> Result<(Vec<CellResult>, String), Failure> {
     let jsonl = if path.is_dir() {
-        path.join("results.jsonl")
+        let jsonl = path.join("results.jsonl");
+        if !jsonl.exists() {
+            // A `reproduce --out` directory, say: its figures are drawn already.
+            return Err(Failure::Usage(anyhow!(
+                "{} has no results.jsonl: report reads a sweep's directory or results.jsonl, \
+                 or the --json of compare or replay (a `reproduce --out` directory holds its \
+                 paper's figures already)",
+                path.display()
+            )));
+        }
+        jsonl
     } else {
         path.to_path_buf()
     };
