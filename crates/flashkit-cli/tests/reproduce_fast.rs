@@ -245,3 +245,52 @@ fn an_out_directory_that_cannot_be_made_fails_before_the_runs() {
         );
     }
 }
+
+/// `reproduce all` runs each paper asked for into its own subdirectory, as the paper's own
+/// `--out` does, and writes one index.html with their figures inline; an unknown paper is a
+/// usage error.
+#[test]
+fn reproduce_all_writes_each_papers_directory_and_one_index() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("results");
+    let output = flashkit(&[
+        "reproduce",
+        "all",
+        "--quick",
+        "--only",
+        "vet,grr",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    let stdout = text(&output.stdout);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(stdout.contains("=== reproduce vet --out") && stdout.contains("grr: done in"));
+    assert!(
+        !stdout.contains("reproduce fast"),
+        "--only vet,grr ran fast: {stdout}"
+    );
+    assert!(out.join("vet/vet.json").is_file() && out.join("grr/fig8a.svg").is_file());
+    let index = std::fs::read_to_string(out.join("index.html")).expect("index.html");
+    assert!(index.starts_with("<!DOCTYPE html>"));
+    assert!(index.contains("vet: Extent mapping") && index.contains("grr: B-tree storage"));
+    // Every figure written is inline, in natural order (fig6a before fig8a).
+    let svgs = std::fs::read_dir(out.join("grr"))
+        .expect("list")
+        .chain(std::fs::read_dir(out.join("vet")).expect("list"))
+        .filter(|e| {
+            e.as_ref()
+                .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "svg"))
+        })
+        .count();
+    assert_eq!(
+        index.matches("<figure><svg").count(),
+        svgs,
+        "{svgs} figures"
+    );
+    let grr = |name: &str| index.find(&format!("grr/{name}")).expect(name);
+    assert!(grr("fig6a.svg") < grr("fig8a.svg"));
+
+    let output = flashkit(&["reproduce", "all", "--only", "vet,nope", "--out", "x"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("unknown paper \"nope\""));
+}

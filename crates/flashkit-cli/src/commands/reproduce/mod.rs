@@ -1,6 +1,7 @@
 //! `flashkit reproduce <paper>`: rerun a paper's evaluation and print the paper's published
 //! figures beside flashkit's. One subcommand per paper; each lives in its own module.
 
+pub mod all;
 pub mod fast;
 pub mod fatlist;
 pub mod flashmodel;
@@ -16,6 +17,9 @@ use std::path::{Path, PathBuf};
 /// The papers whose evaluation `flashkit reproduce` reruns.
 #[derive(Subcommand, Debug)]
 pub enum Paper {
+    /// Every paper below in one command, each into its own subdirectory of --out, and an
+    /// index.html with every figure drawn.
+    All(all::AllArgs),
     /// Lee et al., "A Log Buffer-Based Flash Translation Layer Using Fully-Associative Sector
     /// Translation" (TECS 2007): BAST, FAST and O-FAST on patterns A-E (Fig. 10, Table II),
     /// the section 3.5 analysis, and the real trace excerpts through all five FTLs.
@@ -37,6 +41,7 @@ pub enum Paper {
 
 pub fn run(paper: Paper) -> Outcome {
     match paper {
+        Paper::All(args) => all::run(&args),
         Paper::Fast(args) => fast::run(args),
         Paper::Fatlist(args) => fatlist::run(&args),
         Paper::Flashmodel(args) => flashmodel::run(args),

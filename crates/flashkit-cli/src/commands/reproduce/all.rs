@@ -1,0 +1,290 @@
+//! `flashkit reproduce all`: every paper's evaluation in one command, each into its own
+//! subdirectory of `--out` (as its own `--out` writes it), and one `index.html` showing
+//! every figure drawn, paper by paper.
+//!
+//! Each paper runs with its own defaults (or its `--quick` smoke run), exactly as
+//! `flashkit reproduce <paper> --out DIR/<paper>` would: the options are parsed by the
+//! paper's own argument parser, so the two cannot drift apart. A paper that fails does not
+//! stop the others; the command then ends with an error naming every paper that failed.
+
+use super::{fast, fatlist, flashmodel, grr, vet};
+use crate::{Failure, Outcome};
+use anyhow::{Context, anyhow};
+use clap::{Args, Parser};
+use flashkit_report::html::{Block, HtmlReport, Section};
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Options of `flashkit reproduce all`.
+#[derive(Args, Debug)]
+pub struct AllArgs {
+    /// Directory for every paper's output, a subdirectory each (fast/, vet/, ...), and
+    /// index.html with every figure; created if missing.
+    #[arg(long, value_name = "DIR", default_value = "results")]
+    pub out: PathBuf,
+    /// Every paper's --quick smoke run instead of its full evaluation.
+    #[arg(long)]
+    pub quick: bool,
+    /// The papers to run, comma-separated: fast, vet, grr, fatlist, flashmodel [default:
+    /// all of them].
+    #[arg(long, value_delimiter = ',', value_name = "LIST")]
+    pub only: Vec<String>,
+    /// Directory for flashmodel's disk probe and real-disk sort [default: the system's
+    /// temporary directory].
+    #[arg(long, value_name = "DIR")]
+    pub tmp: Option<PathBuf>,
+}
+
+/// A paper: its subcommand's name, the paper it reproduces, and its reproduction page.
+struct Paper {
+    name: &'static str,
+    title: &'static str,
+    doc: &'static str,
+}
+
+/// The papers, in the order they run: the quick ones first.
+const PAPERS: [Paper; 5] = [
+    Paper {
+        name: "fast",
+        title: "Lee et al., a log buffer-based FTL using fully-associative sector translation \
+                (BAST, FAST, O-FAST)",
+        doc: "docs/reproduction/fast.md",
+    },
+    Paper {
+        name: "vet",
+        title: "Extent mapping for FTLs: the Virtual Extent Trie and the Extent Mapping Tree",
+        doc: "docs/reproduction/vet.md",
+    },
+    Paper {
+        name: "grr",
+        title: "B-tree storage on NAND: In-Page Logging against GRR, clean-first buffers",
+        doc: "docs/reproduction/grr.md",
+    },
+    Paper {
+        name: "fatlist",
+        title: "A native NOR-flash index: fat lists against the mu-tree",
+        doc: "docs/reproduction/fatlist.md",
+    },
+    Paper {
+        name: "flashmodel",
+        title: "Ajwani et al., on computational models for flash memory devices",
+        doc: "docs/reproduction/flashmodel.md",
+    },
+];
+
+/// A paper's options, parsed by its own parser from the words of its command line.
+#[derive(Parser, Debug)]
+struct Command<T: Args> {
+    #[command(flatten)]
+    args: T,
+}
+
+fn parse<T: Args>(words: &[String]) -> Result<T, Failure> {
+    Command::<T>::try_parse_from(words)
+        .map(|c| c.args)
+        .map_err(|e| Failure::Usage(anyhow!("{}", e.to_string().trim_end())))
+}
+
+/// Run every paper asked for, then write the index.
+pub fn run(args: &AllArgs) -> Outcome {
+    for name in &args.only {
+        if !PAPERS.iter().any(|p| p.name == name) {
+            let names: Vec<&str> = PAPERS.iter().map(|p| p.name).collect();
+            return Err(Failure::Usage(anyhow!(
+                "unknown paper {name:?} in --only; expected some of: {}",
+                names.join(", ")
+            )));
+        }
+    }
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))
+        .map_err(Failure::Runtime)?;
+    let wanted = |p: &&Paper| args.only.is_empty() || args.only.iter().any(|n| n == p.name);
+    let mut ran = Vec::new();
+    let mut failed = Vec::new();
+    for paper in PAPERS.iter().filter(wanted) {
+        let dir = args.out.join(paper.name);
+        let mut words = vec![
+            paper.name.to_string(),
+            "--out".to_string(),
+            dir.display().to_string(),
+        ];
+        if args.quick {
+            words.push("--quick".into());
+        }
+        if let (Some(tmp), "flashmodel") = (&args.tmp, paper.name) {
+            words.extend(["--tmp".to_string(), tmp.display().to_string()]);
+        }
+        println!(
+            "\n=== reproduce {} ({}) ===\n",
+            words.join(" "),
+            paper.title
+        );
+        let started = Instant::now();
+        let outcome = match paper.name {
+            "fast" => parse(&words).and_then(fast::run),
+            "vet" => parse(&words).and_then(vet::run),
+            "grr" => parse(&words).and_then(|a| grr::run(&a)),
+            "fatlist" => parse(&words).and_then(|a| fatlist::run(&a)),
+            _ => parse(&words).and_then(flashmodel::run),
+        };
+        let seconds = started.elapsed().as_secs_f64();
+        match outcome {
+            Ok(()) => {
+                println!("\n{}: done in {seconds:.1} s", paper.name);
+                ran.push((paper, seconds));
+            }
+            Err(failure) => {
+                let error = match &failure {
+                    Failure::Usage(e) | Failure::Runtime(e) => format!("{e:#}"),
+                };
+                eprintln!("error: reproduce {}: {error}", paper.name);
+                failed.push(paper.name);
+            }
+        }
+    }
+    let index = args.out.join("index.html");
+    let page = index_page(&args.out, &ran, args.quick)?;
+    std::fs::write(&index, page)
+        .with_context(|| format!("cannot write {}", index.display()))
+        .map_err(Failure::Runtime)?;
+    println!("\nwrote {}", index.display());
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Failure::Runtime(anyhow!(
+            "{} of {} papers failed: {} (their errors are above)",
+            failed.len(),
+            failed.len() + ran.len(),
+            failed.join(", ")
+        )))
+    }
+}
+
+/// The SVG files in `dir`, by name.
+fn svg_files(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()));
+    let mut files = Vec::new();
+    for entry in entries.map_err(Failure::Runtime)? {
+        let path = entry
+            .with_context(|| format!("cannot list {}", dir.display()))
+            .map_err(Failure::Runtime)?
+            .path();
+        if path.extension().is_some_and(|e| e == "svg") {
+            files.push(path);
+        }
+    }
+    // Natural order for the common names: fig6a before fig14a, traces-2 before traces-10.
+    files.sort_by_key(|p| natural_key(&p.file_name().unwrap_or_default().to_string_lossy()));
+    Ok(files)
+}
+
+/// A sort key reading runs of digits as numbers.
+fn natural_key(name: &str) -> Vec<(String, u64)> {
+    let mut key = Vec::new();
+    let mut text = String::new();
+    let mut digits = String::new();
+    for c in name.chars() {
+        if c.is_ascii_digit() {
+            digits.push(c);
+        } else {
+            if !digits.is_empty() {
+                key.push((
+                    std::mem::take(&mut text),
+                    digits.parse().unwrap_or(u64::MAX),
+                ));
+                digits.clear();
+            }
+            text.push(c);
+        }
+    }
+    key.push((text, digits.parse().unwrap_or(0)));
+    key
+}
+
+/// One page with every paper's figures, inline, and where each came from.
+fn index_page(out: &Path, ran: &[(&Paper, f64)], quick: bool) -> Result<String, Failure> {
+    let mut sections = Vec::new();
+    for (paper, seconds) in ran {
+        let dir = out.join(paper.name);
+        let mut blocks = vec![Block::Paragraph(format!(
+            "flashkit reproduce {}{} --out {} ({seconds:.1} s). The tables are in the \
+             command's output and {}/{}.json; what agrees with the paper and what does not is \
+             in {}.",
+            paper.name,
+            if quick { " --quick" } else { "" },
+            dir.display(),
+            dir.display(),
+            if paper.name == "flashmodel" {
+                "fig1"
+            } else {
+                paper.name
+            },
+            paper.doc
+        ))];
+        for file in svg_files(&dir)? {
+            let svg = std::fs::read_to_string(&file)
+                .with_context(|| format!("cannot read {}", file.display()))
+                .map_err(Failure::Runtime)?;
+            blocks.push(Block::Figure {
+                caption: file.display().to_string(),
+                svg,
+            });
+        }
+        sections.push(Section {
+            heading: format!("{}: {}", paper.name, paper.title),
+            blocks,
+        });
+    }
+    let report = HtmlReport {
+        title: "flashkit: the papers' evaluations reproduced".into(),
+        intro: vec![format!(
+            "{} paper{} run{}, flashkit {}.",
+            ran.len(),
+            if ran.len() == 1 { "" } else { "s" },
+            if quick { " (--quick smoke runs)" } else { "" },
+            env!("CARGO_PKG_VERSION")
+        )],
+        sections,
+    };
+    Ok(report.render())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn figures_sort_in_natural_order() {
+        let mut names = vec![
+            "fig14a.svg",
+            "fig6b.svg",
+            "traces-10.svg",
+            "fig6a.svg",
+            "traces-2.svg",
+            "fig10-A-time.svg",
+        ];
+        names.sort_by_key(|n| natural_key(n));
+        assert_eq!(
+            names,
+            [
+                "fig6a.svg",
+                "fig6b.svg",
+                "fig10-A-time.svg",
+                "fig14a.svg",
+                "traces-2.svg",
+                "traces-10.svg"
+            ]
+        );
+    }
+
+    #[test]
+    fn every_paper_parses_its_own_quick_out_command_line() {
+        let words = |name: &str| [name, "--out", "x", "--quick"].map(str::to_string).to_vec();
+        assert!(parse::<fast::FastArgs>(&words("fast")).is_ok());
+        assert!(parse::<crate::args::VetReproArgs>(&words("vet")).is_ok());
+        assert!(parse::<grr::GrrArgs>(&words("grr")).is_ok());
+        assert!(parse::<fatlist::FatlistArgs>(&words("fatlist")).is_ok());
+        assert!(parse::<flashmodel::FlashmodelArgs>(&words("flashmodel")).is_ok());
+    }
+}
