@@ -305,32 +305,48 @@ impl Ticked {
         }
     }
 
-    /// How its labels read.
+    /// How its labels read: on a linear axis every label in the axis's SI multiple with as
+    /// many decimals as the finest of them needs (so "100.0k, 100.5k, 101.0k", never two
+    /// labels rounded to the same text); on a log axis each label on its own.
     fn labels(&self) -> Labels {
+        let log = matches!(self.coord, Coord::Log(_));
+        let multiple = self.unit.map_or(1.0, |u| u.0);
+        let exact = |decimals: usize| {
+            let scale = 10f64.powi(decimals as i32);
+            self.bold.iter().all(|v| {
+                let scaled = v / multiple * scale;
+                (scaled - scaled.round()).abs() <= 1e-6 * scaled.abs().max(1.0)
+            })
+        };
         Labels {
             unit: self.unit,
-            log: matches!(self.coord, Coord::Log(_)),
+            decimals: if log {
+                None
+            } else {
+                (0..=6).find(|&d| exact(d))
+            },
         }
     }
 }
 
-/// How an axis's labels read (see [`Ticked::unit`]).
+/// How an axis's labels read (see [`Ticked::labels`]).
 #[derive(Clone, Copy)]
 struct Labels {
     unit: Option<(f64, &'static str)>,
-    log: bool,
+    /// Decimals of every label of a linear axis; `None` on a log axis, or where even six do
+    /// not write the labels exactly (each label then takes its own).
+    decimals: Option<usize>,
 }
 
 impl Labels {
     /// A label's text.
     fn text(self, value: f64) -> String {
-        match self.unit {
+        let (multiple, suffix) = self.unit.unwrap_or((1.0, ""));
+        match self.decimals {
             _ if value == 0.0 => "0".into(),
-            Some((multiple, suffix)) => {
-                format!("{}{suffix}", trim(value / multiple))
-            }
-            _ if self.log => tick(value),
-            _ => trim(value),
+            Some(decimals) => format!("{:.*}{suffix}", decimals, value / multiple),
+            None if self.unit.is_some() => format!("{}{suffix}", trim(value / multiple)),
+            None => tick(value),
         }
     }
 }
@@ -380,7 +396,7 @@ fn linear_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
 }
 
 /// Ticks for a log axis over `(lo, hi)`: labels at 1, 2 and 5 times the powers of ten while
-/// it spans up to three decades (every integer multiple when that leaves fewer than two, its
+/// it spans up to three and a half decades (every integer multiple when that leaves fewer than two, its
 /// ends when even those do), at the powers of ten beyond (every other one or more past eight
 /// decades); the light grid at every integer multiple up to six decades.
 fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
@@ -394,7 +410,7 @@ fn log_ticks(lo: f64, hi: f64) -> (Vec<f64>, Vec<f64>) {
             .collect()
     };
     let every_integer = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0];
-    let mut bold = if decades <= 3.0 {
+    let mut bold = if decades <= 3.5 {
         let labels = multiples(&[1.0, 2.0, 5.0], 1);
         if labels.len() >= 2 {
             labels
@@ -1007,6 +1023,13 @@ mod tests {
         let axis = Ticked::new(Scale::Linear, (0.0, 6300.0), None);
         let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
         assert_eq!(labels, ["0", "1k", "2k", "3k", "4k", "5k", "6k"]);
+        // Labels that would round to the same text get the decimals they need, all alike.
+        let axis = Ticked::new(Scale::Linear, (99_900.0, 102_300.0), None);
+        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
+        assert_eq!(labels, ["100.0k", "100.5k", "101.0k", "101.5k", "102.0k"]);
+        let axis = Ticked::new(Scale::Linear, (0.0, 0.35), None);
+        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
+        assert_eq!(labels[..3], ["0", "0.05", "0.10"]);
         let (bold, _) = linear_ticks(0.0, 0.35);
         assert_eq!(bold.len(), 8);
         assert!((bold[7] - 0.35).abs() < 1e-12, "{bold:?}");
