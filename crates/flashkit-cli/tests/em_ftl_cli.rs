@@ -424,6 +424,8 @@ fn probe_measures_the_disk_at_every_block_size_and_cleans_up() {
     );
     let bad = flashkit(&["em", "probe", "--min-block", "3000", "--file-size", "4M"]);
     assert_error(&bad, 2, "powers of two");
+    let bad = flashkit(&["em", "probe", "--depth", "0", "--file-size", "64M"]);
+    assert_error(&bad, 2, "queue depth");
     let bad = flashkit(&[
         "em",
         "probe",

@@ -219,6 +219,8 @@ fn fig1(args: &FlashmodelArgs, figures: Option<&mut Figures>) -> Outcome {
         seconds: if args.quick { 0.05 } else { 0.5 },
         max_bytes: 1 << 30,
         seed: 1,
+        // The paper's algorithms have one transfer in flight (two, double-buffered).
+        depth: 1,
     };
     let report = em_probe::measure(&dir, &spec)?;
     print!("{}", em_probe::render(&report, em_probe::DEFAULT_FRACTION));
