@@ -253,6 +253,11 @@ fn an_out_directory_that_cannot_be_made_fails_before_the_runs() {
 fn reproduce_all_writes_each_papers_directory_and_one_index() {
     let dir = tempfile::tempdir().expect("temp dir");
     let out = dir.path().join("results");
+    // A figure of an earlier run in a directory used again stays, but is not shown.
+    std::fs::create_dir_all(out.join("vet")).expect("mkdir");
+    let stale = "<svg xmlns=\"http://www.w3.org/2000/svg\"><text>stale</text></svg>";
+    std::fs::write(out.join("vet/old.svg"), stale).expect("write");
+    std::thread::sleep(std::time::Duration::from_millis(20));
     let output = flashkit(&[
         "reproduce",
         "all",
@@ -282,10 +287,11 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
                 .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "svg"))
         })
         .count();
+    assert!(!index.contains("old.svg") && out.join("vet/old.svg").exists());
     assert_eq!(
         index.matches("<figure><svg").count(),
-        svgs,
-        "{svgs} figures"
+        svgs - 1,
+        "{svgs} figures, one of them old"
     );
     let grr = |name: &str| index.find(&format!("grr/{name}")).expect(name);
     assert!(grr("fig6a.svg") < grr("fig8a.svg"));

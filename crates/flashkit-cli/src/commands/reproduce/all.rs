@@ -2,6 +2,9 @@
 //! subdirectory of `--out` (as its own `--out` writes it), and one `index.html` showing
 //! every figure drawn, paper by paper.
 //!
+//! The index shows the figures each paper wrote in this run: an SVG older than the run (an
+//! earlier run's, in a directory used again) is left where it is but not shown.
+//!
 //! Each paper runs with its own defaults (or its `--quick` smoke run), exactly as
 //! `flashkit reproduce <paper> --out DIR/<paper>` would: the options are parsed by the
 //! paper's own argument parser, so the two cannot drift apart. A paper that fails does not
@@ -13,7 +16,7 @@ use anyhow::{Context, anyhow};
 use clap::{Args, Parser};
 use flashkit_report::html::{Block, HtmlReport, Section};
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 /// Options of `flashkit reproduce all`.
 #[derive(Args, Debug)]
@@ -121,6 +124,7 @@ pub fn run(args: &AllArgs) -> Outcome {
             paper.title
         );
         let started = Instant::now();
+        let since = SystemTime::now();
         let outcome = match paper.name {
             "fast" => parse(&words).and_then(fast::run),
             "vet" => parse(&words).and_then(vet::run),
@@ -132,7 +136,11 @@ pub fn run(args: &AllArgs) -> Outcome {
         match outcome {
             Ok(()) => {
                 println!("\n{}: done in {seconds:.1} s", paper.name);
-                ran.push((paper, seconds));
+                ran.push(Ran {
+                    paper,
+                    seconds,
+                    since,
+                });
             }
             Err(failure) => {
                 let error = match &failure {
@@ -161,8 +169,16 @@ pub fn run(args: &AllArgs) -> Outcome {
     }
 }
 
-/// The SVG files in `dir`, by name.
-fn svg_files(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
+/// A paper that ran: how long it took, and when it started (figures older than that are
+/// an earlier run's, left in the directory, and not this run's to show).
+struct Ran<'a> {
+    paper: &'a Paper,
+    seconds: f64,
+    since: SystemTime,
+}
+
+/// The SVG files in `dir` written since `since`, by name.
+fn svg_files(dir: &Path, since: SystemTime) -> Result<Vec<PathBuf>, Failure> {
     let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()));
     let mut files = Vec::new();
     for entry in entries.map_err(Failure::Runtime)? {
@@ -170,7 +186,10 @@ fn svg_files(dir: &Path) -> Result<Vec<PathBuf>, Failure> {
             .with_context(|| format!("cannot list {}", dir.display()))
             .map_err(Failure::Runtime)?
             .path();
-        if path.extension().is_some_and(|e| e == "svg") {
+        let fresh = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified >= since);
+        if path.extension().is_some_and(|e| e == "svg") && fresh {
             files.push(path);
         }
     }
@@ -203,9 +222,14 @@ fn natural_key(name: &str) -> Vec<(String, u64)> {
 }
 
 /// One page with every paper's figures, inline, and where each came from.
-fn index_page(out: &Path, ran: &[(&Paper, f64)], quick: bool) -> Result<String, Failure> {
+fn index_page(out: &Path, ran: &[Ran<'_>], quick: bool) -> Result<String, Failure> {
     let mut sections = Vec::new();
-    for (paper, seconds) in ran {
+    for Ran {
+        paper,
+        seconds,
+        since,
+    } in ran
+    {
         let dir = out.join(paper.name);
         let mut blocks = vec![Block::Paragraph(format!(
             "flashkit reproduce {}{} --out {} ({seconds:.1} s). The tables are in the \
@@ -222,7 +246,7 @@ fn index_page(out: &Path, ran: &[(&Paper, f64)], quick: bool) -> Result<String, 
             },
             paper.doc
         ))];
-        for file in svg_files(&dir)? {
+        for file in svg_files(&dir, *since)? {
             let svg = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))
                 .map_err(Failure::Runtime)?;
