@@ -296,6 +296,30 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
     let grr = |name: &str| index.find(&format!("grr/{name}")).expect(name);
     assert!(grr("fig6a.svg") < grr("fig8a.svg"));
 
+    // Each paper's printed tables are kept beside its figures and in the index.
+    let printed = std::fs::read_to_string(out.join("vet/output.txt")).expect("output.txt");
+    assert!(printed.contains("Mapping time per call"), "{printed}");
+    assert!(index.contains("<details><summary>printed output"));
+    assert!(index.contains("Mapping time per call"));
+
+    // A paper that fails does not stop the others, and the command says which failed.
+    let output = flashkit(&[
+        "reproduce",
+        "all",
+        "--quick",
+        "--only",
+        "flashmodel,vet",
+        "--tmp",
+        "/nonexistent/dir",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("1 of 2 papers failed: flashmodel"));
+    assert!(text(&output.stdout).contains("vet: done in"));
+    let index = std::fs::read_to_string(out.join("index.html")).expect("index.html");
+    assert!(index.contains("vet: Extent mapping") && !index.contains("grr: B-tree"));
+
     let output = flashkit(&["reproduce", "all", "--only", "vet,nope", "--out", "x"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("unknown paper \"nope\""));

@@ -18,6 +18,14 @@ pub enum Block {
     },
     /// A sortable table.
     Table(Table),
+    /// Text shown as it is, in a fixed-width font (a command's printed tables), folded
+    /// under `summary` (`<details>`) so that a long output does not bury the figures.
+    Preformatted {
+        /// The line that stays visible, clicked to open the text.
+        summary: String,
+        /// The text.
+        text: String,
+    },
 }
 
 /// A titled section.
@@ -45,7 +53,8 @@ h1{font-size:1.6em}h2{font-size:1.25em;margin-top:2em;border-bottom:1px solid #c
 figure{margin:1.5em 0}figcaption{font-size:.9em;color:#555}\
 table{border-collapse:collapse;font-size:.85em}th,td{border:1px solid #ccc;padding:.25em .5em}\
 th{background:#f0f0f0;cursor:pointer;position:sticky;top:0}td.n{text-align:right;font-variant-numeric:tabular-nums}\
-.scroll{max-height:36em;overflow:auto}";
+.scroll{max-height:36em;overflow:auto}pre{font-size:.8em;overflow-x:auto;background:#f8f8f8;padding:.5em}\
+summary{cursor:pointer;color:#333}";
 
 const SCRIPT: &str = "document.querySelectorAll('table.sortable').forEach(function(t){\
 t.querySelectorAll('th').forEach(function(th,i){var asc=true;th.addEventListener('click',function(){\
@@ -118,6 +127,11 @@ impl HtmlReport {
                         html.push_str(&table_html(table));
                         html.push('\n');
                     }
+                    Block::Preformatted { summary, text } => html.push_str(&format!(
+                        "<details><summary>{}</summary><pre>{}</pre></details>\n",
+                        escape(summary),
+                        escape(text)
+                    )),
                 }
             }
         }
@@ -145,6 +159,10 @@ mod tests {
                         caption: "a figure".into(),
                         svg: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>".into(),
                     },
+                    Block::Preformatted {
+                        summary: "output".into(),
+                        text: "a  <b>\n1  2".into(),
+                    },
                 ],
             }],
         };
@@ -153,6 +171,7 @@ mod tests {
         assert!(html.contains("page/&lt;greedy&gt;"));
         assert!(html.contains("<td class=\"n\">12</td>"));
         assert!(html.contains("<svg xmlns"));
+        assert!(html.contains("<pre>a  &lt;b&gt;\n1  2</pre>"));
         for external in ["http://", "https://", "src=", "href="] {
             let outside_svg_namespace = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
             assert!(

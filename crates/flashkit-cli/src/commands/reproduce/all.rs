@@ -5,17 +5,20 @@
 //! The index shows the figures each paper wrote in this run: an SVG older than the run (an
 //! earlier run's, in a directory used again) is left where it is but not shown.
 //!
-//! Each paper runs with its own defaults (or its `--quick` smoke run), exactly as
-//! `flashkit reproduce <paper> --out DIR/<paper>` would: the options are parsed by the
-//! paper's own argument parser, so the two cannot drift apart. A paper that fails does not
-//! stop the others; the command then ends with an error naming every paper that failed.
+//! Each paper runs as `flashkit reproduce <paper> --out DIR/<paper>` (with `--quick` when
+//! asked), a child process of this executable: the paper's own parser reads its options, a
+//! failure or a crash in one paper cannot take the others down, and its printed output
+//! (the tables beside the paper's figures) is passed through as it comes and kept in
+//! `DIR/<paper>/output.txt` and the index. A paper that fails does not stop the others;
+//! the command then ends with an error naming every paper that failed.
 
-use super::{fast, fatlist, flashmodel, grr, vet};
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
-use clap::{Args, Parser};
+use clap::Args;
 use flashkit_report::html::{Block, HtmlReport, Section};
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
+use std::process::Stdio;
 use std::time::{Instant, SystemTime};
 
 /// Options of `flashkit reproduce all`.
@@ -75,19 +78,6 @@ const PAPERS: [Paper; 5] = [
     },
 ];
 
-/// A paper's options, parsed by its own parser from the words of its command line.
-#[derive(Parser, Debug)]
-struct Command<T: Args> {
-    #[command(flatten)]
-    args: T,
-}
-
-fn parse<T: Args>(words: &[String]) -> Result<T, Failure> {
-    Command::<T>::try_parse_from(words)
-        .map(|c| c.args)
-        .map_err(|e| Failure::Usage(anyhow!("{}", e.to_string().trim_end())))
-}
-
 /// Run every paper asked for, then write the index.
 pub fn run(args: &AllArgs) -> Outcome {
     for name in &args.only {
@@ -125,28 +115,24 @@ pub fn run(args: &AllArgs) -> Outcome {
         );
         let started = Instant::now();
         let since = SystemTime::now();
-        let outcome = match paper.name {
-            "fast" => parse(&words).and_then(fast::run),
-            "vet" => parse(&words).and_then(vet::run),
-            "grr" => parse(&words).and_then(|a| grr::run(&a)),
-            "fatlist" => parse(&words).and_then(|a| fatlist::run(&a)),
-            _ => parse(&words).and_then(flashmodel::run),
-        };
-        let seconds = started.elapsed().as_secs_f64();
-        match outcome {
-            Ok(()) => {
+        match run_child(&words) {
+            Ok((true, output)) => {
+                let seconds = started.elapsed().as_secs_f64();
                 println!("\n{}: done in {seconds:.1} s", paper.name);
+                let file = dir.join("output.txt");
+                std::fs::write(&file, &output)
+                    .with_context(|| format!("cannot write {}", file.display()))
+                    .map_err(Failure::Runtime)?;
                 ran.push(Ran {
                     paper,
                     seconds,
                     since,
+                    output,
                 });
             }
-            Err(failure) => {
-                let error = match &failure {
-                    Failure::Usage(e) | Failure::Runtime(e) => format!("{e:#}"),
-                };
-                eprintln!("error: reproduce {}: {error}", paper.name);
+            Ok((false, _)) => failed.push(paper.name),
+            Err(error) => {
+                eprintln!("error: reproduce {}: {error:#}", paper.name);
                 failed.push(paper.name);
             }
         }
@@ -169,12 +155,38 @@ pub fn run(args: &AllArgs) -> Outcome {
     }
 }
 
-/// A paper that ran: how long it took, and when it started (figures older than that are
-/// an earlier run's, left in the directory, and not this run's to show).
+/// `flashkit reproduce WORDS` as a child process, its standard output passed through line
+/// by line and kept (its standard error, progress bars and error messages, goes straight
+/// to ours); whether it succeeded, and its output.
+fn run_child(words: &[String]) -> anyhow::Result<(bool, String)> {
+    let exe = std::env::current_exe().context("cannot find the flashkit executable")?;
+    let mut child = std::process::Command::new(&exe)
+        .arg("reproduce")
+        .args(words)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("cannot run {}", exe.display()))?;
+    let mut output = String::new();
+    if let Some(stdout) = child.stdout.take() {
+        for line in BufReader::new(stdout).lines() {
+            let line = line.context("cannot read the paper's output")?;
+            println!("{line}");
+            output.push_str(&line);
+            output.push('\n');
+        }
+    }
+    let status = child.wait().context("cannot wait for the paper's run")?;
+    Ok((status.success(), output))
+}
+
+/// A paper that ran: how long it took, when it started (figures older than that are an
+/// earlier run's, left in the directory, and not this run's to show), and what it printed.
 struct Ran<'a> {
     paper: &'a Paper,
     seconds: f64,
     since: SystemTime,
+    output: String,
 }
 
 /// The SVG files in `dir` written since `since`, by name.
@@ -228,13 +240,14 @@ fn index_page(out: &Path, ran: &[Ran<'_>], quick: bool) -> Result<String, Failur
         paper,
         seconds,
         since,
+        output,
     } in ran
     {
         let dir = out.join(paper.name);
         let mut blocks = vec![Block::Paragraph(format!(
-            "flashkit reproduce {}{} --out {} ({seconds:.1} s). The tables are in the \
-             command's output and {}/{}.json; what agrees with the paper and what does not is \
-             in {}.",
+            "flashkit reproduce {}{} --out {} ({seconds:.1} s). Its tables are below (also \
+             in {}/output.txt), its figures' data in {}.json; what agrees with the paper and \
+             what does not is in {}.",
             paper.name,
             if quick { " --quick" } else { "" },
             dir.display(),
@@ -246,6 +259,10 @@ fn index_page(out: &Path, ran: &[Ran<'_>], quick: bool) -> Result<String, Failur
             },
             paper.doc
         ))];
+        blocks.push(Block::Preformatted {
+            summary: "printed output: the tables, ours beside the paper's".into(),
+            text: output.clone(),
+        });
         for file in svg_files(&dir, *since)? {
             let svg = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))
@@ -302,6 +319,21 @@ mod tests {
         );
     }
 
+    use super::super::{fast, fatlist, flashmodel, grr};
+    use clap::Parser;
+
+    /// A paper's options, parsed by its own parser.
+    #[derive(Parser, Debug)]
+    struct Command<T: Args> {
+        #[command(flatten)]
+        args: T,
+    }
+
+    fn parse<T: Args>(words: &[String]) -> Result<T, clap::Error> {
+        Command::<T>::try_parse_from(words).map(|c| c.args)
+    }
+
+    /// The words `run` gives each paper are options its parser takes.
     #[test]
     fn every_paper_parses_its_own_quick_out_command_line() {
         let words = |name: &str| [name, "--out", "x", "--quick"].map(str::to_string).to_vec();

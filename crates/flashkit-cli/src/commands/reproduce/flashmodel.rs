@@ -191,11 +191,23 @@ pub fn run(mut args: FlashmodelArgs) -> Outcome {
         args.bfs_max_log = args.bfs_min_log;
         args.disk_max_log = DISK_MIN_LOG;
     }
+    // The real-disk part's directory is checked before the simulated tables, not after.
+    if let Some(tmp) = args
+        .tmp
+        .as_ref()
+        .filter(|_| args.disk_max_log >= DISK_MIN_LOG)
+        && !tmp.is_dir()
+    {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--tmp {} is not a directory",
+            tmp.display()
+        )));
+    }
+    let mut figures = Figures::prepare(args.out.as_deref())?;
     println!(
         "Ajwani et al., SEA 2009, section 4: M = 512 MiB, B_r = 128 KiB, B_w = 16 MiB; volumes \
          in GiB (the paper's GB are 2^30 bytes: 2^25 4-byte integers are its 0.12 GB)\n"
     );
-    let mut figures = Figures::prepare(args.out.as_deref())?;
     table1()?;
     table2(&args)?;
     if args.disk_max_log >= DISK_MIN_LOG {
