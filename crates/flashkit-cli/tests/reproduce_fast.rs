@@ -230,7 +230,7 @@ fn an_out_directory_that_cannot_be_made_fails_before_the_runs() {
     std::fs::write(&file, "not a directory").expect("write");
     let out = file.join("figures");
     let out = out.to_str().expect("utf-8 path");
-    for paper in ["fast", "grr", "fatlist", "vet"] {
+    for paper in ["fast", "grr", "fatlist", "vet", "flashmodel"] {
         let output = flashkit(&["reproduce", paper, "--quick", "--out", out]);
         let stderr = text(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{paper}: {stderr}");
