@@ -36,6 +36,7 @@ use crate::nor::{IndexError, Key};
 use flashkit_core::{Cause, SimRng};
 use flashkit_device::nor::{NorDevice, WordAddr};
 use layout::{Kind, Layout, Ptr};
+use smallvec::SmallVec;
 
 /// Parameters shared by soft lists and fat lists.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -132,21 +133,26 @@ pub(crate) struct Cur {
     min: i64,
 }
 
+/// Slots a [`Full`] holds without allocating: the paper's fat objects have 40 (a larger
+/// configuration spills to the heap). Objects are read in full on every update, so this
+/// keeps the simulator's hottest path free of allocation.
+const FULL_SLOTS: usize = 48;
+
 /// An object read in full.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Full {
     kind: Option<Kind>,
     level: u8,
     /// (slot, key, value, valid) of every written slot.
-    slots: Vec<(u32, Key, u32, bool)>,
+    slots: SmallVec<[(u32, Key, u32, bool); FULL_SLOTS]>,
     /// Slots written from the bottom (the min-max area) and from the top.
     front: u32,
     back: u32,
-    bitmap: Vec<u16>,
+    bitmap: SmallVec<[u16; FULL_SLOTS / 16]>,
     /// Current pointer of each level 0..=level.
-    next: Vec<Ptr>,
+    next: SmallVec<[Ptr; 8]>,
     /// Pointer entries written, per level run (pool: index 0 holds the total).
-    ptr_used: Vec<u32>,
+    ptr_used: SmallVec<[u32; 8]>,
     min_bound: i64,
     max_bound: i64,
 }

@@ -496,7 +496,7 @@ impl Engine {
     }
 
     fn with_changes(full: &Full, changes: &[(u8, Ptr)]) -> Vec<Ptr> {
-        let mut next = full.next.clone();
+        let mut next = full.next.to_vec();
         for &(l, p) in changes {
             next[l as usize] = p;
         }

@@ -4,6 +4,7 @@
 use super::layout::{Kind, Ptr, State, decode_ptr, decode_state, join};
 use super::{Cur, Engine, Frame, Full};
 use crate::nor::{Key, Value};
+use smallvec::SmallVec;
 
 /// How far a search may move: to objects whose smallest key is at most the target
 /// (`Le`, a lookup) or below it (`Lt`, the predecessors of an object).
@@ -310,14 +311,11 @@ impl Engine {
         };
         full.level = level;
         let lay = self.lay;
-        full.bitmap = self
-            .nor
-            .read_words(
-                self.addr(frame).offset(lay.bitmap()),
-                lay.bitmap_words,
-                self.cause,
-            )
-            .to_vec();
+        full.bitmap = SmallVec::from_slice(self.nor.read_words(
+            self.addr(frame).offset(lay.bitmap()),
+            lay.bitmap_words,
+            self.cause,
+        ));
         let live =
             |bitmap: &[u16], slot: u32| bitmap[(slot / 16) as usize] & (1 << (slot % 16)) != 0;
         let read_slot = |engine: &mut Engine, slot: u32| -> Option<(Key, u32)> {
@@ -363,13 +361,13 @@ impl Engine {
 
     pub(super) fn read_pointers(&mut self, frame: Frame, full: &mut Full) {
         let lay = self.lay;
-        full.next = vec![
+        full.next = SmallVec::from_elem(
             Ptr {
                 turnstile: 0,
-                offset: 0
-            };
-            full.level as usize + 1
-        ];
+                offset: 0,
+            },
+            full.level as usize + 1,
+        );
         let runs = lay.ptr_runs(full.level);
         for run in runs {
             let mut used = 0;

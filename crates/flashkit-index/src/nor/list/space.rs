@@ -102,7 +102,7 @@ impl Engine {
             let contents = Contents {
                 pairs: full.live_pairs(),
                 level: full.level,
-                next: full.next.clone(),
+                next: full.next.to_vec(),
             };
             let poor = kind == Kind::Data
                 && self.cfg.key_limit > 1
