@@ -262,8 +262,8 @@ pub fn probe(
             source,
         }
     };
-    // O_DIRECT, unless the filesystem refuses it (tmpfs refuses the open, some filesystems
-    // the first transfer) or the blocks are not aligned for it.
+    // O_DIRECT, unless the filesystem refuses it (tmpfs before Linux 6.6 refuses the open, some
+    // filesystems the first transfer) or the blocks are not aligned for it.
     let mut fallback = (!spec.min_block.is_multiple_of(DIRECT_ALIGN as u64)).then(|| {
         format!(
             "blocks of {} B are not a multiple of {DIRECT_ALIGN} B",
@@ -462,6 +462,23 @@ mod tests {
             0,
             "the directory is not left as found"
         );
+    }
+
+    /// Blocks smaller than `O_DIRECT`'s alignment go through the page cache, and the report
+    /// says why (so that nobody takes cached reads for the device's).
+    #[test]
+    fn blocks_too_small_for_o_direct_go_through_the_cache_and_say_so() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let spec = ProbeSpec {
+            min_block: 512,
+            max_block: 8192,
+            ..spec()
+        };
+        let report = probe(dir.path(), &spec, &Silent).expect("probe");
+        assert!(!report.direct);
+        let why = report.fallback.expect("a reason");
+        assert!(why.contains("512 B") && why.contains("4096"), "{why}");
+        assert_eq!(report.points.len(), 4 * 5);
     }
 
     #[test]
