@@ -262,7 +262,7 @@ pub fn probe(
             source,
         }
     };
-    // O_DIRECT, unless the filesystem refuses it (tmpfs before Linux 6.6 refuses the open, some
+    // O_DIRECT, unless the filesystem refuses it (tmpfs on older kernels refuses the open, some
     // filesystems the first transfer) or the blocks are not aligned for it.
     let mut fallback = (!spec.min_block.is_multiple_of(DIRECT_ALIGN as u64)).then(|| {
         format!(
