@@ -11,6 +11,10 @@
 //! (the tables beside the paper's figures) is passed through as it comes and kept in
 //! `DIR/<paper>/output.txt` and the index. A paper that fails does not stop the others;
 //! the command then ends with an error naming every paper that failed.
+//!
+//! The papers run one after the other, on purpose: vet's mapping times and flashmodel's disk
+//! probe and sort are wall-clock measurements that another paper running beside them would
+//! distort (each paper uses the cores itself where its results do not depend on timing).
 
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
