@@ -16,7 +16,7 @@ impl Bar {
         Bar {
             label: label.to_string(),
             bar: None,
-            enabled: std::io::stdout().is_terminal(),
+            enabled: wanted(),
         }
     }
 }
@@ -43,6 +43,17 @@ impl Progress for Bar {
 }
 
 /// A bar with the project's style: `label phase [=====>   ] done/total rate eta`.
+/// Set to `1` in a child's environment to have it draw its bars (on standard error) although
+/// its standard output is a pipe: `reproduce all` reads its children's output and passes it
+/// on to a terminal.
+pub const FORCE_BARS: &str = "FLASHKIT_PROGRESS";
+
+/// Whether to draw bars: when standard output is a terminal (a script's or a benchmark's
+/// output stays clean), or when [`FORCE_BARS`] asks.
+fn wanted() -> bool {
+    std::io::stdout().is_terminal() || std::env::var_os(FORCE_BARS).is_some_and(|v| v == "1")
+}
+
 fn styled(label: &str, phase: &str, total: Option<u64>) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(total, ProgressDrawTarget::stderr());
     let template = "{prefix:>28} [{bar:30}] {human_pos}/{human_len} {per_sec} eta {eta}";
@@ -66,7 +77,7 @@ impl SharedBar {
         SharedBar {
             label: label.to_string(),
             bar: Mutex::new(None),
-            enabled: std::io::stdout().is_terminal(),
+            enabled: wanted(),
         }
     }
 

@@ -20,7 +20,7 @@ use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use flashkit_report::html::{Block, HtmlReport, Section};
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Instant, SystemTime};
@@ -164,11 +164,17 @@ pub fn run(args: &AllArgs) -> Outcome {
 /// to ours); whether it succeeded, and its output.
 fn run_child(words: &[String]) -> anyhow::Result<(bool, String)> {
     let exe = std::env::current_exe().context("cannot find the flashkit executable")?;
-    let mut child = std::process::Command::new(&exe)
+    let mut command = std::process::Command::new(&exe);
+    command
         .arg("reproduce")
         .args(words)
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(Stdio::inherit());
+    if std::io::stdout().is_terminal() {
+        // The child's output comes through us to a terminal: its progress bars may too.
+        command.env(crate::progress::FORCE_BARS, "1");
+    }
+    let mut child = command
         .spawn()
         .with_context(|| format!("cannot run {}", exe.display()))?;
     let mut output = String::new();
