@@ -7,8 +7,9 @@
 //! the end of a file return zeros, as a never-written block of the simulator does.
 //!
 //! Fallback: when the block sizes are not multiples of 4 KiB, or the filesystem refuses
-//! `O_DIRECT` (tmpfs on older kernels refuses the open; some refuse the first transfer with `EINVAL`), the
-//! file is reopened buffered and [`BlockIo::describe`] says so and why.
+//! `O_DIRECT` (tmpfs on older kernels refuses the open; some filesystems refuse the first
+//! transfer with `EINVAL`), the file is reopened buffered and [`BlockIo::describe`] says so
+//! and why.
 
 use super::buffer::{AlignedBuf, DIRECT_ALIGN};
 use super::{BlockIo, BlockSizes, IoStats, TwinReport, check_aligned};
