@@ -16,13 +16,13 @@
 //! pattern of the same operation settles at.
 
 use crate::EmError;
-use crate::io::{AlignedBuf, DIRECT_ALIGN};
+use crate::io::{AlignedBuf, DIRECT_ALIGN, open_path};
 use crate::progress::Progress;
 use flashkit_core::{SimRng, SimRngExt};
 use rand::Rng;
 use serde::Serialize;
-use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{FileExt, OpenOptionsExt};
+use std::fs::File;
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
@@ -231,15 +231,9 @@ impl ProbeReport {
     }
 }
 
-/// Open `path` for reading and writing, created and truncated, with `O_DIRECT` when
-/// `direct`.
+/// Create (or truncate) the probe file, with `O_DIRECT` when `direct`.
 fn open(path: &Path, direct: bool) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(true);
-    if direct {
-        options.custom_flags(libc::O_DIRECT);
-    }
-    options.open(path)
+    open_path(path, true, direct)
 }
 
 /// Measure the device under `dir` as `spec` asks (see the module's documentation). The file
@@ -278,17 +272,24 @@ pub fn probe(
         }
         Err(e) => return Err(io("open", 0)(e)),
     };
-    let mut buffer = AlignedBuf::new(spec.max_block as usize);
-    for (i, byte) in buffer.bytes_mut().iter_mut().enumerate() {
-        // Not zeros, which some devices and filesystems store for free.
-        *byte = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes()[7];
-    }
+    // A generator and a buffer a worker, kept from one measurement to the next; the buffers
+    // hold a pattern, not zeros, which some devices and filesystems store for free.
+    let mut workers: Vec<(SimRng, AlignedBuf)> = (0..spec.depth)
+        .map(|w| {
+            let mut buffer = AlignedBuf::new(spec.max_block as usize);
+            for (i, byte) in buffer.bytes_mut().iter_mut().enumerate() {
+                *byte = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes()[7];
+            }
+            let rng = SimRng::for_stream(spec.seed, &format!("device-probe-{w}"));
+            (rng, buffer)
+        })
+        .collect();
     // Fill the file, so that reads find data written to the device.
     progress.phase("writing the probe file", spec.file_bytes);
     let started = Instant::now();
     let mut offset = 0;
     while offset < spec.file_bytes {
-        let result = file.write_all_at(buffer.bytes(), offset);
+        let result = file.write_all_at(workers[0].1.bytes(), offset);
         if let Err(e) = result {
             if fallback.is_none() && offset == 0 && e.raw_os_error() == Some(libc::EINVAL) {
                 fallback = Some(format!("{} refused an O_DIRECT transfer", dir.display()));
@@ -306,20 +307,6 @@ pub fn probe(
     let sizes = spec.block_sizes();
     progress.phase("measuring", (sizes.len() * Access::ALL.len()) as u64);
     let mut points = Vec::with_capacity(sizes.len() * Access::ALL.len());
-    // A generator and a buffer a worker, kept from one measurement to the next.
-    let mut workers: Vec<(SimRng, AlignedBuf)> = (0..spec.depth)
-        .map(|w| {
-            let stream = if w == 0 {
-                "device-probe".to_string()
-            } else {
-                format!("device-probe-{w}")
-            };
-            let mut own = AlignedBuf::new(spec.max_block as usize);
-            own.bytes_mut().copy_from_slice(buffer.bytes());
-            (SimRng::for_stream(spec.seed, &stream), own)
-        })
-        .collect();
-    drop(buffer);
     for access in Access::ALL {
         for &block in &sizes {
             let (transfers, started) = measure(&file, &path, spec, access, block, &mut workers)?;

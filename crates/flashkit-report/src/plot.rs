@@ -231,10 +231,8 @@ struct Ticked {
     coord: Coord,
     bold: Vec<f64>,
     light: Vec<f64>,
-    /// The SI multiple every label of a linear axis is written in (`1e3` for "k"), so that
-    /// one axis never reads "800" beside "1k"; `None` on a log axis, whose labels each take
-    /// their own.
-    unit: Option<(f64, &'static str)>,
+    /// How the labels at `bold` read.
+    labels: Labels,
 }
 
 /// The plotters coordinate under a [`Ticked`] axis.
@@ -282,17 +280,13 @@ impl Ticked {
             Scale::Log => log_ticks(lo, hi),
         };
         let bold = at.unwrap_or(bold);
-        // The largest multiple no nonzero label is below.
-        let unit = (scale == Scale::Linear)
-            .then(|| {
-                let smallest = bold
-                    .iter()
-                    .map(|v| v.abs())
-                    .filter(|&v| v > 0.0)
-                    .fold(f64::INFINITY, f64::min);
-                SI.into_iter().find(|&(multiple, _)| smallest >= multiple)
-            })
-            .flatten();
+        let labels = match scale {
+            Scale::Linear => Labels::linear(&bold),
+            Scale::Log => Labels {
+                unit: None,
+                decimals: None,
+            },
+        };
         let coord = match scale {
             Scale::Linear => Coord::Linear((lo..hi).into()),
             Scale::Log => Coord::Log((lo..hi).log_scale().into()),
@@ -301,37 +295,17 @@ impl Ticked {
             coord,
             bold,
             light,
-            unit,
-        }
-    }
-
-    /// How its labels read: on a linear axis every label in the axis's SI multiple with as
-    /// many decimals as the finest of them needs (so "100.0k, 100.5k, 101.0k", never two
-    /// labels rounded to the same text); on a log axis each label on its own.
-    fn labels(&self) -> Labels {
-        let log = matches!(self.coord, Coord::Log(_));
-        let multiple = self.unit.map_or(1.0, |u| u.0);
-        let exact = |decimals: usize| {
-            let scale = 10f64.powi(decimals as i32);
-            self.bold.iter().all(|v| {
-                let scaled = v / multiple * scale;
-                (scaled - scaled.round()).abs() <= 1e-6 * scaled.abs().max(1.0)
-            })
-        };
-        Labels {
-            unit: self.unit,
-            decimals: if log {
-                None
-            } else {
-                (0..=6).find(|&d| exact(d))
-            },
+            labels,
         }
     }
 }
 
-/// How an axis's labels read (see [`Ticked::labels`]).
+/// How an axis's labels read.
 #[derive(Clone, Copy)]
 struct Labels {
+    /// The SI multiple every label of a linear axis is written in (`1e3` for "k"), so that
+    /// one axis never reads "800" beside "1k"; `None` on a log axis, whose labels each take
+    /// their own.
     unit: Option<(f64, &'static str)>,
     /// Decimals of every label of a linear axis; `None` on a log axis, or where even six do
     /// not write the labels exactly (each label then takes its own).
@@ -339,6 +313,30 @@ struct Labels {
 }
 
 impl Labels {
+    /// The labels of a linear axis at `bold`: all in the largest SI multiple no nonzero
+    /// label is below, with as many decimals as the finest of them needs (so "100.0k,
+    /// 100.5k, 101.0k", never two labels rounded to the same text).
+    fn linear(bold: &[f64]) -> Labels {
+        let smallest = bold
+            .iter()
+            .map(|v| v.abs())
+            .filter(|&v| v > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let unit = SI.into_iter().find(|&(multiple, _)| smallest >= multiple);
+        let multiple = unit.map_or(1.0, |u| u.0);
+        let exact = |decimals: usize| {
+            let scale = 10f64.powi(decimals as i32);
+            bold.iter().all(|v| {
+                let scaled = v / multiple * scale;
+                (scaled - scaled.round()).abs() <= 1e-6 * scaled.abs().max(1.0)
+            })
+        };
+        Labels {
+            unit,
+            decimals: (0..=6).find(|&d| exact(d)),
+        }
+    }
+
     /// A label's text.
     fn text(self, value: f64) -> String {
         let (multiple, suffix) = self.unit.unwrap_or((1.0, ""));
@@ -492,7 +490,7 @@ impl LineChart {
         y: Ticked,
         legend: SeriesLabelPosition,
     ) -> Result<(), PlotError> {
-        let (x_labels, y_labels) = (x.labels(), y.labels());
+        let (x_labels, y_labels) = (x.labels, y.labels);
         let (x_label, y_label) = (|v: &f64| x_labels.text(*v), |v: &f64| y_labels.text(*v));
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
         let mut chart = ChartBuilder::on(root)
@@ -821,7 +819,7 @@ impl GroupedBarChart {
         label_area: u32,
         upright: bool,
     ) -> Result<(), PlotError> {
-        let y_labels = y.labels();
+        let y_labels = y.labels;
         let y_label = |v: &f64| y_labels.text(*v);
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
         let n = self.groups.len();
@@ -1018,17 +1016,17 @@ mod tests {
         assert_eq!(bold, [0.0, 200.0, 400.0, 600.0, 800.0, 1000.0, 1200.0]);
         assert_eq!(light.len(), 4 * 6 + 1 + 1);
         let axis = Ticked::new(Scale::Linear, (0.0, 1260.0), None);
-        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
+        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels.text(v)).collect();
         assert_eq!(labels, ["0", "200", "400", "600", "800", "1000", "1200"]);
         let axis = Ticked::new(Scale::Linear, (0.0, 6300.0), None);
-        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
+        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels.text(v)).collect();
         assert_eq!(labels, ["0", "1k", "2k", "3k", "4k", "5k", "6k"]);
         // Labels that would round to the same text get the decimals they need, all alike.
         let axis = Ticked::new(Scale::Linear, (99_900.0, 102_300.0), None);
-        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
+        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels.text(v)).collect();
         assert_eq!(labels, ["100.0k", "100.5k", "101.0k", "101.5k", "102.0k"]);
         let axis = Ticked::new(Scale::Linear, (0.0, 0.35), None);
-        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels().text(v)).collect();
+        let labels: Vec<String> = axis.bold.iter().map(|&v| axis.labels.text(v)).collect();
         assert_eq!(labels[..3], ["0", "0.05", "0.10"]);
         let (bold, _) = linear_ticks(0.0, 0.35);
         assert_eq!(bold.len(), 8);

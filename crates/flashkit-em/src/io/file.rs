@@ -74,16 +74,22 @@ fn io_error(path: &Path, op: &'static str, offset: u64, source: std::io::Error) 
     }
 }
 
-fn open_file(segment: &Segment, direct: bool) -> std::io::Result<File> {
+/// Open `path` for reading and writing (created and truncated when `create`), with
+/// `O_DIRECT` when `direct`.
+pub(crate) fn open_path(path: &Path, create: bool, direct: bool) -> std::io::Result<File> {
     let mut options = OpenOptions::new();
     options.read(true).write(true);
-    if segment.create {
+    if create {
         options.create(true).truncate(true);
     }
     if direct {
         options.custom_flags(libc::O_DIRECT);
     }
-    options.open(&segment.path)
+    options.open(path)
+}
+
+fn open_file(segment: &Segment, direct: bool) -> std::io::Result<File> {
+    open_path(&segment.path, segment.create, direct)
 }
 
 impl FileIo {

@@ -24,6 +24,7 @@ pub mod stream;
 pub mod worker;
 
 pub use buffer::{AlignedBuf, DIRECT_ALIGN};
+pub(crate) use file::open_path;
 pub use file::{FileIo, Segment};
 #[cfg(feature = "ftl")]
 pub use ftl::FtlIo;
