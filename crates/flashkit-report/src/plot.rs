@@ -188,7 +188,19 @@ fn backend_error(title: &str, error: impl std::fmt::Display) -> PlotError {
     }
 }
 
-/// A value range, padded when degenerate, that a scale can draw.
+/// The range a value (y) axis draws: on a linear scale it always holds zero, so that the
+/// heights of two points compare as their values do (an axis from 598 to 632 would draw a
+/// 5% gap as a fivefold one); a log scale has no zero and spans the data.
+fn value_range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
+    let (lo, hi) = range(values, scale);
+    match scale {
+        Scale::Log => (lo, hi),
+        Scale::Linear => (lo.min(0.0), hi.max(0.0)),
+    }
+}
+
+/// A setting (x) range, padded when degenerate, that a scale can draw; a linear one starts
+/// at zero when the values are positive and spread over more than a tenth of the largest.
 fn range(values: impl Iterator<Item = f64>, scale: Scale) -> (f64, f64) {
     let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
     for v in values.filter(|v| v.is_finite() && (scale == Scale::Linear || *v > 0.0)) {
@@ -463,7 +475,7 @@ impl LineChart {
                 .iter()
                 .flat_map(|s| s.points.iter().map(|p| p.1));
             let x = range(xs, self.x.scale);
-            let y = range(ys, self.y.scale);
+            let y = value_range(ys, self.y.scale);
             let legend = self.legend_position(x, y);
             let at = setting_ticks(
                 self.series
@@ -776,7 +788,7 @@ impl GroupedBarChart {
         let upright = longest * 7 > group_px;
         let label_area = if upright { 20 + longest as u32 * 7 } else { 48 };
         let height = SIZE.1 + if upright { label_area - 48 } else { 0 };
-        let (lo, hi) = range(values, self.y.scale);
+        let (lo, hi) = value_range(values, self.y.scale);
         // Headroom for the legend (upper right, about 17 px a series in a plot about 340 px
         // high), so that it never hides a bar.
         let named = self.series.iter().filter(|s| !s.name.is_empty()).count();
@@ -971,7 +983,7 @@ mod tests {
     fn auto_corner(chart: &LineChart) -> Legend {
         let points = || chart.series.iter().flat_map(|s| s.points.iter().copied());
         let x = range(points().map(|p| p.0), chart.x.scale);
-        let y = range(points().map(|p| p.1), chart.y.scale);
+        let y = value_range(points().map(|p| p.1), chart.y.scale);
         chart.legend_corner(x, y)
     }
 
@@ -1007,6 +1019,26 @@ mod tests {
         // A legend asked for is where it was asked.
         rising.legend = Legend::LowerLeft;
         assert_eq!(auto_corner(&rising), Legend::LowerLeft);
+    }
+
+    #[test]
+    fn a_linear_value_axis_starts_at_zero() {
+        // Values within 6% of each other still draw from zero, so that their heights
+        // compare as the values do; the setting axis may start where its settings do.
+        let near = [598.7, 600.7, 612.6, 632.4];
+        let (lo, hi) = value_range(near.into_iter(), Scale::Linear);
+        assert_eq!(lo, 0.0);
+        assert!((632.4..700.0).contains(&hi), "{hi}");
+        let (lo, _) = range(near.into_iter(), Scale::Linear);
+        assert!(lo > 590.0, "{lo}");
+        let mut chart = chart(Scale::Log, Scale::Linear);
+        chart.series.truncate(1);
+        chart.series[0].points = vec![(4.0, 632.4), (8.0, 621.1), (64.0, 612.6)];
+        let labels = texts(&chart.svg().expect("a chart with points draws"));
+        assert!(labels.iter().any(|t| t.trim() == "0"), "{labels:?}");
+        // Negative values draw down to zero from below; a log axis has no zero.
+        assert_eq!(value_range([-5.0, -4.0].into_iter(), Scale::Linear).1, 0.0);
+        assert!(value_range([598.7, 632.4].into_iter(), Scale::Log).0 > 400.0);
     }
 
     #[test]

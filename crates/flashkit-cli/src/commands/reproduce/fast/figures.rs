@@ -21,8 +21,8 @@
 use super::patterns::PatternName;
 use super::report::{TABLE_II, counter, erases, find, predicted, seconds};
 use super::{Done, Experiment, FastArgs, NHB, NLB};
-use crate::commands::reproduce::Figures;
-use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Legend, LineChart, Scale, Series};
+use crate::commands::reproduce::{Figures, line_chart};
+use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, LineChart, Scale, Series};
 use flashkit_sim::RunReport;
 
 /// The paper's schemes in Fig. 10: our scheme name and the legend's.
@@ -96,14 +96,6 @@ fn points(
         .collect()
 }
 
-/// A log axis when the values span two decades, a linear one otherwise.
-fn y_axis(label: &str, series: &[Series]) -> Axis {
-    Axis {
-        label: label.into(),
-        scale: Scale::auto(series.iter().flat_map(|s| s.points.iter().map(|p| p.1))),
-    }
-}
-
 /// The log-block axis: log blocks double from one count to the next, so they are spaced
 /// evenly on a log axis (labelled at the counts run); over less than a factor 8 a linear
 /// axis reads as well.
@@ -129,18 +121,16 @@ fn fig_10(pattern: PatternName, log_blocks: &[u32], done: &[Done]) -> [LineChart
                 points: points(pattern, scheme, log_blocks, done, value),
             })
             .collect();
-        LineChart {
-            title: format!(
+        line_chart(
+            &format!(
                 "{metric}, {} (Fig. 10, pattern {})",
                 pattern.description(),
                 pattern.letter()
             ),
-            x: log_block_axis(log_blocks),
-            y: y_axis(unit, &series),
+            log_block_axis(log_blocks),
+            unit,
             series,
-            step: false,
-            legend: Legend::Auto,
-        }
+        )
     };
     [
         chart("Block erases", "block erases", |r| erases(r) as f64),
@@ -171,14 +161,12 @@ fn no_sw(log_blocks: &[u32], done: &[Done]) -> LineChart {
         })
         .filter(|s| !s.points.is_empty())
         .collect();
-    LineChart {
-        title: "FAST without its SW log block (not the paper's; Fig. 10's patterns)".into(),
-        x: log_block_axis(log_blocks),
-        y: y_axis("erases as a multiple of FAST's (ratio)", &series),
+    line_chart(
+        "FAST without its SW log block (not the paper's; Fig. 10's patterns)",
+        log_block_axis(log_blocks),
+        "erases as a multiple of FAST's (ratio)",
         series,
-        step: false,
-        legend: Legend::Auto,
-    }
+    )
 }
 
 /// Table II for one camera pattern (`index` 0 is A, 1 is B in the paper's table): BAST's
