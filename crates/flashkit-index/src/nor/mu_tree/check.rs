@@ -1,7 +1,10 @@
 //! Boot-up (a scan of page headers, then a walk of the tree) and the invariant checker.
 
-use super::{BootReport, ERASED_WORD, IndexError, Key, MuTree, NAME, NO_PAGE, Node, Value};
+use super::{
+    BootReport, Children, ERASED_WORD, IndexError, Key, Keys, MuTree, NAME, NO_PAGE, Node, Value,
+};
 use flashkit_core::Cause;
+use smallvec::smallvec;
 
 impl MuTree {
     pub(super) fn boot(&mut self) -> Result<BootReport, IndexError> {
@@ -74,8 +77,8 @@ impl MuTree {
                 .collect();
             return Node::Leaf(pairs);
         }
-        let mut children = vec![words[0]];
-        let mut keys = Vec::new();
+        let mut children: Children = smallvec![words[0]];
+        let mut keys = Keys::new();
         let mut i = 1usize;
         while 3 * i < size as usize + 1 && words[3 * i] != NO_PAGE {
             keys.push(key(3 * i - 2));

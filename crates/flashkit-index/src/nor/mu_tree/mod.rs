@@ -30,6 +30,7 @@ use crate::nor::{BootReport, IndexError, IndexStats, Key, NorIndex, Value, check
 use flashkit_core::{BlockId, Cause};
 use flashkit_device::NorDevice;
 use flashkit_device::nor::{ERASED_WORD, WordAddr};
+use smallvec::{SmallVec, smallvec};
 
 mod check;
 mod update;
@@ -54,9 +55,19 @@ impl Default for MuTreeConfig {
 /// A node decoded into RAM.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Node {
-    Leaf(Vec<(Key, Value)>),
-    Inner { children: Vec<u16>, keys: Vec<Key> },
+    Leaf(Pairs),
+    Inner { children: Children, keys: Keys },
 }
+
+/// A leaf's pairs, inline up to a 512-byte page's leaf (31) and the one an insertion adds
+/// before the split: every update reads, edits and rewrites a whole path, and heap vectors
+/// made allocation a quarter of the tree's simulation time.
+type Pairs = SmallVec<[(Key, Value); 32]>;
+/// An inner node's children, inline up to a 512-byte page's largest node (the root of a
+/// two-level tree, 43) and an insertion's extra one.
+type Children = SmallVec<[u16; 48]>;
+/// An inner node's separators (one fewer than its children).
+type Keys = SmallVec<[Key; 48]>;
 
 /// A mu-tree on a NOR device.
 pub struct MuTree {
@@ -144,7 +155,7 @@ impl MuTree {
                 t.nor.erase(BlockId(block), Cause::Metadata)?;
             }
         }
-        t.write_path(&[Node::Leaf(Vec::new())], &[])?;
+        t.write_path(&[Node::Leaf(Pairs::new())], &[])?;
         Ok(t)
     }
 
@@ -212,7 +223,7 @@ impl MuTree {
         let (offset, size) = self.region(level, self.height);
         let base = self.page_addr(page).offset(offset);
         if level == 0 {
-            let mut pairs = Vec::new();
+            let mut pairs = Pairs::new();
             for i in 0..size / 4 {
                 let key = self.read_key(base.offset(4 * i));
                 if key == u32::MAX {
@@ -222,8 +233,8 @@ impl MuTree {
             }
             return Node::Leaf(pairs);
         }
-        let mut children = vec![self.read_w(base)];
-        let mut keys = Vec::new();
+        let mut children: Children = smallvec![self.read_w(base)];
+        let mut keys = Keys::new();
         let mut i = 1;
         while 3 * i < size + 1 {
             let child = self.read_w(base.offset(3 * i));
@@ -265,27 +276,34 @@ impl MuTree {
         (page, upper)
     }
 
-    /// The root-to-leaf path for `key`: (page, node) from the root down.
-    fn read_path(&mut self, key: Key) -> Vec<(u16, Node)> {
-        let mut path = Vec::with_capacity(self.height as usize);
+    /// The root-to-leaf path for `key`: its pages and its nodes from the root down, each
+    /// path child marked `PATH`.
+    fn read_path(&mut self, key: Key) -> (Pages, Vec<Node>) {
+        let mut pages = Pages::new();
+        let mut nodes = Vec::with_capacity(self.height as usize);
         let mut page = self.root;
         for level in (0..self.height).rev() {
-            let node = self.read_node(page, level);
-            let next = match &node {
-                Node::Inner { children, keys } => {
-                    Some(children[keys.partition_point(|&k| k <= key)])
-                }
-                Node::Leaf(_) => None,
-            };
-            path.push((page, node));
-            if let Some(next) = next {
-                page = next;
+            let mut node = self.read_node(page, level);
+            pages.push(page);
+            if let Node::Inner { children, keys } = &mut node {
+                let child = &mut children[keys.partition_point(|&k| k <= key)];
+                page = *child;
+                *child = PATH;
             }
+            nodes.push(node);
         }
-        path
+        (pages, nodes)
     }
 
-    fn encode_node(&self, node: &Node, level: u32, height: u32, out: &mut [u16]) {
+    /// Write `node` into a page image, each child page passed through `child`.
+    fn encode_node(
+        &self,
+        node: &Node,
+        level: u32,
+        height: u32,
+        out: &mut [u16],
+        child: impl Fn(u16) -> u16,
+    ) {
         let (offset, _) = self.region(level, height);
         let o = offset as usize;
         match node {
@@ -301,10 +319,10 @@ impl MuTree {
                 }
             }
             Node::Inner { children, keys } => {
-                out[o] = children[0];
+                out[o] = child(children[0]);
                 for (i, (&k, &c)) in keys.iter().zip(&children[1..]).enumerate() {
                     let at = o + 3 * i + 1;
-                    out[at..at + 3].copy_from_slice(&[(k >> 16) as u16, k as u16, c]);
+                    out[at..at + 3].copy_from_slice(&[(k >> 16) as u16, k as u16, child(c)]);
                 }
             }
         }
@@ -373,8 +391,7 @@ impl MuTree {
                 first != u32::MAX && self.descend(first).0 == page
             };
             if current {
-                let path = self.read_path(first);
-                let nodes = Self::mark_path(&path);
+                let (_, nodes) = self.read_path(first);
                 self.write_path(&nodes, &[page])?;
                 self.counts[C_GC_PAGES] += 1;
             }
@@ -399,20 +416,15 @@ impl MuTree {
         buf[0] = !(1u16 << 15) & !0xF | stated_height as u16;
         buf[1] = (self.seq >> 16) as u16;
         buf[2] = self.seq as u16;
+        let child = |c: u16| match c {
+            PATH => page,
+            RIGHT if spec.right == NO_PAGE => page,
+            RIGHT => spec.right,
+            x if x >= EXTRA_MIN => spec.extra[(EXTRA - x) as usize],
+            x => x,
+        };
         for (i, node) in nodes.iter().enumerate() {
-            let mut node = node.clone();
-            if let Node::Inner { children, .. } = &mut node {
-                for c in children.iter_mut() {
-                    *c = match *c {
-                        PATH => page,
-                        RIGHT if spec.right == NO_PAGE => page,
-                        RIGHT => spec.right,
-                        x if x >= EXTRA_MIN => spec.extra[(EXTRA - x) as usize],
-                        x => x,
-                    };
-                }
-            }
-            if let Node::Inner { children, .. } = &node {
+            if let Node::Inner { children, .. } = node {
                 let level = spec.top - i as u32;
                 assert!(
                     children.len() <= self.inner_capacity(level, spec.height),
@@ -423,7 +435,7 @@ impl MuTree {
                     spec.root
                 );
             }
-            self.encode_node(&node, spec.top - i as u32, spec.height, &mut buf);
+            self.encode_node(node, spec.top - i as u32, spec.height, &mut buf, child);
         }
         let base = self.page_addr(page);
         let mut i = 0;
@@ -472,38 +484,28 @@ impl MuTree {
         )
     }
 
-    /// The path read by `read_path`, with each path child marked `PATH`.
-    fn mark_path(path: &[(u16, Node)]) -> Vec<Node> {
-        let mut nodes: Vec<Node> = path.iter().map(|(_, n)| n.clone()).collect();
-        for i in 0..nodes.len().saturating_sub(1) {
-            let next = path[i + 1].0;
-            if let Node::Inner { children, .. } = &mut nodes[i]
-                && let Some(c) = children.iter_mut().find(|c| **c == next)
-            {
-                *c = PATH;
-            }
-        }
-        nodes
-    }
-
-    /// The leftmost root-to-leaf path below `page`'s level-`level` node (levels down to 0).
-    fn leftmost_below(&mut self, page: u16, level: u32) -> Vec<(u16, Node)> {
-        let mut out = Vec::new();
+    /// The leftmost root-to-leaf path below `page`'s level-`level` node (levels down to 0),
+    /// as `read_path` gives it: pages, and nodes with each path child marked `PATH`.
+    fn leftmost_below(&mut self, page: u16, level: u32) -> (Pages, Vec<Node>) {
+        let mut pages = Pages::new();
+        let mut nodes = Vec::with_capacity(level as usize + 1);
         let mut page = page;
         for l in (0..=level).rev() {
-            let node = self.read_node(page, l);
-            let next = match &node {
-                Node::Inner { children, .. } => Some(children[0]),
-                Node::Leaf(_) => None,
-            };
-            out.push((page, node));
-            if let Some(n) = next {
-                page = n;
+            let mut node = self.read_node(page, l);
+            pages.push(page);
+            if let Node::Inner { children, .. } = &mut node {
+                page = children[0];
+                children[0] = PATH;
             }
+            nodes.push(node);
         }
-        out
+        (pages, nodes)
     }
 }
+
+/// The pages of a root-to-leaf path, root first (a tree is at most 12 levels high: one
+/// level per halving of an 8 KiB page down to 4 words).
+type Pages = SmallVec<[u16; 12]>;
 
 /// Child marker: this page.
 const PATH: u16 = NO_PAGE;

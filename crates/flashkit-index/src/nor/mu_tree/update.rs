@@ -2,9 +2,10 @@
 //! borrowing, and the page writes they need.
 
 use super::{
-    C_BORROWS, C_SPLITS, EXTRA, IndexError, Key, MuTree, NAME, NO_PAGE, Node, PATH, PageSpec,
-    RIGHT, Value,
+    C_BORROWS, C_SPLITS, Children, EXTRA, IndexError, Key, Keys, MuTree, NAME, NO_PAGE, Node, PATH,
+    PageSpec, Pairs, RIGHT, Value,
 };
+use smallvec::smallvec;
 
 impl MuTree {
     /// Collect garbage until `pages` pages can be written without another collection, so
@@ -33,10 +34,9 @@ impl MuTree {
 
     pub(super) fn insert(&mut self, key: Key, value: Value) -> Result<bool, IndexError> {
         self.ensure_room(self.pages_per_update())?;
-        let path = self.read_path(key);
+        let (pages, mut nodes) = self.read_path(key);
         let height = self.height;
-        let leaf_page = path[path.len() - 1].0;
-        let mut nodes = Self::mark_path(&path);
+        let leaf_page = pages[pages.len() - 1];
         let Some(Node::Leaf(pairs)) = nodes.last_mut() else {
             unreachable!("invariant: a path ends in a leaf")
         };
@@ -73,7 +73,7 @@ impl MuTree {
         let Node::Leaf(pairs) = &mut nodes[n - 1] else {
             unreachable!("invariant: a path ends in a leaf")
         };
-        let right_pairs = pairs.split_off(pairs.len() / 2);
+        let right_pairs: Pairs = pairs.drain(pairs.len() / 2..).collect();
         let mut sep = right_pairs[0].0;
         let mut right_chain = vec![Node::Leaf(right_pairs)];
         let mut loose: Vec<(u32, Node)> = Vec::new();
@@ -96,8 +96,8 @@ impl MuTree {
                 break;
             }
             // Split between the two paths: each half holds one of them and both fit.
-            let right_children = children.split_off(ci + 1);
-            let right_keys = keys.split_off(ci + 1);
+            let right_children: Children = children.drain(ci + 1..).collect();
+            let right_keys: Keys = keys.drain(ci + 1..).collect();
             sep = keys
                 .pop()
                 .expect("invariant: a split inner node has a separator");
@@ -120,20 +120,20 @@ impl MuTree {
 
 /// Cut an inner node's children and keys into nodes of at most `cap` children; the pieces
 /// and the separators between them.
-fn chunk(children: Vec<u16>, keys: Vec<Key>, cap: usize) -> (Vec<Node>, Vec<Key>) {
+fn chunk(children: &[u16], keys: &[Key], cap: usize) -> (Vec<Node>, Keys) {
     let pieces = children.len().div_ceil(cap);
     let per = children.len().div_ceil(pieces);
     let mut nodes = Vec::new();
-    let mut seps = Vec::new();
+    let mut seps = Keys::new();
     let mut start = 0;
     while start < children.len() {
         let end = (start + per).min(children.len());
-        let node_keys = keys[start..end - 1].to_vec();
+        let node_keys = Keys::from_slice(&keys[start..end - 1]);
         if end < children.len() {
             seps.push(keys[end - 1]);
         }
         nodes.push(Node::Inner {
-            children: children[start..end].to_vec(),
+            children: Children::from_slice(&children[start..end]),
             keys: node_keys,
         });
         start = end;
@@ -176,19 +176,19 @@ impl MuTree {
         }
         if height == 1 {
             return Ok(Node::Inner {
-                children: vec![PATH, RIGHT],
-                keys: vec![sep],
+                children: smallvec![PATH, RIGHT],
+                keys: smallvec![sep],
             });
         }
         let cap = self.inner_capacity(height - 1, new_height);
         let last = right_chain.len() - 1;
         let split_parts = |node: &Node| match node {
-            Node::Inner { children, keys } => chunk(children.clone(), keys.clone(), cap),
+            Node::Inner { children, keys } => chunk(children, keys, cap),
             Node::Leaf(_) => unreachable!("invariant: the old root is an inner node"),
         };
         let (left, left_seps) = split_parts(&nodes[0]);
         let (right, right_seps) = split_parts(&right_chain[last]);
-        let mut children = Vec::new();
+        let mut children = Children::new();
         let mut keys = left_seps;
         keys.push(sep);
         keys.extend(right_seps);
@@ -233,11 +233,11 @@ impl MuTree {
             let Node::Inner { mut children, keys } = node else {
                 unreachable!("invariant: loose nodes are inner nodes")
             };
-            let below = self.leftmost_below(children[0], level - 1);
+            let (below_pages, below) = self.leftmost_below(children[0], level - 1);
             children[0] = PATH;
             let mut page_nodes = vec![Node::Inner { children, keys }];
-            page_nodes.extend(Self::mark_path(&below));
-            let old = [below[below.len() - 1].0];
+            page_nodes.extend(below);
+            let old = [below_pages[below_pages.len() - 1]];
             let spec = PageSpec {
                 top: level,
                 height: new_height,
@@ -277,9 +277,8 @@ impl MuTree {
 impl MuTree {
     pub(super) fn delete(&mut self, key: Key) -> Result<Option<Value>, IndexError> {
         self.ensure_room(self.pages_per_update())?;
-        let path = self.read_path(key);
-        let leaf_page = path[path.len() - 1].0;
-        let mut nodes = Self::mark_path(&path);
+        let (pages, mut nodes) = self.read_path(key);
+        let leaf_page = pages[pages.len() - 1];
         let n = nodes.len();
         let Node::Leaf(pairs) = &mut nodes[n - 1] else {
             unreachable!("invariant: a path ends in a leaf")
@@ -353,7 +352,7 @@ impl MuTree {
                 children: new_children,
                 keys,
             };
-            nodes[n - 1] = Node::Leaf(vec![moved]);
+            nodes[n - 1] = Node::Leaf(smallvec![moved]);
             self.write_path(nodes, &[leaf_page])?;
             self.counts[C_BORROWS] += 1;
             return Ok(true);
@@ -381,7 +380,7 @@ impl MuTree {
         }
         let Some(idx) = keep else {
             // The tree held a single leaf: it becomes an empty root leaf.
-            self.write_path(&[Node::Leaf(Vec::new())], &[leaf_page])?;
+            self.write_path(&[Node::Leaf(Pairs::new())], &[leaf_page])?;
             return Ok(());
         };
         let level = (n - 1 - idx) as u32;
@@ -395,11 +394,12 @@ impl MuTree {
         children.remove(ci);
         keys.remove(ci.saturating_sub(1).min(keys.len() - 1));
         let ni = ci.min(children.len() - 1);
-        let below = self.leftmost_below(children[ni], level - 1);
+        let (below_pages, below) = self.leftmost_below(children[ni], level - 1);
         children[ni] = PATH;
-        let mut path: Vec<Node> = nodes[..=idx].to_vec();
-        let old = [leaf_page, below[below.len() - 1].0];
-        path.extend(Self::mark_path(&below));
+        nodes.truncate(idx + 1);
+        let mut path = nodes;
+        let old = [leaf_page, below_pages[below_pages.len() - 1]];
+        path.extend(below);
         // A root left with one child gives way to it.
         while path.len() > 1
             && matches!(&path[0], Node::Inner { children, .. } if children.len() == 1)
