@@ -330,6 +330,34 @@ impl NorDevice {
         Ok(())
     }
 
+    /// Program an image of consecutive words as a driver would: each run of words that are
+    /// not all ones ([`ERASED_WORD`]) is one [`NorDevice::program_words`], and the all-ones
+    /// words between runs cost nothing (programming one leaves an erased word as it is).
+    ///
+    /// # Panics
+    /// As [`NorDevice::program_words`] for any run.
+    pub fn program_image(
+        &mut self,
+        addr: WordAddr,
+        image: &[u16],
+        cause: Cause,
+    ) -> Result<(), DeviceError> {
+        let mut i = 0;
+        while i < image.len() {
+            if image[i] == ERASED_WORD {
+                i += 1;
+                continue;
+            }
+            let run = image[i..]
+                .iter()
+                .position(|&w| w == ERASED_WORD)
+                .unwrap_or(image.len() - i);
+            self.program_words(addr.offset(i as u32), &image[i..i + run], cause)?;
+            i += run;
+        }
+        Ok(())
+    }
+
     /// Erase a block: every word becomes 0xFFFF.
     pub fn erase(&mut self, block: BlockId, cause: Cause) -> Result<(), DeviceError> {
         assert!(
@@ -470,6 +498,26 @@ mod tests {
         );
         assert_eq!(nor.counters().reads.gc, 4);
         assert_eq!(nor.counters().programs.host, 3);
+    }
+
+    #[test]
+    fn images_program_only_their_words_that_are_not_all_ones() {
+        let mut nor = small();
+        nor.program(WordAddr(12), 0x0F0F, Cause::Host).expect("ok");
+        let image = [ERASED_WORD, 1, 2, ERASED_WORD, ERASED_WORD, 0x0F0F, 3];
+        nor.program_image(WordAddr(7), &image, Cause::Gc)
+            .expect("ok");
+        assert_eq!(nor.peek_words(WordAddr(6), 9), {
+            let mut words = vec![ERASED_WORD];
+            words.extend(image);
+            words.push(ERASED_WORD);
+            words
+        });
+        assert_eq!(nor.counters().programs.gc, 4);
+        nor.program_image(WordAddr(20), &[ERASED_WORD; 3], Cause::Gc)
+            .expect("ok");
+        nor.program_image(WordAddr(20), &[], Cause::Gc).expect("ok");
+        assert_eq!(nor.counters().programs.gc, 4);
     }
 
     #[test]

@@ -8,7 +8,6 @@ use super::layout::{self, Contents, Kind, State, encode_object};
 use super::{Engine, Frame, Handle, Move};
 use crate::nor::IndexError;
 use flashkit_core::Cause;
-use flashkit_device::nor::ERASED_WORD;
 use rand::Rng;
 
 /// Merges queued by garbage collection are bounded so that one collection cannot make a
@@ -145,23 +144,9 @@ impl Engine {
     ) -> Result<(), IndexError> {
         let mut buf = std::mem::take(&mut self.buf);
         encode_object(&self.lay, kind, contents, &mut buf);
-        let base = self.addr(frame);
-        let mut i = 0;
-        while i < buf.len() {
-            if buf[i] == ERASED_WORD {
-                i += 1;
-                continue;
-            }
-            let mut j = i;
-            while j < buf.len() && buf[j] != ERASED_WORD {
-                j += 1;
-            }
-            self.nor
-                .program_words(base.offset(i as u32), &buf[i..j], self.cause)?;
-            i = j;
-        }
+        let result = self.nor.program_image(self.addr(frame), &buf, self.cause);
         self.buf = buf;
-        Ok(())
+        Ok(result?)
     }
 
     /// Allocate and write a new object; its handle.

@@ -437,22 +437,11 @@ impl MuTree {
             }
             self.encode_node(node, spec.top - i as u32, spec.height, &mut buf, child);
         }
-        let base = self.page_addr(page);
-        let mut i = 0;
-        while i < buf.len() {
-            if buf[i] == ERASED_WORD {
-                i += 1;
-                continue;
-            }
-            let mut j = i;
-            while j < buf.len() && buf[j] != ERASED_WORD {
-                j += 1;
-            }
-            self.nor
-                .program_words(base.offset(i as u32), &buf[i..j], self.cause)?;
-            i = j;
-        }
+        let result = self
+            .nor
+            .program_image(self.page_addr(page), &buf, self.cause);
         self.buf = buf;
+        result?;
         for &old in spec.old {
             let b = self.block_of(old);
             self.valid[b] -= 1;
