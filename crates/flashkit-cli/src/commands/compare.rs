@@ -6,7 +6,7 @@ use crate::progress::Bar;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
 use flashkit_ftl::{FtlKind, GcPolicy};
-use flashkit_sim::{RunSpec, Source};
+use flashkit_sim::RunSpec;
 
 pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
@@ -26,19 +26,14 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         args.ftl.clone()
     };
     let seed = settings::seed(&args.run, &config.run);
-    let source = match &args.trace {
-        Some(path) => super::trace_tools::trace_source(
-            path,
-            &args.trace_options,
-            config,
-            &mut device,
-            capacity_given,
-        )?,
-        None => Source::Workload(
-            settings::workload_spec(&args.workload, &config.workload, device.capacity_bytes)
-                .map_err(Failure::Usage)?,
-        ),
-    };
+    let source = super::trace_tools::source(
+        args.trace.as_deref(),
+        &args.trace_options,
+        &args.workload,
+        config,
+        &mut device,
+        capacity_given,
+    )?;
     let mut specs = Vec::new();
     for kind in kinds {
         let variants: Vec<Option<GcPolicy>> = if !kind.uses_gc_policy() {

@@ -4,7 +4,7 @@ use crate::args::ReplayArgs;
 use crate::progress::Bar;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
-use flashkit_sim::{RunSpec, Source};
+use flashkit_sim::RunSpec;
 
 pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
@@ -18,19 +18,14 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     }
     options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
     let label = settings::label(args.ftl, &options);
-    let source = match &args.trace {
-        Some(path) => super::trace_tools::trace_source(
-            path,
-            &args.trace_options,
-            config,
-            &mut device,
-            capacity_given,
-        )?,
-        None => Source::Workload(
-            settings::workload_spec(&args.workload, &config.workload, device.capacity_bytes)
-                .map_err(Failure::Usage)?,
-        ),
-    };
+    let source = super::trace_tools::source(
+        args.trace.as_deref(),
+        &args.trace_options,
+        &args.workload,
+        config,
+        &mut device,
+        capacity_given,
+    )?;
     let spec = RunSpec {
         label,
         ftl: args.ftl,

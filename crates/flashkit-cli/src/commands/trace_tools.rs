@@ -2,7 +2,7 @@
 //! `replay` and `compare`: any supported format, detected or named, read through
 //! `flashkit_trace::formats` (docs/TRACES.md).
 
-use crate::args::{ConvertArgs, ConvertTo, DetectArgs, TraceArgs, TraceBenchArgs};
+use crate::args::{ConvertArgs, ConvertTo, DetectArgs, TraceArgs, TraceBenchArgs, WorkloadArgs};
 use crate::progress::Bar;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
@@ -56,6 +56,25 @@ pub fn note_skipped(path: &Path, report: &ParseReport) {
     eprintln!("note: {}: skipped {}", path.display(), list.join(", "));
     if let Some(first) = &report.first_bad_line {
         eprintln!("note: first malformed line: {first}");
+    }
+}
+
+/// The input of `replay` and `compare`: the `--trace` file ([`trace_source`]), or else the
+/// workload the options describe on the device's capacity.
+pub fn source(
+    trace: Option<&Path>,
+    flags: &TraceArgs,
+    workload: &WorkloadArgs,
+    config: &ConfigFile,
+    device: &mut DeviceSpec,
+    capacity_given: bool,
+) -> Result<Source, Failure> {
+    match trace {
+        Some(path) => trace_source(path, flags, config, device, capacity_given),
+        None => Ok(Source::Workload(
+            settings::workload_spec(workload, &config.workload, device.capacity_bytes)
+                .map_err(Failure::Usage)?,
+        )),
     }
 }
 
