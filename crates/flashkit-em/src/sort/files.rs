@@ -156,6 +156,24 @@ pub fn count_records<R: Record>(path: &Path) -> Result<u64, EmError> {
     Ok(len / R::BYTES as u64)
 }
 
+/// Whether `a` and `b` name one existing file (the same path, or a symbolic or hard link
+/// to it; elsewhere than Unix, hard links are not recognised).
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
 /// Sort the file `spec.input` into `spec.output`.
 pub fn sort_file<R: Record>(spec: &FileSortSpec) -> Result<FileSortReport, EmError> {
     sort_file_with_progress::<R>(spec, &Silent)
@@ -167,6 +185,18 @@ pub fn sort_file_with_progress<R: Record>(
     progress: &dyn Progress,
 ) -> Result<FileSortReport, EmError> {
     let records = count_records::<R>(&spec.input)?;
+    if same_file(&spec.input, &spec.output) {
+        // The output is created empty before the input is read: the records would be lost,
+        // and the check would compare the empty output with the emptied input.
+        return Err(EmError::Input {
+            path: spec.output.clone(),
+            detail: format!(
+                "is the input file ({}); the sort writes its output while it still reads \
+                 the input, so give the output another path",
+                spec.input.display()
+            ),
+        });
+    }
     let sizes = spec.mode.algorithm_sizes(spec.sizes);
     let plan = Plan::new(
         records,
@@ -388,6 +418,39 @@ mod tests {
                 .exists()
         );
         report
+    }
+
+    #[test]
+    fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let input = dir.path().join("in");
+        generate_file::<u64>(&input, 4096, InputOrder::Random, 7).expect("generate");
+        let before = std::fs::read(&input).expect("input");
+        let link = dir.path().join("link");
+        std::fs::hard_link(&input, &link).expect("hard link");
+        let relative = dir.path().join(".").join("in");
+        for output in [input.clone(), link, relative] {
+            let spec = FileSortSpec {
+                input: input.clone(),
+                output: output.clone(),
+                scratch_dir: dir.path().to_path_buf(),
+                memory_bytes: 256 << 10,
+                sizes: BlockSizes::new(4096, 16384).expect("valid"),
+                mode: IoMode::Flash,
+                fan_in: FanIn::Model,
+                direct: false,
+                threads: 1,
+                resident_runs: 0,
+            };
+            let error = sort_file::<u64>(&spec).expect_err("the input is the output");
+            assert!(
+                matches!(&error, EmError::Input { path, .. } if *path == output),
+                "{error}"
+            );
+            assert!(error.to_string().contains("is the input file"), "{error}");
+            assert!(!error.to_string().contains("  "), "{error}");
+            assert_eq!(std::fs::read(&input).expect("input"), before);
+        }
     }
 
     #[test]
