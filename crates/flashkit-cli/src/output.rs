@@ -1,12 +1,14 @@
 //! Tables on stdout, JSON and CSV files.
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, anyhow};
+use flashkit_core::same_file;
 use flashkit_report::Table;
 use flashkit_sim::{MetricValue, RunOutcome};
 use serde::Serialize;
 use std::fs::File;
 use std::io::BufWriter;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError};
 
 /// Runs as rows (CSV layout): one column per metric key, in first-seen order.
 pub fn runs_table(outcomes: &[RunOutcome], human: bool) -> Table {
@@ -43,8 +45,58 @@ pub fn runs_table(outcomes: &[RunOutcome], human: bool) -> Table {
     table
 }
 
+/// The files this process reads as input (traces, configuration, records, results), so
+/// that no output replaces one: an output is created empty before it is written, and a
+/// `--csv` or `-o` that names the trace would otherwise lose it.
+static INPUTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+
+/// Remember `path` as an input of this run (see [`check_output`]).
+pub fn note_input(path: &Path) {
+    INPUTS
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(path.to_path_buf());
+}
+
+/// Refuse an output path that is one of the run's inputs (the same path, or a link to
+/// it). Commands call it before their work, so that the mistake costs nothing, and every
+/// writer here calls it again before it creates the file.
+pub fn check_output(path: &Path) -> Result<()> {
+    let inputs = INPUTS.lock().unwrap_or_else(PoisonError::into_inner);
+    match inputs.iter().find(|input| same_file(input, path)) {
+        Some(input) if input.as_path() == path => Err(anyhow!(
+            "{} is an input of this run: writing it would replace it; give the output another path",
+            path.display()
+        )),
+        Some(input) => Err(anyhow!(
+            "{} is the input {} (a link or another spelling of its path): writing it would \
+             replace it; give the output another path",
+            path.display(),
+            input.display()
+        )),
+        None => Ok(()),
+    }
+}
+
+/// [`check_output`] for each path given.
+pub fn check_outputs<'a>(paths: impl IntoIterator<Item = Option<&'a Path>>) -> Result<()> {
+    paths.into_iter().flatten().try_for_each(check_output)
+}
+
+/// Create (or truncate) an output file, unless it is an input.
+pub fn create(path: &Path) -> Result<File> {
+    check_output(path)?;
+    File::create(path).with_context(|| format!("cannot create {}", path.display()))
+}
+
+/// Write a whole output file, unless it is an input.
+pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
+    check_output(path)?;
+    std::fs::write(path, contents).with_context(|| format!("cannot write {}", path.display()))
+}
+
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let file = create(path)?;
     let mut out = BufWriter::new(file);
     serde_json::to_writer_pretty(&mut out, value)
         .with_context(|| format!("writing {}", path.display()))?;
@@ -55,7 +107,7 @@ pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
 }
 
 pub fn write_csv(path: &Path, table: &Table) -> Result<()> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let file = create(path)?;
     table
         .write_csv(BufWriter::new(file))
         .with_context(|| format!("writing {}", path.display()))

@@ -28,6 +28,7 @@ impl ConfigFile {
         let Some(path) = path else {
             return Ok(ConfigFile::default());
         };
+        crate::output::note_input(path);
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config file {}", path.display()))?;
         toml::from_str(&text).with_context(|| format!("config file {}", path.display()))

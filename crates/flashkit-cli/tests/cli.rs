@@ -314,6 +314,74 @@ fn runtime_errors_exit_1_and_name_the_file_or_request() {
 }
 
 #[test]
+fn no_output_replaces_an_input() {
+    // A trace, a configuration file and a record file, each named again as an output by
+    // another spelling of its path or a link: every command refuses before writing, and
+    // every input keeps its bytes.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("t.csv");
+    std::fs::write(&trace, "time_ns,op,offset,size\n0,write,0,4096\n1,read,0,4096\n")
+        .expect("write trace");
+    let link = dir.path().join("link.csv");
+    std::fs::hard_link(&trace, &link).expect("hard link");
+    let respelt = dir.path().join(".").join("t.csv");
+    let config = dir.path().join("c.toml");
+    std::fs::write(&config, "[run]\nseed = 3\n").expect("write config");
+    let records = dir.path().join("r.u64");
+    std::fs::write(&records, [7u8; 4096]).expect("write records");
+    let (t, l, r) = (path_str(&trace), path_str(&link), path_str(&respelt));
+    let cases: Vec<Vec<&str>> = vec![
+        vec!["replay", "--trace", t, "--csv", l],
+        vec!["compare", "--trace", t, "--ftl", "page", "--json", r],
+        vec!["trace", "stats", t, "--json", t],
+        vec!["trace", "convert", t, "-o", r, "--to", "csv"],
+        vec!["trace", "convert", t, "-o", l],
+        vec![
+            "--config",
+            path_str(&config),
+            "trace",
+            "gen",
+            "--requests",
+            "10",
+            "-o",
+            path_str(&config),
+        ],
+        vec![
+            "em",
+            "sort",
+            "--input",
+            path_str(&records),
+            "--output",
+            path_str(&records),
+            "--memory",
+            "1M",
+            "--br",
+            "4K",
+            "--bw",
+            "16K",
+        ],
+    ];
+    for args in cases {
+        let output = flashkit(&args);
+        assert_error(&output, 2, "give the output another path");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&trace).expect("trace"),
+        "time_ns,op,offset,size\n0,write,0,4096\n1,read,0,4096\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&config).expect("config"),
+        "[run]\nseed = 3\n"
+    );
+    assert_eq!(std::fs::read(&records).expect("records"), [7u8; 4096]);
+    // Another path is written as before.
+    let csv = dir.path().join("run.csv");
+    let output = flashkit(&["replay", "--trace", t, "--csv", path_str(&csv)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(csv.exists());
+}
+
+#[test]
 fn the_reason_of_an_error_is_said_once() {
     // Found by the bad-input sweep: the OS error of a trace that cannot be opened, and the
     // FTL's failure on a request, were both the message's last words and its error source,

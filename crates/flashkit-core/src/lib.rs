@@ -11,6 +11,7 @@
 //! with more than `u32::MAX - 1` physical pages (16 TiB at 4 KiB pages).
 
 mod counters;
+mod file;
 mod geometry;
 mod hash;
 pub mod hint;
@@ -20,6 +21,7 @@ mod timing;
 pub mod units;
 
 pub use counters::{Cause, OpCounters};
+pub use file::same_file;
 pub use geometry::{Geometry, GeometryBuilder, GeometryError};
 pub use hash::StateHasher;
 pub use ids::{BlockId, Lpn, PageRange, Ppn, Stamp};

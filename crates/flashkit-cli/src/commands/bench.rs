@@ -179,6 +179,7 @@ fn generate(spec: &WorkloadSpec, seed: u64, path: &std::path::Path) -> Outcome {
     let workload = Workload::new(spec.clone(), sub_seed(seed, "workload"))
         .map_err(|e| Failure::Usage(e.into()))?;
     let description = format!("generated uniform workload: {canonical}");
+    crate::output::check_output(path).map_err(Failure::Usage)?;
     let mut writer = TraceWriter::create(path, digest(canonical.as_bytes()), &description)
         .map_err(|e| Failure::Runtime(e.into()))?;
     let mut bar = Bar::new("bench");

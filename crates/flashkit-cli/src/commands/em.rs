@@ -387,6 +387,8 @@ fn sort(args: SortArgs) -> Outcome {
         .input
         .clone()
         .expect("invariant: clap requires --input without --records");
+    crate::output::note_input(&input);
+    crate::output::check_outputs([args.json.as_deref()]).map_err(Failure::Usage)?;
     if args.in_memory {
         return match args.record {
             RecordKind::U32 => in_memory::<u32>(&input),

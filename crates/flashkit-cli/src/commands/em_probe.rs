@@ -7,7 +7,6 @@ use crate::commands::em::failure;
 use crate::output::write_json;
 use crate::progress::SharedBar;
 use crate::{Failure, Outcome};
-use anyhow::Context;
 use clap::Args;
 use flashkit_core::units::format_size;
 use flashkit_em::probe::{Access, ProbeReport, ProbeSpec, probe};
@@ -98,9 +97,7 @@ pub fn run(args: &ProbeArgs) -> Outcome {
         let svg = chart(&report)
             .svg()
             .map_err(|e| Failure::Runtime(e.into()))?;
-        std::fs::write(path, svg)
-            .with_context(|| format!("cannot write {}", path.display()))
-            .map_err(Failure::Runtime)?;
+        crate::output::write_file(path, svg).map_err(Failure::Runtime)?;
     }
     Ok(())
 }

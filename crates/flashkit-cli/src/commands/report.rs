@@ -84,7 +84,7 @@ pub fn run(args: ReportArgs) -> Outcome {
     }
     if let Some(path) = &args.html {
         let html = page(&title, &results, &dims, figures.iter()).render();
-        std::fs::write(path, html).with_context(|| format!("cannot write {}", path.display()))?;
+        crate::output::write_file(path, html)?;
         println!(
             "wrote {} ({} runs, {} figures)",
             path.display(),
@@ -115,6 +115,7 @@ fn load(path: &Path) -> Result<(Vec<CellResult>, String), Failure> {
         || path.display().to_string(),
         |n| n.to_string_lossy().into_owned(),
     );
+    crate::output::note_input(&jsonl);
     if jsonl.extension().is_some_and(|e| e == "jsonl") {
         let existing = read_results(&jsonl).map_err(sim_failure)?;
         return Ok((existing.results, name));
@@ -529,7 +530,7 @@ fn write_figures(
     for (i, figure) in figures.iter().enumerate() {
         let path = dir.join(format!("{:02}-{}.{extension}", i + 1, figure.stem));
         let bytes = encode(figure)?;
-        std::fs::write(&path, bytes).with_context(|| format!("cannot write {}", path.display()))?;
+        crate::output::write_file(&path, bytes)?;
     }
     println!(
         "wrote {} {extension} figures to {}",

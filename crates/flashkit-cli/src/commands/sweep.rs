@@ -201,6 +201,7 @@ fn describe(combo: &BTreeMap<String, toml::Value>) -> String {
 }
 
 fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
+    crate::output::note_input(path);
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let file: SweepFile =

@@ -30,6 +30,7 @@ pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
     let workload = Workload::new(spec.clone(), sub_seed(seed, "workload"))
         .map_err(|e| Failure::Usage(e.into()))?;
     let description = format!("generated {} workload: {canonical}", spec.pattern.name());
+    crate::output::check_output(&args.output).map_err(Failure::Usage)?;
     let mut writer = TraceWriter::create(&args.output, digest(canonical.as_bytes()), &description)
         .map_err(|e| Failure::Runtime(e.into()))?;
     let mut bar = Bar::new("trace gen");
@@ -81,6 +82,11 @@ pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
             Failure::Usage(anyhow::anyhow!("--page-size must be between 1 B and 4 GiB"))
         })?;
     let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
+    for file in &args.files {
+        crate::output::note_input(file);
+    }
+    crate::output::check_outputs([args.output.json.as_deref(), args.output.csv.as_deref()])
+        .map_err(Failure::Usage)?;
     let mut summaries = Vec::new();
     for file in &args.files {
         let mut stream = super::trace_tools::open_trace(file, &options, &args.trace_options)?;

@@ -37,6 +37,7 @@ pub fn open_trace(
     options: &TraceOptions,
     flags: &TraceArgs,
 ) -> Result<TraceStream, Failure> {
+    crate::output::note_input(path);
     if flags.explain_format {
         eprint!("{}", examine(path).map_err(runtime)?.explain());
     }
@@ -88,6 +89,7 @@ pub fn trace_source(
     capacity_given: bool,
 ) -> Result<Source, Failure> {
     let (options, mapping) = settings::trace_options(flags, &config.trace);
+    crate::output::note_input(path);
     if flags.explain_format {
         eprint!("{}", examine(path).map_err(runtime)?.explain());
     }
@@ -132,12 +134,8 @@ pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
             ConvertTo::Binary
         }
     });
-    if args.input == args.output {
-        return Err(Failure::Usage(anyhow!(
-            "the output would overwrite the input"
-        )));
-    }
     let mut stream = open_trace(&args.input, &options, &args.trace_options)?;
+    crate::output::check_output(&args.output).map_err(Failure::Usage)?;
     let format = stream.format().map_or("empty", |f| f.name());
     let description = format!("converted from {} ({format})", args.input.display());
     let mut bar = Bar::new("trace convert");
@@ -169,8 +167,7 @@ pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
 }
 
 fn write_csv(path: &Path, stream: &mut TraceStream, description: &str) -> Result<u64, Failure> {
-    let file =
-        std::fs::File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
+    let file = crate::output::create(path)?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let io = |e: std::io::Error| runtime(anyhow!("writing {}: {e}", path.display()));
     writeln!(out, "# {description}").map_err(io)?;

@@ -13,7 +13,7 @@ use crate::io::{AlignedBuf, BlockIo, BlockSizes, FileIo, IoStats, Segment, Split
 use crate::progress::{Progress, Silent};
 use crate::record::Record;
 use crate::tl::{TlStats, TranslationLayer};
-use flashkit_core::{SimRng, SimRngExt};
+use flashkit_core::{SimRng, SimRngExt, same_file};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
 
@@ -154,24 +154,6 @@ pub fn count_records<R: Record>(path: &Path) -> Result<u64, EmError> {
         });
     }
     Ok(len / R::BYTES as u64)
-}
-
-/// Whether `a` and `b` name one existing file (the same path, or a symbolic or hard link
-/// to it; elsewhere than Unix, hard links are not recognised).
-fn same_file(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (std::fs::metadata(a), std::fs::metadata(b)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
 }
 
 /// Sort the file `spec.input` into `spec.output`.

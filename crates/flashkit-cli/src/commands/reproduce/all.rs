@@ -124,9 +124,7 @@ pub fn run(args: &AllArgs) -> Outcome {
                 let seconds = started.elapsed().as_secs_f64();
                 println!("\n{}: done in {seconds:.1} s", paper.name);
                 let file = dir.join("output.txt");
-                std::fs::write(&file, &output)
-                    .with_context(|| format!("cannot write {}", file.display()))
-                    .map_err(Failure::Runtime)?;
+                crate::output::write_file(&file, &output).map_err(Failure::Runtime)?;
                 ran.push(Ran {
                     paper,
                     seconds,
@@ -143,9 +141,7 @@ pub fn run(args: &AllArgs) -> Outcome {
     }
     let index = args.out.join("index.html");
     let page = index_page(&args.out, &ran, args.quick)?;
-    std::fs::write(&index, page)
-        .with_context(|| format!("cannot write {}", index.display()))
-        .map_err(Failure::Runtime)?;
+    crate::output::write_file(&index, page).map_err(Failure::Runtime)?;
     println!("\nwrote {}", index.display());
     if failed.is_empty() {
         Ok(())

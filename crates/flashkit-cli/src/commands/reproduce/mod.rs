@@ -95,8 +95,7 @@ impl Figures {
         match svg {
             Ok(svg) => {
                 let path = self.path(name);
-                std::fs::write(&path, svg)
-                    .with_context(|| format!("cannot write {}", path.display()))?;
+                crate::output::write_file(&path, svg)?;
                 self.written.push(name.to_string());
                 Ok(())
             }

@@ -1,0 +1,52 @@
+//! File identity, for the commands that read some files and write others.
+
+use std::path::Path;
+
+/// Whether `a` and `b` name one existing file: the same path spelt differently, or a
+/// symbolic or hard link to it (on Unix, the same device and inode; elsewhere the same
+/// canonical path, which misses hard links). False when either does not exist.
+///
+/// A command that creates its output before it has read its input (or while it still
+/// reads it) would otherwise truncate the input and report success on nothing.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (std::fs::metadata(a), std::fs::metadata(b)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_file;
+
+    #[test]
+    fn paths_and_links_to_one_file_are_the_same_file() {
+        let dir = std::env::temp_dir().join(format!("flashkit-same-file-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let a = dir.join("a");
+        let b = dir.join("b");
+        std::fs::write(&a, b"x").expect("write a");
+        std::fs::write(&b, b"x").expect("write b");
+        assert!(same_file(&a, &a));
+        assert!(same_file(&a, &dir.join(".").join("a")));
+        assert!(!same_file(&a, &b), "equal contents are not one file");
+        assert!(!same_file(&a, &dir.join("missing")));
+        #[cfg(unix)]
+        {
+            std::fs::hard_link(&a, dir.join("hard")).expect("hard link");
+            std::os::unix::fs::symlink(&a, dir.join("soft")).expect("symlink");
+            assert!(same_file(&a, &dir.join("hard")));
+            assert!(same_file(&dir.join("soft"), &a));
+        }
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+}
