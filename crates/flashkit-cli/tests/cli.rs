@@ -230,6 +230,11 @@ fn usage_errors_exit_2_with_one_clear_line() {
         2,
         "give one --gc policy",
     );
+    assert_error(
+        &flashkit(&["compare", "--endurance", "0", "--capacity", "64M"]),
+        2,
+        "endurance 0 erase cycles",
+    );
     let output = flashkit(&["frobnicate"]);
     assert_eq!(output.status.code(), Some(2));
 }
@@ -320,8 +325,11 @@ fn no_output_replaces_an_input() {
     // every input keeps its bytes.
     let dir = tempfile::tempdir().expect("tempdir");
     let trace = dir.path().join("t.csv");
-    std::fs::write(&trace, "time_ns,op,offset,size\n0,write,0,4096\n1,read,0,4096\n")
-        .expect("write trace");
+    std::fs::write(
+        &trace,
+        "time_ns,op,offset,size\n0,write,0,4096\n1,read,0,4096\n",
+    )
+    .expect("write trace");
     let link = dir.path().join("link.csv");
     std::fs::hard_link(&trace, &link).expect("hard link");
     let respelt = dir.path().join(".").join("t.csv");

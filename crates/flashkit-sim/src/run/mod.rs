@@ -88,11 +88,14 @@ impl DeviceSpec {
             .over_provisioning(self.over_provisioning)
             .build()
             .map_err(|e| SimError::Config(format!("device: {e}")))?;
-        Ok((
-            preset,
-            geometry,
-            self.endurance_cycles.unwrap_or(preset.endurance_cycles),
-        ))
+        let endurance = self.endurance_cycles.unwrap_or(preset.endurance_cycles);
+        if endurance == 0 {
+            // Every block would be worn out before its first erase.
+            return Err(SimError::Config(
+                "device: endurance 0 erase cycles: a block must survive at least one".into(),
+            ));
+        }
+        Ok((preset, geometry, endurance))
     }
 
     /// Bytes in an erase block (the preset's, with the overrides), whatever the capacity.
