@@ -390,6 +390,34 @@ fn no_output_replaces_an_input() {
 }
 
 #[test]
+fn a_blkparse_trace_without_the_events_asked_for_suggests_the_other_kind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (action, asked, suggested) in [("D", "Q", "D"), ("Q", "D", "Q")] {
+        let trace = dir.path().join(format!("{action}.txt"));
+        std::fs::write(
+            &trace,
+            format!("  8,33  30        1     0.001368096  5025  {action}   R 540544 + 8 [dd]\n"),
+        )
+        .expect("write trace");
+        let output = flashkit(&[
+            "replay",
+            "--trace",
+            path_str(&trace),
+            "--blkparse-event",
+            asked,
+        ]);
+        assert_error(&output, 2, "no request that reads, writes or trims data");
+        let err = stderr(&output);
+        assert!(
+            err.contains(&format!(
+                "no {asked} events, but 1 events of other actions: try --blkparse-event {suggested}"
+            )),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn the_reason_of_an_error_is_said_once() {
     // Found by the bad-input sweep: the OS error of a trace that cannot be opened, and the
     // FTL's failure on a request, were both the message's last words and its error source,

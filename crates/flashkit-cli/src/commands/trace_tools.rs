@@ -13,7 +13,9 @@ use flashkit_sim::{DeviceSpec, Progress, Source};
 use flashkit_trace::binary::TraceWriter;
 use flashkit_trace::formats::csv::{CSV_HEADER, write_csv_request};
 use flashkit_trace::formats::layout::{PreparedTrace, file_digest};
-use flashkit_trace::formats::{ParseReport, TraceOptions, TraceStream, examine, open};
+use flashkit_trace::formats::{
+    BlkparseEvent, ParseReport, TraceOptions, TraceStream, examine, open,
+};
 use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::sync::Arc;
@@ -97,8 +99,13 @@ pub fn trace_source(
     let prepared = PreparedTrace::prepare(path, &options, mapping, block).map_err(trace_failure)?;
     note_skipped(path, &prepared.report);
     if prepared.report.requests == 0 && prepared.report.other_events > 0 {
+        let (kept, other) = match options.blkparse_event {
+            BlkparseEvent::Dispatch => ("D", "Q"),
+            BlkparseEvent::Queue => ("Q", "D"),
+        };
         eprintln!(
-            "note: {}: no requests, but {} events of other actions: try --blkparse-event Q",
+            "note: {}: no {kept} events, but {} events of other actions: try --blkparse-event \
+             {other}",
             path.display(),
             prepared.report.other_events
         );
