@@ -69,9 +69,47 @@ pub fn format_size(bytes: u64) -> String {
     format!("{value}{}", SUFFIXES[index])
 }
 
+/// [`format_size`], followed by the size to three significant digits in the largest unit
+/// it reaches when the exact form has five digits or more (`13257216KiB (12.6GiB)`), so
+/// that a size nobody chose reads at a glance.
+pub fn describe_size(bytes: u64) -> String {
+    const SUFFIXES: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    let exact = format_size(bytes);
+    if exact.bytes().take_while(u8::is_ascii_digit).count() < 5 {
+        return exact;
+    }
+    let mut value = bytes as f64;
+    let mut index = 0;
+    while value >= 1024.0 && index + 1 < SUFFIXES.len() {
+        value /= 1024.0;
+        index += 1;
+    }
+    let decimals = if value >= 100.0 {
+        0
+    } else if value >= 10.0 {
+        1
+    } else {
+        2
+    };
+    format!("{exact} ({value:.decimals$}{})", SUFFIXES[index])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_sizes_are_described_in_their_largest_unit_too() {
+        assert_eq!(describe_size(4096), "4KiB");
+        assert_eq!(describe_size(222_720 << 10), "222720KiB (218MiB)");
+        assert_eq!(describe_size(13_257_216 << 10), "13257216KiB (12.6GiB)");
+        assert_eq!(
+            describe_size(78_932_104_704 << 10),
+            "78932104704KiB (73.5TiB)"
+        );
+        assert_eq!(describe_size(1536), "1536B");
+        assert_eq!(describe_size(12_345), "12345B (12.1KiB)");
+    }
 
     #[test]
     fn sizes_parse_with_binary_suffixes() {

@@ -7,7 +7,7 @@ use crate::progress::Bar;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
 use anyhow::{Context, anyhow};
-use flashkit_core::units::format_size;
+use flashkit_core::units::{describe_size, format_size};
 use flashkit_report::Table;
 use flashkit_sim::{DeviceSpec, Progress, Source};
 use flashkit_trace::binary::TraceWriter;
@@ -122,7 +122,7 @@ pub fn trace_source(
         prepared.map.touched_chunks(),
         format_size(prepared.map.chunk_bytes()),
         prepared.map.mapping(),
-        format_size(device.capacity_bytes),
+        describe_size(device.capacity_bytes),
     );
     Ok(Source::Trace(Arc::new(prepared)))
 }
