@@ -7,6 +7,7 @@
 
 mod args;
 mod commands;
+mod interrupt;
 mod output;
 mod progress;
 mod settings;
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
+    interrupt::install();
     let config = match settings::ConfigFile::load(cli.config.as_deref()) {
         Ok(config) => config,
         Err(error) => return report(Failure::Usage(error)),

@@ -417,6 +417,92 @@ fn a_blkparse_trace_without_the_events_asked_for_suggests_the_other_kind() {
     }
 }
 
+/// Ctrl-C in the middle of an external sort removes its scratch file (as large as twice
+/// the input) and exits 130; the input stays.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_sort_removes_its_scratch_file() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.u64");
+    let output = flashkit(&[
+        "em",
+        "gen",
+        "-o",
+        path_str(&input),
+        "--records",
+        "2^24",
+        "--record",
+        "u64",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // Small memory and blocks, every run on disk: many passes, seconds of work (about 2 s
+    // in a release build; the test polls every 2 ms).
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args([
+            "em",
+            "sort",
+            "--input",
+            path_str(&input),
+            "--output",
+            path_str(&dir.path().join("out.u64")),
+            "--memory",
+            "256K",
+            "--br",
+            "4K",
+            "--bw",
+            "16K",
+            "--resident-runs",
+            "0",
+            "--buffered",
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flashkit");
+    let scratch = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .expect("read dir")
+            .filter_map(Result::ok)
+            .any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with("flashkit-sort-")
+            })
+    };
+    let started = Instant::now();
+    while !scratch(dir.path()) {
+        assert!(
+            child.try_wait().expect("poll").is_none(),
+            "the sort ended before its scratch file was seen"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "no scratch file"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    let done = child.wait_with_output().expect("wait");
+    assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
+    assert!(
+        stderr(&done).contains("interrupted: removed 1 temporary file"),
+        "{}",
+        stderr(&done)
+    );
+    assert!(!scratch(dir.path()), "the scratch file is left");
+    assert_eq!(
+        std::fs::metadata(&input).expect("input").len(),
+        8 << 24,
+        "the input stays"
+    );
+}
+
 #[test]
 fn the_reason_of_an_error_is_said_once() {
     // Found by the bad-input sweep: the OS error of a trace that cannot be opened, and the

@@ -245,7 +245,7 @@ pub fn probe(
     progress: &dyn Progress,
 ) -> Result<ProbeReport, EmError> {
     spec.check()?;
-    let path = dir.join(format!("flashkit-probe-{}.tmp", std::process::id()));
+    let path = probe_file(dir);
     let _remove = RemoveOnDrop(&path);
     let io = |op: &'static str, offset: u64| {
         let path = path.clone();
@@ -393,6 +393,12 @@ fn measure(
         })
     })?;
     Ok((done.load(Ordering::Relaxed), started))
+}
+
+/// The file [`probe`] measures in `dir` (one per process), removed when it returns; a
+/// caller that can be interrupted removes it itself then.
+pub fn probe_file(dir: &Path) -> PathBuf {
+    dir.join(format!("flashkit-probe-{}.tmp", std::process::id()))
 }
 
 /// Removes the probe file however [`probe`] returns.

@@ -409,6 +409,8 @@ fn sort(args: SortArgs) -> Outcome {
             .filter(|p| !p.as_os_str().is_empty())
             .map_or_else(|| PathBuf::from("."), PathBuf::from),
     };
+    let _scratch =
+        crate::interrupt::temporary(&flashkit_em::sort::files::scratch_file(&scratch_dir));
     let spec = FileSortSpec {
         input,
         output,

@@ -110,6 +110,7 @@ pub fn measure(dir: &Path, spec: &ProbeSpec) -> Result<ProbeReport, Failure> {
             dir.display()
         )));
     }
+    let _file = crate::interrupt::temporary(&flashkit_em::probe::probe_file(dir));
     let bar = SharedBar::new("probe");
     probe(dir, spec, &bar).map_err(failure)
 }

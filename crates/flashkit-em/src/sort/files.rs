@@ -156,6 +156,12 @@ pub fn count_records<R: Record>(path: &Path) -> Result<u64, EmError> {
     Ok(len / R::BYTES as u64)
 }
 
+/// The file that holds a sort's temporary runs in `dir` (one per process), removed when
+/// [`sort_file`] returns; a caller that can be interrupted removes it itself then.
+pub fn scratch_file(dir: &Path) -> PathBuf {
+    dir.join(format!("flashkit-sort-{}.tmp", std::process::id()))
+}
+
 /// Sort the file `spec.input` into `spec.output`.
 pub fn sort_file<R: Record>(spec: &FileSortSpec) -> Result<FileSortReport, EmError> {
     sort_file_with_progress::<R>(spec, &Silent)
@@ -194,9 +200,7 @@ pub fn sort_file_with_progress<R: Record>(
         output: OUTPUT_BASE,
         scratch: [SCRATCH_BASE, SCRATCH_BASE + area],
     };
-    let scratch_path = spec
-        .scratch_dir
-        .join(format!("flashkit-sort-{}.tmp", std::process::id()));
+    let scratch_path = scratch_file(&spec.scratch_dir);
     let result = run::<R>(spec, &plan, &layout, &scratch_path, progress);
     let _ = std::fs::remove_file(&scratch_path);
     let (outcome, device, tl, backend) = result?;
@@ -394,11 +398,7 @@ mod tests {
             ),
             "{mode:?} on {threads} threads moved other volumes than the plan"
         );
-        assert!(
-            !dir.path()
-                .join(format!("flashkit-sort-{}.tmp", std::process::id()))
-                .exists()
-        );
+        assert!(!scratch_file(dir.path()).exists());
         report
     }
 

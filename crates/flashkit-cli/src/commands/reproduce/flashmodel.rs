@@ -390,6 +390,7 @@ fn disk(args: &FlashmodelArgs) -> Outcome {
         None => tempfile::tempdir(),
     }
     .context("cannot create a temporary directory for the real-disk sort")?;
+    let _dir = crate::interrupt::temporary(dir.path());
     println!(
         "Real-disk sort on this machine ({}): random 4-byte integers, volumes at the files \
          [GiB], wall time [s]",
