@@ -219,6 +219,29 @@ fn detect_explains_and_stats_shows_volumes() {
         stdout.contains("chosen: spc") && stdout.contains("msr"),
         "{stdout}"
     );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // A file no format takes: every file is still explained, and the exit code says so.
+    let garbage = files.write("garbage.txt", "not a trace\n");
+    let out = flashkit(&["trace", "detect", &garbage, &trace]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("no format matches") && stdout.contains("chosen: spc"),
+        "{stdout}"
+    );
+    assert!(
+        text(&out.stderr).contains("no trace format matches")
+            && text(&out.stderr).contains("garbage.txt"),
+        "{}",
+        text(&out.stderr)
+    );
+    let empty = files.write("empty.txt", "");
+    let out = flashkit(&["trace", "detect", &empty]);
+    assert!(
+        out.status.success(),
+        "an empty file is no error: {}",
+        text(&out.stderr)
+    );
     let out = flashkit(&["trace", "stats", &trace, "--volumes"]);
     let stdout = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));

@@ -189,11 +189,25 @@ fn write_csv(path: &Path, stream: &mut TraceStream, description: &str) -> Result
 }
 
 /// `flashkit trace detect`.
+/// `flashkit trace detect`: every file's explanation; exit 1 when a file with content
+/// matches no format (so that a script can tell), after explaining them all.
 pub fn detect(args: DetectArgs) -> Outcome {
+    let mut unknown = Vec::new();
     for file in &args.files {
-        print!("{}", examine(file).map_err(runtime)?.explain());
+        let detection = examine(file).map_err(runtime)?;
+        print!("{}", detection.explain());
+        if detection.format.is_none() && detection.sampled_lines > 0 {
+            unknown.push(file.display().to_string());
+        }
     }
-    Ok(())
+    if unknown.is_empty() {
+        Ok(())
+    } else {
+        Err(runtime(anyhow!(
+            "no trace format matches {} (each format's reason is above)",
+            unknown.join(", ")
+        )))
+    }
 }
 
 /// `flashkit trace bench`: read each file fully `repeat` times; report the best pass.
