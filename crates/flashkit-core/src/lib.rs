@@ -4,7 +4,8 @@
 //! [`BlockId`]) so that a block number cannot be passed where a page number is expected, the
 //! validated [`Geometry`] of a flash part, [`Timing`] and the named [`NandPreset`]s the papers
 //! use, operation [`OpCounters`] split by [`Cause`], the seeded random source ([`SimRng`]) and
-//! the [`StateHasher`] that fingerprints a run.
+//! the [`StateHasher`] that fingerprints a run; and [`same_file`], which the tools that read
+//! some files and write others use so that no output replaces an input.
 //!
 //! Key decision: page and block numbers are 32-bit. Every table in flashkit stores them
 //! packed, so a 16 GiB device's page map is 16 MiB rather than 32; [`Geometry`] refuses parts
