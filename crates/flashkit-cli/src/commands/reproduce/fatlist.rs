@@ -10,7 +10,7 @@
 //! With `--out DIR` the command writes `fatlist.json` and each figure as SVG there
 //! ([`write_figures`]).
 
-use super::{Figures, line_chart, sweep, thousands};
+use super::{Figures, line_chart, run_all, sweep, thousands};
 use crate::args::Count;
 use crate::commands::index::{index_failure, phase_table};
 use crate::output::write_json;
@@ -243,19 +243,24 @@ fn sizes(micro: &MicroSpec, seed: u64, doc: &mut Document) -> Outcome {
     println!(
         "== Figs. 14-15: fat lists vs the mu-tree on 1, 2, 4 and 8 MB (simulated seconds: reads/writes/erases per phase)"
     );
+    let jobs: Vec<(u64, Structure)> = [1u64, 2, 4, 8]
+        .into_iter()
+        .flat_map(|mb| [(mb, Structure::FatList), (mb, Structure::MuTree)])
+        .collect();
+    let reports = run_all("fatlist sizes", jobs.clone(), None, |(mb, structure)| {
+        run_micro(IndexSpec::new(structure, seed), mb, micro)
+    });
     let mut runs = Vec::new();
-    for mb in [1u64, 2, 4, 8] {
-        for structure in [Structure::FatList, Structure::MuTree] {
-            let label = format!("{structure} {mb} MB");
-            match run_micro(IndexSpec::new(structure, seed), mb, micro) {
-                Ok(report) => runs.push(Labelled {
-                    label,
-                    phases: report.phases,
-                    counters: report.counters,
-                }),
-                Err(Failure::Runtime(e)) => println!("{label}: did not finish: {e:#}"),
-                Err(other) => return Err(other),
-            }
+    for ((mb, structure), report) in jobs.into_iter().zip(reports) {
+        let label = format!("{structure} {mb} MB");
+        match report {
+            Ok(report) => runs.push(Labelled {
+                label,
+                phases: report.phases,
+                counters: report.counters,
+            }),
+            Err(Failure::Runtime(e)) => println!("{label}: did not finish: {e:#}"),
+            Err(other) => return Err(other),
         }
     }
     let rows: Vec<(String, &[PhaseReport])> = runs
@@ -291,11 +296,15 @@ fn levels(
     doc: &mut Document,
     print: bool,
 ) -> Result<Vec<(u32, MicroReport)>, Failure> {
-    let mut reports = Vec::new();
-    for levels in [1u32, 3, 4, 5] {
-        let report = run_micro(fat(seed, FatListConfig::with_levels(levels)), 2, micro)?;
-        reports.push((levels, report));
-    }
+    let levels = [1u32, 3, 4, 5];
+    let reports = run_all("fatlist levels", levels.to_vec(), None, |l| {
+        run_micro(fat(seed, FatListConfig::with_levels(l)), 2, micro)
+    });
+    let reports: Vec<(u32, MicroReport)> = levels
+        .into_iter()
+        .zip(reports)
+        .map(|(l, r)| r.map(|r| (l, r)))
+        .collect::<Result<_, _>>()?;
     if print {
         println!(
             "== Figs. 16-17: fat lists with maximum levels 1, 3, 4, 5 (2 MB, turnstile 8, pool = levels + 2)"
@@ -367,13 +376,17 @@ fn probes(reports: &[(u32, MicroReport)]) {
 
 fn turnstiles(micro: &MicroSpec, seed: u64, doc: &mut Document) -> Outcome {
     println!("== Figs. 18-19: fat lists with turnstiles of 8, 16, 32 blocks (2 MB, max level 5)");
-    let mut runs = Vec::new();
-    for t in [8u32, 16, 32] {
+    let turnstiles = [8u32, 16, 32];
+    let reports = run_all("fatlist turnstiles", turnstiles.to_vec(), None, |t| {
         let cfg = FatListConfig {
             turnstile_blocks: t,
             ..FatListConfig::default()
         };
-        let report = run_micro(fat(seed, cfg), 2, micro)?;
+        run_micro(fat(seed, cfg), 2, micro)
+    });
+    let mut runs = Vec::new();
+    for (t, report) in turnstiles.into_iter().zip(reports) {
+        let report = report?;
         runs.push(Labelled {
             label: format!("turnstile {t}"),
             phases: report.phases,
@@ -406,14 +419,24 @@ fn init(args: &FatlistArgs, micro: &MicroSpec, doc: &mut Document) -> Outcome {
     let mut header = vec!["turnstile".to_string()];
     header.extend(levels.iter().map(|l| format!("max level {l}")));
     let mut table = Table::new(header);
+    let jobs: Vec<(u32, u32)> = PAPER_INIT
+        .iter()
+        .flat_map(|&(t, _)| levels.map(|l| (t, l)))
+        .collect();
+    let mut reports = run_all("fatlist init", jobs, None, |(t, l)| {
+        let cfg = FatListConfig {
+            turnstile_blocks: t,
+            ..FatListConfig::with_levels(l)
+        };
+        run_micro(fat(args.seed, cfg), 2, &spec)
+    })
+    .into_iter();
     for (t, paper) in PAPER_INIT {
         let mut row = vec![t.to_string()];
         for (i, &l) in levels.iter().enumerate() {
-            let cfg = FatListConfig {
-                turnstile_blocks: t,
-                ..FatListConfig::with_levels(l)
-            };
-            let report = run_micro(fat(args.seed, cfg), 2, &spec)?;
+            let report = reports
+                .next()
+                .expect("invariant: one report a (turnstile, level)")?;
             let reads = report.boot_word_reads.unwrap_or(0.0);
             row.push(format!(
                 "{reads:.1} = {:.1} us [{:.2}]",

@@ -8,11 +8,14 @@ pub mod flashmodel;
 pub mod grr;
 pub mod vet;
 
+use crate::progress::Bar;
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use clap::Subcommand;
 use flashkit_report::plot::{Axis, Legend, LineChart, PlotError, Scale, Series};
+use flashkit_sim::Progress;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError, mpsc};
 
 /// The papers whose evaluation `flashkit reproduce` reruns.
 #[derive(Subcommand, Debug)]
@@ -154,6 +157,52 @@ pub fn line_chart(title: &str, x: Axis, y: &str, series: Vec<Series>) -> LineCha
         step: false,
         legend: Legend::Auto,
     }
+}
+
+/// `run` of every job on up to `workers` threads (default: one a core), with a progress
+/// bar labelled `label`; the results in the jobs' order. For a paper's independent
+/// simulated runs: each is seeded on its own, so the results are the same bit for bit on
+/// any number of threads (only wall-clock figures would not be, and those papers run
+/// serially).
+pub fn run_all<J: Send, R: Send>(
+    label: &str,
+    jobs: Vec<J>,
+    workers: Option<usize>,
+    run: impl Fn(J) -> R + Sync,
+) -> Vec<R> {
+    let total = jobs.len();
+    let workers = workers
+        .unwrap_or_else(crate::commands::cores)
+        .clamp(1, total.max(1));
+    let queue = Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>());
+    let (sender, receiver) = mpsc::channel();
+    let mut results: Vec<Option<R>> = (0..total).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            let (sender, queue, run) = (sender.clone(), &queue, &run);
+            scope.spawn(move || {
+                loop {
+                    let next = queue.lock().unwrap_or_else(PoisonError::into_inner).pop();
+                    let Some((index, job)) = next else { break };
+                    if sender.send((index, run(job))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        let mut bar = Bar::new(label);
+        bar.start("runs", Some(total as u64));
+        for (index, result) in receiver {
+            results[index] = Some(result);
+            bar.advance(1);
+        }
+        bar.finish();
+    });
+    results
+        .into_iter()
+        .map(|r| r.expect("invariant: every job ran (a panicking one panics the scope)"))
+        .collect()
 }
 
 /// `1234567` as `1,234,567`.

@@ -19,9 +19,8 @@
 pub mod patterns;
 
 use self::patterns::{Generator, PatternName, SECTOR};
-use crate::commands::reproduce::Figures;
+use crate::commands::reproduce::{Figures, run_all};
 use crate::output::{write_csv, write_json};
-use crate::progress::Bar;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Args;
@@ -29,13 +28,12 @@ use flashkit_core::NandPreset;
 use flashkit_device::CountsOnly;
 use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
 use flashkit_sim::{
-    DeviceSpec, NoProgress, Precondition, Progress, RunOutcome, RunReport, RunSpec, Source,
-    TraceRecord,
+    DeviceSpec, NoProgress, Precondition, RunOutcome, RunReport, RunSpec, Source, TraceRecord,
 };
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::Arc;
 
 mod figures;
 mod report;
@@ -404,49 +402,15 @@ fn trace_files(dir: &Path) -> Vec<PathBuf> {
 
 /// Run every job, `jobs` at a time; results in job order.
 fn execute(all: Vec<Job>, jobs: Option<usize>) -> Result<Vec<Done>, Failure> {
-    let workers = jobs
-        .or_else(|| std::thread::available_parallelism().ok().map(|n| n.get()))
-        .unwrap_or(1)
-        .clamp(1, all.len().max(1));
-    let total = all.len();
-    let queue = Mutex::new(all.into_iter().enumerate().collect::<Vec<_>>());
-    let (sender, receiver) = mpsc::channel();
-    let mut results: Vec<Option<Result<Done, String>>> = (0..total).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let sender = sender.clone();
-            let queue = &queue;
-            scope.spawn(move || {
-                loop {
-                    let next = queue.lock().map(|mut q| q.pop());
-                    let Ok(Some((index, job))) = next else { break };
-                    let outcome = run_job(&job).map(|outcome| Done {
-                        job,
-                        report: outcome.report,
-                    });
-                    if sender.send((index, outcome)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(sender);
-        let mut bar = Bar::new("reproduce fast");
-        bar.start("runs", Some(total as u64));
-        for (index, outcome) in receiver {
-            results[index] = Some(outcome);
-            bar.advance(1);
-        }
-        bar.finish();
-    });
-    results
-        .into_iter()
-        .map(|r| match r {
-            Some(Ok(done)) => Ok(done),
-            Some(Err(error)) => Err(Failure::Runtime(anyhow!(error))),
-            None => Err(Failure::Runtime(anyhow!("a run did not finish"))),
+    run_all("reproduce fast", all, jobs, |job| {
+        run_job(&job).map(|outcome| Done {
+            job,
+            report: outcome.report,
         })
-        .collect()
+    })
+    .into_iter()
+    .map(|r| r.map_err(|error| Failure::Runtime(anyhow!(error))))
+    .collect()
 }
 
 fn run_job(job: &Job) -> Result<RunOutcome, String> {
