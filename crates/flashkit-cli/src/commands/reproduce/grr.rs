@@ -14,7 +14,7 @@
 //! With `--out DIR` the command writes `grr.json` and each figure as SVG there
 //! ([`write_figures`]).
 
-use super::{Figures, line_chart, sweep};
+use super::{Figures, line_chart, run_all, sweep};
 use crate::args::{Count, Size};
 use crate::commands::index::{check_placement, nand_failure, nand_geometry};
 use crate::output::write_json;
@@ -155,11 +155,46 @@ impl Runner<'_> {
 
     /// The report of a configuration, run now if no experiment has run it yet.
     fn get(&mut self, c: Config) -> Result<&NandReport, Failure> {
-        let key = Self::key(&c);
-        if let Some(&i) = self.done.get(&key) {
-            return Ok(&self.runs[i].report);
+        self.prepare([c])?;
+        let i = self.done[&Self::key(&c)];
+        Ok(&self.runs[i].report)
+    }
+
+    /// Run the configurations among `configs` that no experiment has run yet, on every
+    /// core, and keep them in the order given: an experiment prepares the configurations
+    /// it will `get`, in the order it gets them, so the runs (and the JSON) are those of a
+    /// serial run, in the same order.
+    fn prepare(&mut self, configs: impl IntoIterator<Item = Config>) -> Outcome {
+        let mut todo: Vec<(String, Config)> = Vec::new();
+        for c in configs {
+            let key = Self::key(&c);
+            if !self.done.contains_key(&key) && todo.iter().all(|(k, _)| *k != key) {
+                check_placement(&c.placement)?;
+                todo.push((key, c));
+            }
         }
-        check_placement(&c.placement)?;
+        let specs = todo
+            .iter()
+            .map(|(_, c)| self.spec(c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let reports = run_all("reproduce grr", specs, None, |(spec, workload)| {
+            bench::run(&spec, &workload)
+        });
+        for ((key, c), report) in todo.into_iter().zip(reports) {
+            let report = report.map_err(nand_failure)?;
+            self.done.insert(key.clone(), self.runs.len());
+            self.runs.push(Run {
+                label: key,
+                read_percent: c.read_percent,
+                window: c.window,
+                report,
+            });
+        }
+        Ok(())
+    }
+
+    /// The simulation of a configuration.
+    fn spec(&self, c: &Config) -> Result<(NandSpec, FileWorkload), Failure> {
         let spec = NandSpec {
             placement: c.placement,
             replacement: c.policy,
@@ -176,15 +211,7 @@ impl Runner<'_> {
             read_percent: c.read_percent,
             ..self.workload
         };
-        let report = bench::run(&spec, &workload).map_err(nand_failure)?;
-        self.done.insert(key.clone(), self.runs.len());
-        self.runs.push(Run {
-            label: key,
-            read_percent: c.read_percent,
-            window: c.window,
-            report,
-        });
-        Ok(&self.runs[self.runs.len() - 1].report)
+        Ok((spec, workload))
     }
 
     /// The report of a configuration some experiment has run, without running it.
@@ -344,11 +371,6 @@ fn fig6(runner: &mut Runner<'_>) -> Outcome {
         "== Fig. 6: execution time, k varied with m = 8 and m varied with k = 4, GRR with the \
          enhanced clean-first buffer (cfsemi) against IPL (one log page a block, and eight)"
     );
-    let base = runner
-        .get(runner.config(ipl(), AnyReplacement::Lru))?
-        .total
-        .time
-        .total_s();
     let mut table = cost_table();
     let cfsemi = AnyReplacement::CfSemi;
     let mut configs: Vec<(String, AnyPlacement, AnyReplacement)> = vec![
@@ -364,6 +386,19 @@ fn fig6(runner: &mut Runner<'_>) -> Outcome {
         configs.push((format!("grr m={m} k=4 l=8"), grr(m, 4), cfsemi));
     }
     configs.push(("grr adaptive".into(), adaptive(), cfsemi));
+    let growing = [1u32, 2, 4, 8].map(|k| runner.config(grr(8, k), cfsemi));
+    runner.prepare(
+        configs
+            .iter()
+            .map(|&(_, placement, policy)| runner.config(placement, policy))
+            .chain(growing)
+            .collect::<Vec<_>>(),
+    )?;
+    let base = runner
+        .get(runner.config(ipl(), AnyReplacement::Lru))?
+        .total
+        .time
+        .total_s();
     let mut best: f64 = 0.0;
     for (label, placement, policy) in configs {
         let report = runner.get(runner.config(placement, policy))?;
@@ -373,13 +408,9 @@ fn fig6(runner: &mut Runner<'_>) -> Outcome {
         table.push(cost_row(&label, report, base));
     }
     print!("{}", table.render());
-    let growing: Vec<f64> = [1u32, 2, 4, 8]
+    let growing: Vec<f64> = growing
         .into_iter()
-        .map(|k| {
-            runner
-                .get(runner.config(grr(8, k), cfsemi))
-                .map(|r| r.total.time.total_s())
-        })
+        .map(|c| runner.get(c).map(|r| r.total.time.total_s()))
         .collect::<Result<_, _>>()?;
     let same = growing.iter().all(|&t| t == growing[0]);
     println!(
@@ -409,6 +440,18 @@ fn fig7(runner: &mut Runner<'_>) -> Outcome {
     let mut placements = vec![("ipl".to_string(), ipl())];
     placements.extend([1u32, 2, 4, 8].map(|k| (format!("grr m=8 k={k} l=8"), grr(8, k))));
     placements.extend([2u32, 4, 16].map(|m| (format!("grr m={m} k=4 l=8"), grr(m, 4))));
+    let windows = [0.0, 0.25, 0.5, 0.75, 1.0];
+    let mut all = vec![runner.config(ipl(), AnyReplacement::Lru)];
+    for (_, placement) in &placements {
+        all.extend(AnyReplacement::ALL.map(|policy| runner.config(*placement, policy)));
+    }
+    for w in windows {
+        all.extend(AnyReplacement::ALL.map(|policy| Config {
+            window: w,
+            ..runner.config(grr(8, 4), policy)
+        }));
+    }
+    runner.prepare(all)?;
     let base = runner
         .get(runner.config(ipl(), AnyReplacement::Lru))?
         .total
@@ -430,8 +473,8 @@ fn fig7(runner: &mut Runner<'_>) -> Outcome {
     }
     print!("{}", table.render());
     println!("\n   the cold window w (grr m=8 k=4): hit ratio and total seconds");
-    let mut windows = Table::new(["w", "lru", "cflru", "cfsemi"]);
-    for w in [0.0, 0.25, 0.5, 0.75, 1.0] {
+    let mut window_table = Table::new(["w", "lru", "cflru", "cfsemi"]);
+    for w in windows {
         let mut row = vec![format!("{w}")];
         for policy in AnyReplacement::ALL {
             let c = Config {
@@ -441,9 +484,9 @@ fn fig7(runner: &mut Runner<'_>) -> Outcome {
             let t = &runner.get(c)?.total;
             row.push(format!("{:.4} / {}", t.hit_ratio(), secs(t.time.total_s())));
         }
-        windows.push(row);
+        window_table.push(row);
     }
-    print!("{}", windows.render());
+    print!("{}", window_table.render());
     println!(
         "paper: GRR's hit ratio is always above IPL's, up to {PAPER_HIT_RATIO_GAIN:.2}x; both \
          fall as k or m grows, and are alike at k = 8 or m = 16\n\
@@ -468,16 +511,28 @@ fn fig8(runner: &mut Runner<'_>) -> Outcome {
         "IPL+LRU / GRR+cfsemi",
         "same buffer: IPL / GRR",
     ]);
+    let reads = [100u32, 80, 60, 40, 20, 0];
+    let schemes = [
+        (ipl(), AnyReplacement::Lru),
+        (ipl(), AnyReplacement::CfSemi),
+        (grr(8, 4), AnyReplacement::Lru),
+        (grr(8, 4), AnyReplacement::CfSemi),
+    ];
+    let all: Vec<Config> = reads
+        .iter()
+        .flat_map(|&read| {
+            schemes.map(|(placement, policy)| Config {
+                read_percent: read,
+                ..runner.config(placement, policy)
+            })
+        })
+        .collect();
+    runner.prepare(all)?;
     let mut write_only = 0.0;
-    for read in [100u32, 80, 60, 40, 20, 0] {
+    for read in reads {
         let mut row = vec![format!("{read}/{}", 100 - read)];
         let mut totals = Vec::new();
-        for (placement, policy) in [
-            (ipl(), AnyReplacement::Lru),
-            (ipl(), AnyReplacement::CfSemi),
-            (grr(8, 4), AnyReplacement::Lru),
-            (grr(8, 4), AnyReplacement::CfSemi),
-        ] {
+        for (placement, policy) in schemes {
             let c = Config {
                 read_percent: read,
                 ..runner.config(placement, policy)
