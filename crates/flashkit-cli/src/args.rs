@@ -537,6 +537,15 @@ pub struct OutputArgs {
     pub wall_clock_in_json: bool,
 }
 
+impl OutputArgs {
+    /// A usage error if `--json` or `--csv` names an input of the run (checked before the
+    /// work; see [`crate::output::check_output`]).
+    pub fn check_not_inputs(&self) -> Result<(), crate::Failure> {
+        crate::output::check_outputs([self.json.as_deref(), self.csv.as_deref()])
+            .map_err(crate::Failure::Usage)
+    }
+}
+
 /// A byte size: `4096`, `4K`, `16GiB` (in the config file, a string or an integer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Size(pub u64);

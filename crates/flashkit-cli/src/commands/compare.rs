@@ -34,8 +34,7 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         &mut device,
         capacity_given,
     )?;
-    crate::output::check_outputs([args.output.json.as_deref(), args.output.csv.as_deref()])
-        .map_err(Failure::Usage)?;
+    args.output.check_not_inputs()?;
     let mut specs = Vec::new();
     for kind in kinds {
         let variants: Vec<Option<GcPolicy>> = if !kind.uses_gc_policy() {

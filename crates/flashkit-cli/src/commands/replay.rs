@@ -26,8 +26,7 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
         &mut device,
         capacity_given,
     )?;
-    crate::output::check_outputs([args.output.json.as_deref(), args.output.csv.as_deref()])
-        .map_err(Failure::Usage)?;
+    args.output.check_not_inputs()?;
     let spec = RunSpec {
         label,
         ftl: args.ftl,

@@ -85,8 +85,7 @@ pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
     for file in &args.files {
         crate::output::note_input(file);
     }
-    crate::output::check_outputs([args.output.json.as_deref(), args.output.csv.as_deref()])
-        .map_err(Failure::Usage)?;
+    args.output.check_not_inputs()?;
     let mut summaries = Vec::new();
     for file in &args.files {
         let mut stream = super::trace_tools::open_trace(file, &options, &args.trace_options)?;
