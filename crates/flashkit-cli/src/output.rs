@@ -52,10 +52,10 @@ static INPUTS: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 /// Remember `path` as an input of this run (see [`check_output`]).
 pub fn note_input(path: &Path) {
-    INPUTS
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .push(path.to_path_buf());
+    let mut inputs = INPUTS.lock().unwrap_or_else(PoisonError::into_inner);
+    if !inputs.iter().any(|input| input == path) {
+        inputs.push(path.to_path_buf());
+    }
 }
 
 /// Refuse an output path that is one of the run's inputs (the same path, or a link to

@@ -173,6 +173,9 @@ impl Runner<'_> {
                 todo.push((key, c));
             }
         }
+        if todo.is_empty() {
+            return Ok(());
+        }
         let specs = todo
             .iter()
             .map(|(_, c)| self.spec(c))

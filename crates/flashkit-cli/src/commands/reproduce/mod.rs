@@ -171,9 +171,12 @@ pub fn run_all<J: Send, R: Send>(
     run: impl Fn(J) -> R + Sync,
 ) -> Vec<R> {
     let total = jobs.len();
+    if total == 0 {
+        return Vec::new();
+    }
     let workers = workers
         .unwrap_or_else(crate::commands::cores)
-        .clamp(1, total.max(1));
+        .clamp(1, total);
     let queue = Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>());
     let (sender, receiver) = mpsc::channel();
     let mut results: Vec<Option<R>> = (0..total).map(|_| None).collect();

@@ -279,14 +279,27 @@ impl MuTree {
     /// The root-to-leaf path for `key`: its pages and its nodes from the root down, each
     /// path child marked `PATH`.
     fn read_path(&mut self, key: Key) -> (Pages, Vec<Node>) {
+        self.walk_down(self.root, self.height - 1, |keys| {
+            keys.partition_point(|&k| k <= key)
+        })
+    }
+
+    /// Read the nodes from `page`'s level-`top` node down to a leaf, following in each
+    /// inner node the child `pick` chooses from its separators (and marking it `PATH`).
+    fn walk_down(
+        &mut self,
+        page: u16,
+        top: u32,
+        pick: impl Fn(&Keys) -> usize,
+    ) -> (Pages, Vec<Node>) {
         let mut pages = Pages::new();
-        let mut nodes = Vec::with_capacity(self.height as usize);
-        let mut page = self.root;
-        for level in (0..self.height).rev() {
+        let mut nodes = Vec::with_capacity(top as usize + 1);
+        let mut page = page;
+        for level in (0..=top).rev() {
             let mut node = self.read_node(page, level);
             pages.push(page);
             if let Node::Inner { children, keys } = &mut node {
-                let child = &mut children[keys.partition_point(|&k| k <= key)];
+                let child = &mut children[pick(keys)];
                 page = *child;
                 *child = PATH;
             }
@@ -476,19 +489,7 @@ impl MuTree {
     /// The leftmost root-to-leaf path below `page`'s level-`level` node (levels down to 0),
     /// as `read_path` gives it: pages, and nodes with each path child marked `PATH`.
     fn leftmost_below(&mut self, page: u16, level: u32) -> (Pages, Vec<Node>) {
-        let mut pages = Pages::new();
-        let mut nodes = Vec::with_capacity(level as usize + 1);
-        let mut page = page;
-        for l in (0..=level).rev() {
-            let mut node = self.read_node(page, l);
-            pages.push(page);
-            if let Node::Inner { children, .. } = &mut node {
-                page = children[0];
-                children[0] = PATH;
-            }
-            nodes.push(node);
-        }
-        (pages, nodes)
+        self.walk_down(page, level, |_| 0)
     }
 }
 
