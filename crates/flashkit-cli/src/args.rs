@@ -273,6 +273,28 @@ pub struct TraceArgs {
     pub address_map: Option<flashkit_trace::formats::layout::AddressMapping>,
 }
 
+impl TraceArgs {
+    /// The options given, by flag name: each reads a trace, so without one they would do
+    /// nothing, and `replay` and `compare` refuse them ([`crate::commands::trace_tools::source`]).
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        let mut note = |set: bool, name| {
+            if set {
+                names.push(name);
+            }
+        };
+        note(self.format.is_some(), "--format");
+        note(self.explain_format, "--explain-format");
+        note(self.asu.is_some(), "--asu");
+        note(self.skip_bad_lines, "--skip-bad-lines");
+        note(self.sort_by_time, "--sort-by-time");
+        note(self.time_unit.is_some(), "--time-unit");
+        note(self.blkparse_event.is_some(), "--blkparse-event");
+        note(self.address_map.is_some(), "--address-map");
+        names
+    }
+}
+
 /// A config-file string parsed as the flag would be.
 fn parsed<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
 where
@@ -521,6 +543,54 @@ pub struct WorkloadArgs {
     /// Time between requests in nanoseconds [default: 0].
     #[arg(long, value_name = "NS")]
     pub interarrival_ns: Option<u64>,
+}
+
+impl WorkloadArgs {
+    /// The options given, by flag name: each describes a generated workload, so with a
+    /// trace they would do nothing, and `replay` and `compare` refuse them.
+    pub fn given(&self) -> Vec<&'static str> {
+        let mut names = Vec::new();
+        let mut note = |set: bool, name| {
+            if set {
+                names.push(name);
+            }
+        };
+        note(self.workload.is_some(), "--workload");
+        note(self.requests.is_some(), "--requests");
+        note(self.size.is_some(), "--size");
+        note(self.sizes.is_some(), "--sizes");
+        note(self.read_sizes.is_some(), "--read-sizes");
+        note(self.read_fraction.is_some(), "--read-fraction");
+        note(self.trim_fraction.is_some(), "--trim-fraction");
+        for (name, _) in self.pattern_options() {
+            note(true, name);
+        }
+        note(self.span.is_some(), "--span");
+        note(self.align.is_some(), "--align");
+        note(self.interarrival_ns.is_some(), "--interarrival-ns");
+        names
+    }
+
+    /// The pattern-specific options given, by flag name, with the pattern each belongs to.
+    pub fn pattern_options(&self) -> Vec<(&'static str, &'static str)> {
+        [
+            (self.theta.is_some(), "--theta", "zipf"),
+            (self.hot.is_some(), "--hot", "hot-cold"),
+            (self.center.is_some(), "--center", "gaussian"),
+            (self.stddev.is_some(), "--stddev", "gaussian"),
+            (self.file_size.is_some(), "--file-size", "camera"),
+            (self.chunk_size.is_some(), "--chunk-size", "camera"),
+            (
+                self.metadata_percent.is_some(),
+                "--metadata-percent",
+                "camera",
+            ),
+        ]
+        .into_iter()
+        .filter(|&(set, _, _)| set)
+        .map(|(_, name, pattern)| (name, pattern))
+        .collect()
+    }
 }
 
 /// Output options.

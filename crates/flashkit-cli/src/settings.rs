@@ -217,7 +217,31 @@ pub fn workload_spec(
             "unknown workload {other:?} (expected uniform, sequential, zipf, hot-cold, gaussian or camera)"
         ),
     };
-    let size = match (pick!(size), pick!(sizes)) {
+    // An option of another pattern would be ignored; on the command line that is a mistake
+    // (the file may hold defaults for several patterns, and `--workload` picks one).
+    if let Some((flag, wanted)) = flags
+        .pattern_options()
+        .into_iter()
+        .find(|&(_, pattern)| pattern != pattern_name)
+    {
+        let whose = if pick!(workload).is_some() {
+            ""
+        } else {
+            " (the default)"
+        };
+        bail!("{flag} applies to --workload {wanted}, but the workload is {pattern_name}{whose}");
+    }
+    // The command line's sizes win over the file's, whichever of --size and --sizes each
+    // uses; clap keeps the two flags apart, the file is checked here.
+    let (size, sizes) = if flags.size.is_some() || flags.sizes.is_some() {
+        (flags.size, flags.sizes.clone())
+    } else {
+        if file.size.is_some() && file.sizes.is_some() {
+            bail!("the config file's [workload] gives both size and sizes; keep one");
+        }
+        (file.size, file.sizes.clone())
+    };
+    let size = match (size, sizes) {
         (Some(size), _) => SizeDist::Fixed {
             bytes: to_u32("request size", size.0)?,
         },
@@ -243,7 +267,7 @@ pub fn workload_spec(
 }
 
 fn to_u32(what: &str, value: u64) -> Result<u32> {
-    u32::try_from(value).with_context(|| format!("{what} {value} B does not fit in 4 GiB"))
+    u32::try_from(value).map_err(|_| anyhow::anyhow!("{what} {value} B is not below 4 GiB"))
 }
 
 fn parse_hot(text: &str) -> Result<(f64, f64)> {

@@ -239,6 +239,100 @@ fn usage_errors_exit_2_with_one_clear_line() {
     assert_eq!(output.status.code(), Some(2));
 }
 
+/// An option that would do nothing is refused, not ignored: a workload option with a trace, a
+/// trace option without one, an option of another pattern than the one that runs.
+#[test]
+fn options_that_would_be_ignored_are_usage_errors() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("t.fkt");
+    let output = flashkit(&[
+        "trace",
+        "gen",
+        "--requests",
+        "100",
+        "--capacity",
+        "64M",
+        "-o",
+        path_str(&trace),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    for command in ["replay", "compare"] {
+        assert_error(
+            &flashkit(&[command, "--trace", path_str(&trace), "--requests", "5"]),
+            2,
+            "--requests is an option for the generated workload, which --trace replaces: drop it",
+        );
+        assert_error(
+            &flashkit(&[command, "--asu", "1", "--sort-by-time"]),
+            2,
+            "--asu, --sort-by-time are options for reading a --trace, and none was given",
+        );
+        assert_error(
+            &flashkit(&[command, "--theta", "0.5"]),
+            2,
+            "--theta applies to --workload zipf, but the workload is hot-cold (the default)",
+        );
+        assert_error(
+            &flashkit(&[command, "--workload", "zipf", "--hot", "90/10"]),
+            2,
+            "--hot applies to --workload hot-cold, but the workload is zipf",
+        );
+    }
+    assert_error(
+        &flashkit(&["trace", "gen", "--stddev", "0.2", "-o", path_str(&trace)]),
+        2,
+        "--stddev applies to --workload gaussian",
+    );
+    // The file may hold options for several patterns; the one that runs uses its own.
+    let config = dir.path().join("run.toml");
+    std::fs::write(
+        &config,
+        "[workload]\nworkload = \"zipf\"\ntheta = 0.8\nhot = \"90/10\"\nrequests = 1000\n",
+    )
+    .expect("write");
+    let mut args = vec!["--config", path_str(&config), "replay", "--no-precondition"];
+    args.extend(SMALL);
+    let output = flashkit(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// The command line's request sizes win over the file's, whether each gives `size` or
+/// `sizes`; a file giving both is refused.
+#[test]
+fn request_sizes_on_the_command_line_win_over_the_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("run.toml");
+    std::fs::write(&config, "[workload]\nsize = \"8K\"\n").expect("write");
+    let written = |args: &[&str]| -> String {
+        let mut all = vec!["--config", path_str(&config), "replay", "--no-precondition"];
+        all.extend(SMALL);
+        all.extend(["--read-fraction", "0", "--trim-fraction", "0"]);
+        all.extend(args);
+        let output = flashkit(&all);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = stdout(&output);
+        text.lines()
+            .find(|l| l.starts_with("host pages written"))
+            .unwrap_or_else(|| panic!("no pages written line: {text}"))
+            .to_string()
+    };
+    let from_file = written(&[]);
+    let from_flag = written(&["--sizes", "4K"]);
+    assert_ne!(
+        from_file, from_flag,
+        "--sizes 4K must replace the file's 8K"
+    );
+    assert!(from_flag.ends_with(" 20,000"), "{from_flag}");
+    assert!(from_file.ends_with(" 40,000"), "{from_file}");
+
+    std::fs::write(&config, "[workload]\nsize = \"8K\"\nsizes = \"4K\"\n").expect("write");
+    assert_error(
+        &flashkit(&["--config", path_str(&config), "replay"]),
+        2,
+        "[workload] gives both size and sizes",
+    );
+}
+
 #[test]
 fn config_files_set_options_and_typos_are_usage_errors() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -72,6 +72,24 @@ pub fn source(
     device: &mut DeviceSpec,
     capacity_given: bool,
 ) -> Result<Source, Failure> {
+    // Options for the other kind of input would be ignored: refuse them instead.
+    let unused = match trace {
+        Some(_) => workload.given(),
+        None => flags.given(),
+    };
+    if !unused.is_empty() {
+        let one = unused.len() == 1;
+        let what = match trace {
+            Some(_) => "the generated workload, which --trace replaces",
+            None => "reading a --trace, and none was given",
+        };
+        return Err(Failure::Usage(anyhow!(
+            "{} {} for {what}: drop {}",
+            unused.join(", "),
+            if one { "is an option" } else { "are options" },
+            if one { "it" } else { "them" }
+        )));
+    }
     match trace {
         Some(path) => trace_source(path, flags, config, device, capacity_given),
         None => Ok(Source::Workload(
