@@ -52,3 +52,18 @@ fn dfs_matches_the_in_memory_reference() {
         dfs_matches(&Graph::random(1500, 2500, seed), seed as u32 * 31);
     }
 }
+
+#[test]
+fn bfs_refuses_mu_zero() {
+    let config = BfsConfig {
+        memory_bytes: 64 << 10,
+        mu: Some(0),
+        seed: 3,
+    };
+    let mut io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+    let error = bfs::run(&mut io, &Graph::grid(8), 0, &config).expect_err("mu 0 is refused");
+    assert!(
+        error.to_string().contains("mu must be at least 1"),
+        "{error}"
+    );
+}

@@ -42,7 +42,8 @@ pub struct GraphArgs {
     /// Block sizes: br, bw or tl (flash is read as tl: the algorithms write single pages).
     #[arg(long, default_value = "tl", value_name = "MODE")]
     pub io: IoMode,
-    /// BFS cluster parameter mu [default: sqrt(B / log2 |V|), from the model].
+    /// BFS cluster parameter mu: each vertex starts a cluster with probability 1/mu
+    /// [default: sqrt(B / log2 |V|), from the model].
     #[arg(long)]
     pub mu: Option<u64>,
     /// DFS page cache [default: half of the graph's external size].

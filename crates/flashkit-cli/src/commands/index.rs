@@ -570,7 +570,9 @@ fn nand_command(args: &IndexBenchArgs) -> Outcome {
         && w != Workload::Files
     {
         return Err(Failure::Usage(anyhow!(
-            "--workload {w:?} is a NOR benchmark; {} runs the files workload",
+            "--workload {} is a NOR benchmark; {} runs the files workload",
+            clap::ValueEnum::to_possible_value(&w)
+                .map_or_else(String::new, |v| v.get_name().to_string()),
             args.structure
         )));
     }

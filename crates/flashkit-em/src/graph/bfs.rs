@@ -104,6 +104,12 @@ pub fn run_probed<I: BlockIo + ?Sized>(
     config: &BfsConfig,
     probe: impl Fn(&I) -> IoStats,
 ) -> Result<BfsReport, EmError> {
+    if config.mu == Some(0) {
+        return Err(EmError::Config(
+            "mu 0: every vertex starts a cluster with probability 1/mu, so mu must be at least 1"
+                .into(),
+        ));
+    }
     let sizes = io.block_sizes();
     let mut regions = Regions {
         next: 0,
