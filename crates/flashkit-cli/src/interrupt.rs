@@ -4,7 +4,8 @@
 //! probe fills a file of a gigabyte, and `reproduce flashmodel` sorts in a temporary
 //! directory; each is removed when its run returns, but an interrupted process returns
 //! nothing, and a user who stops a long sort would find gigabytes left in the output's
-//! directory. Outputs are not touched: what was written of them stays, as `cp` leaves it.
+//! directory. Outputs being written are on the list too ([`crate::output::Staged`]): they
+//! are written under a temporary name and renamed into place when whole.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};

@@ -83,34 +83,167 @@ pub fn check_outputs<'a>(paths: impl IntoIterator<Item = Option<&'a Path>>) -> R
     paths.into_iter().flatten().try_for_each(check_output)
 }
 
-/// Create (or truncate) an output file, unless it is an input.
-pub fn create(path: &Path) -> Result<File> {
-    check_output(path)?;
-    File::create(path).with_context(|| format!("cannot create {}", path.display()))
+/// An output written under a temporary name beside it and renamed over it by
+/// [`Staged::commit`], so that the path holds either what it held before or the whole new
+/// output: never a part of one left by an error, a failed check or Ctrl-C (a CSV trace cut
+/// short would still parse). Dropped without a commit, the temporary file is removed; it is
+/// also on [`crate::interrupt`]'s list while it lives.
+///
+/// A path that exists and is not a regular file (`/dev/stdout`, a FIFO) is written in place:
+/// renaming over it would replace the device, not write to it. A symbolic link is followed,
+/// so the file it names is replaced and the link kept.
+pub struct Staged {
+    /// Where the output is written until the commit.
+    temporary: PathBuf,
+    /// The output's path as given (for messages) and the file the commit replaces.
+    target: PathBuf,
+    real_target: PathBuf,
+    in_place: bool,
+    committed: bool,
+    _guard: Option<crate::interrupt::Temporary>,
+}
+
+impl Staged {
+    /// Stage an output at `path`, unless it is an input of the run.
+    pub fn new(path: &Path) -> Result<Staged> {
+        check_output(path)?;
+        let metadata = std::fs::metadata(path).ok();
+        let in_place = metadata.as_ref().is_some_and(|m| !m.file_type().is_file());
+        let real_target = match std::fs::symlink_metadata(path) {
+            Ok(m) if m.file_type().is_symlink() && !in_place => std::fs::canonicalize(path)
+                .with_context(|| format!("cannot follow the link {}", path.display()))?,
+            _ => path.to_path_buf(),
+        };
+        if in_place {
+            return Ok(Staged {
+                temporary: path.to_path_buf(),
+                target: path.to_path_buf(),
+                real_target,
+                in_place,
+                committed: false,
+                _guard: None,
+            });
+        }
+        static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let name = real_target
+            .file_name()
+            .with_context(|| format!("{} does not name a file", path.display()))?;
+        let mut temporary_name = std::ffi::OsString::from(".");
+        temporary_name.push(name);
+        temporary_name.push(format!(".flashkit-{}-{n}.tmp", std::process::id()));
+        let temporary = real_target.with_file_name(temporary_name);
+        let guard = crate::interrupt::temporary(&temporary);
+        Ok(Staged {
+            temporary,
+            target: path.to_path_buf(),
+            real_target,
+            in_place,
+            committed: false,
+            _guard: Some(guard),
+        })
+    }
+
+    /// The path to write the output to (the temporary file, or the output itself when it
+    /// is written in place).
+    pub fn path(&self) -> &Path {
+        &self.temporary
+    }
+
+    /// Create the file to write (see [`Staged::path`]).
+    pub fn create(&self) -> Result<File> {
+        if !self.in_place {
+            check_output(&self.target)?;
+        }
+        File::create(&self.temporary)
+            .with_context(|| format!("cannot create {}", self.target.display()))
+    }
+
+    /// Put the whole output in place.
+    pub fn commit(mut self) -> Result<()> {
+        if !self.in_place {
+            // Checked again: an input may have been noted since the output was staged.
+            check_output(&self.target)?;
+            std::fs::rename(&self.temporary, &self.real_target)
+                .with_context(|| format!("cannot write {}", self.target.display()))?;
+        }
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for Staged {
+    fn drop(&mut self) {
+        if !self.committed && !self.in_place {
+            let _ = std::fs::remove_file(&self.temporary);
+        }
+    }
+}
+
+/// An output file being written: buffered, staged ([`Staged`]), in place on [`Output::finish`].
+pub struct Output {
+    out: BufWriter<File>,
+    staged: Staged,
+}
+
+impl Output {
+    /// Flush and put the output in place.
+    pub fn finish(mut self) -> Result<()> {
+        use std::io::Write;
+        self.out
+            .flush()
+            .with_context(|| format!("writing {}", self.staged.target.display()))?;
+        self.staged.commit()
+    }
+}
+
+impl std::io::Write for Output {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.out.write(buf)
+    }
+    fn write_all(&mut self, buf: &[u8]) -> std::io::Result<()> {
+        self.out.write_all(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// Start an output file, unless it is an input; it appears at `path` on [`Output::finish`].
+pub fn create(path: &Path) -> Result<Output> {
+    let staged = Staged::new(path)?;
+    let file = staged.create()?;
+    Ok(Output {
+        out: BufWriter::with_capacity(1 << 20, file),
+        staged,
+    })
 }
 
 /// Write a whole output file, unless it is an input.
 pub fn write_file(path: &Path, contents: impl AsRef<[u8]>) -> Result<()> {
-    check_output(path)?;
-    std::fs::write(path, contents).with_context(|| format!("cannot write {}", path.display()))
+    use std::io::Write;
+    let mut out = create(path)?;
+    out.write_all(contents.as_ref())
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    out.finish()
 }
 
 pub fn write_json<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let file = create(path)?;
-    let mut out = BufWriter::new(file);
+    use std::io::Write;
+    let mut out = create(path)?;
     serde_json::to_writer_pretty(&mut out, value)
         .with_context(|| format!("writing {}", path.display()))?;
-    use std::io::Write;
     out.write_all(b"\n")
-        .and_then(|()| out.flush())
-        .with_context(|| format!("writing {}", path.display()))
+        .with_context(|| format!("writing {}", path.display()))?;
+    out.finish()
 }
 
 pub fn write_csv(path: &Path, table: &Table) -> Result<()> {
-    let file = create(path)?;
+    let mut out = create(path)?;
     table
-        .write_csv(BufWriter::new(file))
-        .with_context(|| format!("writing {}", path.display()))
+        .write_csv(&mut out)
+        .with_context(|| format!("writing {}", path.display()))?;
+    out.finish()
 }
 
 /// The JSON document of a set of runs.
@@ -147,4 +280,67 @@ pub fn wall_clock_lines(outcomes: &[RunOutcome]) -> String {
         ));
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("read dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+
+    #[test]
+    fn an_output_appears_whole_at_finish_and_not_at_all_without_it() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("out.json");
+        std::fs::write(&path, b"old").expect("write");
+        let mut out = create(&path).expect("create");
+        out.write_all(b"new, ").expect("write");
+        assert_eq!(
+            std::fs::read(&path).expect("read"),
+            b"old",
+            "not yet in place"
+        );
+        out.write_all(b"whole").expect("write");
+        out.finish().expect("finish");
+        assert_eq!(std::fs::read(&path).expect("read"), b"new, whole");
+
+        let mut out = create(&path).expect("create");
+        out.write_all(b"abandoned").expect("write");
+        drop(out);
+        assert_eq!(std::fs::read(&path).expect("read"), b"new, whole");
+        assert_eq!(names(dir.path()), ["out.json"], "no temporary file is left");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_is_written_through_and_a_device_in_place() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let target = dir.path().join("target.csv");
+        let link = dir.path().join("link.csv");
+        std::fs::write(&target, b"old").expect("write");
+        std::os::unix::fs::symlink(&target, &link).expect("symlink");
+        write_file(&link, b"new").expect("write through the link");
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .expect("link")
+                .file_type()
+                .is_symlink(),
+            "the link stays a link"
+        );
+        assert_eq!(std::fs::read(&target).expect("read"), b"new");
+        assert_eq!(names(dir.path()), ["link.csv", "target.csv"]);
+
+        // Renaming over /dev/null would replace the device; it is written in place.
+        write_file(Path::new("/dev/null"), b"discarded").expect("write /dev/null");
+        let null = std::fs::metadata("/dev/null").expect("/dev/null");
+        assert!(!null.file_type().is_file(), "/dev/null is still a device");
+    }
 }

@@ -511,11 +511,48 @@ fn a_blkparse_trace_without_the_events_asked_for_suggests_the_other_kind() {
     }
 }
 
+/// An output appears whole or not at all: a conversion that fails at a malformed line
+/// leaves an earlier file at the output path as it was (a CSV trace cut short would still
+/// parse), and no temporary file beside it.
+#[test]
+fn a_failed_conversion_keeps_the_earlier_output() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let input = dir.path().join("in.csv");
+    let mut text = String::from("time_ns,op,offset,size\n");
+    for i in 0..5000 {
+        text.push_str(&format!("{i},write,{},4096\n", i * 4096));
+    }
+    text.push_str("5000,write,twelve,4096\n");
+    std::fs::write(&input, text).expect("write");
+    for output in ["out.csv", "out.fkt"] {
+        let output = dir.path().join(output);
+        std::fs::write(&output, b"earlier").expect("write");
+        assert_error(
+            &flashkit(&[
+                "trace",
+                "convert",
+                path_str(&input),
+                "-o",
+                path_str(&output),
+            ]),
+            1,
+            "line 5002",
+        );
+        assert_eq!(std::fs::read(&output).expect("read"), b"earlier");
+    }
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["in.csv", "out.csv", "out.fkt"]);
+}
+
 /// Ctrl-C in the middle of an external sort removes its scratch file (as large as twice
-/// the input) and exits 130; the input stays.
+/// the input) and exits 130; the input stays, and so does an earlier output at --output.
 #[cfg(unix)]
 #[test]
-fn an_interrupted_sort_removes_its_scratch_file() {
+fn an_interrupted_sort_removes_its_scratch_file_and_keeps_the_old_output() {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().expect("tempdir");
@@ -531,6 +568,9 @@ fn an_interrupted_sort_removes_its_scratch_file() {
         "u64",
     ]);
     assert!(output.status.success(), "{}", stderr(&output));
+    // An earlier output at the path: an interrupted sort must leave it as it was.
+    let earlier = dir.path().join("out.u64");
+    std::fs::write(&earlier, b"an earlier sort's output").expect("write");
     // Small memory and blocks, every run on disk: many passes, seconds of work (about 2 s
     // in a release build; the test polls every 2 ms).
     let mut child = Command::new(env!("CARGO_BIN_EXE_flashkit"))
@@ -584,12 +624,28 @@ fn an_interrupted_sort_removes_its_scratch_file() {
     assert!(kill.success());
     let done = child.wait_with_output().expect("wait");
     assert_eq!(done.status.code(), Some(130), "{}", stderr(&done));
+    // The scratch file and the output's staging file.
     assert!(
-        stderr(&done).contains("interrupted: removed 1 temporary file"),
+        stderr(&done).contains("interrupted: removed 2 temporary file(s)"),
         "{}",
         stderr(&done)
     );
     assert!(!scratch(dir.path()), "the scratch file is left");
+    let mut left: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(
+        left,
+        ["in.u64", "out.u64"],
+        "nothing but the input and the old output"
+    );
+    assert_eq!(
+        std::fs::read(&earlier).expect("read"),
+        b"an earlier sort's output",
+        "the earlier output is kept whole"
+    );
     assert_eq!(
         std::fs::metadata(&input).expect("input").len(),
         8 << 24,

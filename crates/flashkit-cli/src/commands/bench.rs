@@ -62,7 +62,8 @@ pub fn run(mut args: BenchArgs) -> Outcome {
                 None => {
                     let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
                     let path = dir.path().join("bench.fkt");
-                    temp_dir = Some(dir);
+                    // Removed on return by the guard, on Ctrl-C by the handler.
+                    temp_dir = Some((crate::interrupt::temporary(dir.path()), dir));
                     path
                 }
             };
@@ -179,8 +180,8 @@ fn generate(spec: &WorkloadSpec, seed: u64, path: &std::path::Path) -> Outcome {
     let workload = Workload::new(spec.clone(), sub_seed(seed, "workload"))
         .map_err(|e| Failure::Usage(e.into()))?;
     let description = format!("generated uniform workload: {canonical}");
-    crate::output::check_output(path).map_err(Failure::Usage)?;
-    let mut writer = TraceWriter::create(path, digest(canonical.as_bytes()), &description)
+    let staged = crate::output::Staged::new(path).map_err(Failure::Usage)?;
+    let mut writer = TraceWriter::create(staged.path(), digest(canonical.as_bytes()), &description)
         .map_err(|e| Failure::Runtime(e.into()))?;
     let mut bar = Bar::new("bench");
     bar.start("generating trace", Some(spec.requests));
@@ -194,6 +195,7 @@ fn generate(spec: &WorkloadSpec, seed: u64, path: &std::path::Path) -> Outcome {
     }
     bar.finish();
     writer.finish().map_err(|e| Failure::Runtime(e.into()))?;
+    staged.commit()?;
     Ok(())
 }
 

@@ -346,23 +346,24 @@ fn print_bounds(model: &FlashModel, args: &ModelArgs) {
 fn generate(args: GenArgs) -> Outcome {
     let started = Instant::now();
     let bar = SharedBar::new("em gen");
+    let staged = crate::output::Staged::new(&args.output).map_err(Failure::Usage)?;
     let backend = match args.record {
         RecordKind::U32 => generate_file_with_progress::<u32>(
-            &args.output,
+            staged.path(),
             args.records,
             args.order,
             args.seed,
             &bar,
         ),
         RecordKind::U64 => generate_file_with_progress::<u64>(
-            &args.output,
+            staged.path(),
             args.records,
             args.order,
             args.seed,
             &bar,
         ),
         RecordKind::KeyPayload => generate_file_with_progress::<KeyPayload>(
-            &args.output,
+            staged.path(),
             args.records,
             args.order,
             args.seed,
@@ -370,6 +371,7 @@ fn generate(args: GenArgs) -> Outcome {
         ),
     }
     .map_err(failure)?;
+    staged.commit()?;
     bar.finish();
     println!(
         "wrote {} {} records ({}) to {} in {:.2} s ({backend})",
@@ -411,9 +413,11 @@ fn sort(args: SortArgs) -> Outcome {
     };
     let _scratch =
         crate::interrupt::temporary(&flashkit_em::sort::files::scratch_file(&scratch_dir));
+    // The sorted records appear at --output only once the sort has checked them.
+    let staged = crate::output::Staged::new(&output).map_err(Failure::Usage)?;
     let spec = FileSortSpec {
         input,
-        output,
+        output: staged.path().to_path_buf(),
         scratch_dir,
         memory_bytes: model.memory_bytes,
         sizes: model.sizes,
@@ -433,6 +437,7 @@ fn sort(args: SortArgs) -> Outcome {
         RecordKind::KeyPayload => sort_file_with_progress::<KeyPayload>(&spec, &bar),
     }
     .map_err(failure)?;
+    staged.commit()?;
     bar.finish();
     let wall = started.elapsed().as_secs_f64();
     print_sort(&report, &model, args.record, wall);

@@ -30,8 +30,8 @@ pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
     let workload = Workload::new(spec.clone(), sub_seed(seed, "workload"))
         .map_err(|e| Failure::Usage(e.into()))?;
     let description = format!("generated {} workload: {canonical}", spec.pattern.name());
-    crate::output::check_output(&args.output).map_err(Failure::Usage)?;
-    let mut writer = TraceWriter::create(&args.output, digest(canonical.as_bytes()), &description)
+    let staged = crate::output::Staged::new(&args.output).map_err(Failure::Usage)?;
+    let mut writer = TraceWriter::create(staged.path(), digest(canonical.as_bytes()), &description)
         .map_err(|e| Failure::Runtime(e.into()))?;
     let mut bar = Bar::new("trace gen");
     bar.start("writing", Some(spec.requests));
@@ -47,6 +47,7 @@ pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
     }
     bar.finish();
     let records = writer.finish().map_err(|e| Failure::Runtime(e.into()))?;
+    staged.commit()?;
     println!(
         "wrote {records} requests ({} addressed) of a {} workload over {} to {}",
         format_size(bytes),

@@ -16,7 +16,7 @@ use flashkit_trace::formats::layout::{PreparedTrace, file_digest};
 use flashkit_trace::formats::{
     BlkparseEvent, ParseReport, TraceOptions, TraceStream, examine, open,
 };
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Instant;
@@ -168,12 +168,15 @@ pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
     let written = match to {
         ConvertTo::Binary => {
             let digest = file_digest(&args.input).map_err(runtime)?;
+            let staged = crate::output::Staged::new(&args.output)?;
             let mut writer =
-                TraceWriter::create(&args.output, digest, &description).map_err(runtime)?;
+                TraceWriter::create(staged.path(), digest, &description).map_err(runtime)?;
             for request in stream.by_ref() {
                 writer.push(&request.map_err(runtime)?).map_err(runtime)?;
             }
-            writer.finish().map_err(runtime)?
+            let written = writer.finish().map_err(runtime)?;
+            staged.commit()?;
+            written
         }
         ConvertTo::Csv => write_csv(&args.output, &mut stream, &description)?,
     };
@@ -192,8 +195,7 @@ pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
 }
 
 fn write_csv(path: &Path, stream: &mut TraceStream, description: &str) -> Result<u64, Failure> {
-    let file = crate::output::create(path)?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut out = crate::output::create(path)?;
     let io = |e: std::io::Error| runtime(anyhow!("writing {}: {e}", path.display()));
     writeln!(out, "# {description}").map_err(io)?;
     writeln!(out, "{CSV_HEADER}").map_err(io)?;
@@ -202,7 +204,7 @@ fn write_csv(path: &Path, stream: &mut TraceStream, description: &str) -> Result
         write_csv_request(&mut out, &request.map_err(runtime)?).map_err(io)?;
         written += 1;
     }
-    out.flush().map_err(io)?;
+    out.finish().map_err(runtime)?;
     Ok(written)
 }
 
