@@ -277,22 +277,26 @@ impl TraceArgs {
     /// The options given, by flag name: each reads a trace, so without one they would do
     /// nothing, and `replay` and `compare` refuse them ([`crate::commands::trace_tools::source`]).
     pub fn given(&self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        let mut note = |set: bool, name| {
-            if set {
-                names.push(name);
-            }
-        };
-        note(self.format.is_some(), "--format");
-        note(self.explain_format, "--explain-format");
-        note(self.asu.is_some(), "--asu");
-        note(self.skip_bad_lines, "--skip-bad-lines");
-        note(self.sort_by_time, "--sort-by-time");
-        note(self.time_unit.is_some(), "--time-unit");
-        note(self.blkparse_event.is_some(), "--blkparse-event");
-        note(self.address_map.is_some(), "--address-map");
-        names
+        given(&[
+            (self.format.is_some(), "--format"),
+            (self.explain_format, "--explain-format"),
+            (self.asu.is_some(), "--asu"),
+            (self.skip_bad_lines, "--skip-bad-lines"),
+            (self.sort_by_time, "--sort-by-time"),
+            (self.time_unit.is_some(), "--time-unit"),
+            (self.blkparse_event.is_some(), "--blkparse-event"),
+            (self.address_map.is_some(), "--address-map"),
+        ])
     }
+}
+
+/// The names of the flags marked set, in order.
+fn given(flags: &[(bool, &'static str)]) -> Vec<&'static str> {
+    flags
+        .iter()
+        .filter(|&&(set, _)| set)
+        .map(|&(_, name)| name)
+        .collect()
 }
 
 /// A config-file string parsed as the flag would be.
@@ -549,25 +553,19 @@ impl WorkloadArgs {
     /// The options given, by flag name: each describes a generated workload, so with a
     /// trace they would do nothing, and `replay` and `compare` refuse them.
     pub fn given(&self) -> Vec<&'static str> {
-        let mut names = Vec::new();
-        let mut note = |set: bool, name| {
-            if set {
-                names.push(name);
-            }
-        };
-        note(self.workload.is_some(), "--workload");
-        note(self.requests.is_some(), "--requests");
-        note(self.size.is_some(), "--size");
-        note(self.sizes.is_some(), "--sizes");
-        note(self.read_sizes.is_some(), "--read-sizes");
-        note(self.read_fraction.is_some(), "--read-fraction");
-        note(self.trim_fraction.is_some(), "--trim-fraction");
-        for (name, _) in self.pattern_options() {
-            note(true, name);
-        }
-        note(self.span.is_some(), "--span");
-        note(self.align.is_some(), "--align");
-        note(self.interarrival_ns.is_some(), "--interarrival-ns");
+        let mut names = given(&[
+            (self.workload.is_some(), "--workload"),
+            (self.requests.is_some(), "--requests"),
+            (self.size.is_some(), "--size"),
+            (self.sizes.is_some(), "--sizes"),
+            (self.read_sizes.is_some(), "--read-sizes"),
+            (self.read_fraction.is_some(), "--read-fraction"),
+            (self.trim_fraction.is_some(), "--trim-fraction"),
+            (self.span.is_some(), "--span"),
+            (self.align.is_some(), "--align"),
+            (self.interarrival_ns.is_some(), "--interarrival-ns"),
+        ]);
+        names.extend(self.pattern_options().into_iter().map(|(name, _)| name));
         names
     }
 
