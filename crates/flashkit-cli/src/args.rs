@@ -129,6 +129,10 @@ pub struct CompareArgs {
     /// FTLs to compare, comma separated (default: every FTL flashkit has).
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     pub ftl: Vec<FtlKind>,
+    /// Runs at once [default: one a core]. The figures do not depend on it (each run is
+    /// seeded on its own); the wall-clock lines do, so time runs with --jobs 1.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: Option<u16>,
     #[command(flatten)]
     pub device: DeviceArgs,
     #[command(flatten)]

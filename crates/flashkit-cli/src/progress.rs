@@ -1,7 +1,7 @@
 //! Progress bars on stderr, drawn only when stdout is a terminal.
 
 use flashkit_sim::Progress;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
@@ -124,4 +124,93 @@ impl flashkit_em::progress::Progress for SharedBar {
             }
         });
     }
+}
+
+/// Bars for runs on several threads (`sweep`, `compare`): an overall bar of runs done and a
+/// status bar per worker showing its run's phase. Lines said as runs finish go above the
+/// bars on a terminal, else to standard error.
+pub struct WorkerBars {
+    multi: MultiProgress,
+    overall: ProgressBar,
+    workers: Vec<ProgressBar>,
+    drawn: bool,
+}
+
+impl WorkerBars {
+    /// `runs` runs on `workers` threads; the overall bar reads `label [====>  ] done/runs`.
+    pub fn new(label: &str, runs: usize, workers: usize) -> WorkerBars {
+        let drawn = wanted();
+        let target = if drawn {
+            ProgressDrawTarget::stderr()
+        } else {
+            ProgressDrawTarget::hidden()
+        };
+        let multi = MultiProgress::with_draw_target(target);
+        let overall = multi.add(ProgressBar::new(runs as u64));
+        let template =
+            format!("{label} [{{bar:30}}] {{pos}}/{{len}} runs, elapsed {{elapsed}}, eta {{eta}}");
+        if let Ok(style) = ProgressStyle::with_template(&template) {
+            overall.set_style(style.progress_chars("=> "));
+        }
+        let workers = (0..workers)
+            .map(|_| multi.add(ProgressBar::new(0)))
+            .collect();
+        WorkerBars {
+            multi,
+            overall,
+            workers,
+            drawn,
+        }
+    }
+
+    /// The progress of the run `worker` starts now, named `name` on its bar.
+    pub fn worker(&self, worker: usize, name: &str) -> WorkerBar {
+        let bar = self.workers[worker].clone();
+        bar.set_message(name.to_string());
+        WorkerBar { bar }
+    }
+
+    /// A run of `worker` is over; `line`, if any, is said about it.
+    pub fn finished(&self, worker: usize, line: Option<&str>) {
+        self.overall.inc(1);
+        if let Some(line) = line {
+            if self.drawn {
+                let _ = self.multi.println(line);
+            } else {
+                eprintln!("{line}");
+            }
+        }
+        self.workers[worker].set_message("idle");
+    }
+
+    /// Remove every bar.
+    pub fn clear(&self) {
+        self.overall.finish_and_clear();
+        for bar in &self.workers {
+            bar.finish_and_clear();
+        }
+        let _ = self.multi.clear();
+    }
+}
+
+/// One worker's bar of [`WorkerBars`]: the phase and its progress.
+pub struct WorkerBar {
+    bar: ProgressBar,
+}
+
+impl Progress for WorkerBar {
+    fn start(&mut self, phase: &str, total: Option<u64>) {
+        self.bar.set_length(total.unwrap_or(0));
+        self.bar.set_position(0);
+        if let Ok(style) =
+            ProgressStyle::with_template("  {prefix:<28} [{bar:20}] {percent:>3}% {msg}")
+        {
+            self.bar.set_style(style.progress_chars("=> "));
+        }
+        self.bar.set_prefix(phase.to_string());
+    }
+    fn advance(&mut self, units: u64) {
+        self.bar.inc(units);
+    }
+    fn finish(&mut self) {}
 }

@@ -81,3 +81,53 @@ pub fn presets() -> Outcome {
 pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
+
+/// `run(worker, job)` for every job on `workers` threads (at least one, at most one a job),
+/// taking the jobs in order; `done(worker, &result)` on the calling thread as each finishes
+/// (for progress). The results come back in the jobs' order, whatever order they finished
+/// in. A panicking job panics the caller once the other threads stop.
+pub fn run_parallel<J: Send, R: Send>(
+    jobs: Vec<J>,
+    workers: usize,
+    run: impl Fn(usize, J) -> R + Sync,
+    mut done: impl FnMut(usize, &R),
+) -> Vec<R> {
+    use std::sync::{Mutex, PoisonError, mpsc};
+    let total = jobs.len();
+    if total == 0 {
+        return Vec::new();
+    }
+    let queue = Mutex::new(
+        jobs.into_iter()
+            .enumerate()
+            .collect::<std::collections::VecDeque<_>>(),
+    );
+    let (sender, receiver) = mpsc::channel();
+    let mut results: Vec<Option<R>> = (0..total).map(|_| None).collect();
+    std::thread::scope(|scope| {
+        for worker in 0..workers.clamp(1, total) {
+            let (sender, queue, run) = (sender.clone(), &queue, &run);
+            scope.spawn(move || {
+                loop {
+                    let next = queue
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .pop_front();
+                    let Some((index, job)) = next else { break };
+                    if sender.send((worker, index, run(worker, job))).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(sender);
+        for (worker, index, result) in receiver {
+            done(worker, &result);
+            results[index] = Some(result);
+        }
+    });
+    results
+        .into_iter()
+        .map(|r| r.expect("invariant: every job ran (a panicking one panics the scope)"))
+        .collect()
+}

@@ -23,18 +23,17 @@
 
 use crate::Outcome;
 use crate::args::SweepArgs;
+use crate::progress::WorkerBars;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, sim_failure};
 use anyhow::{Context, anyhow};
 use flashkit_ftl::FtlKind;
 use flashkit_report::Table;
 use flashkit_sim::sweep::{self, Cell, CellResult, ResultStore};
-use flashkit_sim::{Progress, RunSpec, Source};
+use flashkit_sim::{RunSpec, Source};
 use flashkit_trace::formats::layout::PreparedTrace;
-use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Deserialize;
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -270,16 +269,16 @@ pub fn run(args: SweepArgs) -> Outcome {
     let skipped = cells.len() - todo.len();
     let ran = todo.len();
     let started = Instant::now();
-    let bars = Bars::new(ran, jobs);
+    let bars = WorkerBars::new("sweep", ran, jobs);
     let csv_path = args.out.join("results.csv");
     let mut write_error = None;
     let mut failed = 0;
     sweep::execute(
         todo,
         jobs,
-        &|worker, cell| bars.worker(worker, cell),
+        &|worker, cell| Box::new(bars.worker(worker, &cell.id)),
         |worker, result| {
-            bars.finished(worker, &result);
+            bars.finished(worker, Some(&finished_line(&result)));
             failed += usize::from(!result.is_ok());
             if write_error.is_none() {
                 write_error = store.append(&result).err();
@@ -357,93 +356,19 @@ fn write_csv(path: &Path, results: &[CellResult]) -> anyhow::Result<()> {
     crate::output::write_csv(path, &table)
 }
 
-/// The overall bar and one status bar per worker; drawn only on a terminal.
-struct Bars {
-    multi: MultiProgress,
-    overall: ProgressBar,
-    workers: Vec<ProgressBar>,
-    terminal: bool,
-}
-
-impl Bars {
-    fn new(cells: usize, jobs: usize) -> Bars {
-        let terminal = std::io::stdout().is_terminal();
-        let target = if terminal {
-            ProgressDrawTarget::stderr()
-        } else {
-            ProgressDrawTarget::hidden()
-        };
-        let multi = MultiProgress::with_draw_target(target);
-        let overall = multi.add(ProgressBar::new(cells as u64));
-        if let Ok(style) = ProgressStyle::with_template(
-            "sweep [{bar:30}] {pos}/{len} runs, elapsed {elapsed}, eta {eta}",
-        ) {
-            overall.set_style(style.progress_chars("=> "));
-        }
-        let workers = (0..jobs).map(|_| multi.add(ProgressBar::new(0))).collect();
-        Bars {
-            multi,
-            overall,
-            workers,
-            terminal,
-        }
+/// What the sweep says of a finished cell.
+fn finished_line(result: &CellResult) -> String {
+    match &result.error {
+        None => format!(
+            "ok      {}  WA {:.3}, {} erases",
+            result.id,
+            result
+                .metrics
+                .get("write_amplification")
+                .copied()
+                .unwrap_or(f64::NAN),
+            result.metrics.get("flash_erases").copied().unwrap_or(0.0)
+        ),
+        Some(error) => format!("FAILED  {}: {error}", result.id),
     }
-
-    fn worker(&self, worker: usize, cell: &Cell) -> Box<dyn Progress + Send> {
-        let bar = self.workers[worker].clone();
-        bar.set_message(cell.id.clone());
-        Box::new(WorkerBar { bar })
-    }
-
-    fn finished(&self, worker: usize, result: &CellResult) {
-        self.overall.inc(1);
-        let line = match &result.error {
-            None => format!(
-                "ok      {}  WA {:.3}, {} erases",
-                result.id,
-                result
-                    .metrics
-                    .get("write_amplification")
-                    .copied()
-                    .unwrap_or(f64::NAN),
-                result.metrics.get("flash_erases").copied().unwrap_or(0.0)
-            ),
-            Some(error) => format!("FAILED  {}: {error}", result.id),
-        };
-        if self.terminal {
-            let _ = self.multi.println(line);
-        } else {
-            eprintln!("{line}");
-        }
-        self.workers[worker].set_message("idle");
-    }
-
-    fn clear(&self) {
-        self.overall.finish_and_clear();
-        for bar in &self.workers {
-            bar.finish_and_clear();
-        }
-        let _ = self.multi.clear();
-    }
-}
-
-struct WorkerBar {
-    bar: ProgressBar,
-}
-
-impl Progress for WorkerBar {
-    fn start(&mut self, phase: &str, total: Option<u64>) {
-        self.bar.set_length(total.unwrap_or(0));
-        self.bar.set_position(0);
-        if let Ok(style) =
-            ProgressStyle::with_template("  {prefix:<28} [{bar:20}] {percent:>3}% {msg}")
-        {
-            self.bar.set_style(style.progress_chars("=> "));
-        }
-        self.bar.set_prefix(phase.to_string());
-    }
-    fn advance(&mut self, units: u64) {
-        self.bar.inc(units);
-    }
-    fn finish(&mut self) {}
 }

@@ -15,7 +15,6 @@ use clap::Subcommand;
 use flashkit_report::plot::{Axis, Legend, LineChart, PlotError, Scale, Series};
 use flashkit_sim::Progress;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError, mpsc};
 
 /// The papers whose evaluation `flashkit reproduce` reruns.
 #[derive(Subcommand, Debug)]
@@ -170,42 +169,19 @@ pub fn run_all<J: Send, R: Send>(
     workers: Option<usize>,
     run: impl Fn(J) -> R + Sync,
 ) -> Vec<R> {
-    let total = jobs.len();
-    if total == 0 {
+    if jobs.is_empty() {
         return Vec::new();
     }
-    let workers = workers
-        .unwrap_or_else(crate::commands::cores)
-        .clamp(1, total);
-    let queue = Mutex::new(jobs.into_iter().enumerate().collect::<Vec<_>>());
-    let (sender, receiver) = mpsc::channel();
-    let mut results: Vec<Option<R>> = (0..total).map(|_| None).collect();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let (sender, queue, run) = (sender.clone(), &queue, &run);
-            scope.spawn(move || {
-                loop {
-                    let next = queue.lock().unwrap_or_else(PoisonError::into_inner).pop();
-                    let Some((index, job)) = next else { break };
-                    if sender.send((index, run(job))).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(sender);
-        let mut bar = Bar::new(label);
-        bar.start("runs", Some(total as u64));
-        for (index, result) in receiver {
-            results[index] = Some(result);
-            bar.advance(1);
-        }
-        bar.finish();
-    });
+    let mut bar = Bar::new(label);
+    bar.start("runs", Some(jobs.len() as u64));
+    let results = crate::commands::run_parallel(
+        jobs,
+        workers.unwrap_or_else(crate::commands::cores),
+        |_, job| run(job),
+        |_, _| bar.advance(1),
+    );
+    bar.finish();
     results
-        .into_iter()
-        .map(|r| r.expect("invariant: every job ran (a panicking one panics the scope)"))
-        .collect()
 }
 
 /// `1234567` as `1,234,567`.
