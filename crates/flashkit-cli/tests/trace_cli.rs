@@ -112,6 +112,56 @@ const MSR: &str = "128166385295514663,hm,0,Write,9056014336,8192,2833\n\
                    128166385295514878,hm,0,Read,11855351808,4096,2617\n\
                    128166385295515175,hm,0,Write,5548077056,4096,2320\n";
 
+/// A pipe is refused, not read: a trace is read more than once, and the second read of a
+/// pipe found nothing (`trace stats <(zcat t.gz)` printed 0 requests and exit 0) or, for a
+/// FIFO, waited for a writer forever. The same for `em sort --input`.
+#[cfg(unix)]
+#[test]
+fn a_pipe_is_refused_as_an_input() {
+    let files = Files::new();
+    let fifo = files.path("trace.fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo runs");
+    assert!(made.success());
+    for args in [
+        vec!["trace", "stats", &fifo],
+        vec!["trace", "detect", &fifo],
+        vec!["trace", "convert", &fifo, "-o", "/dev/null"],
+        vec!["replay", "--trace", &fifo],
+        vec!["compare", "--trace", &fifo, "--format", "msr"],
+    ] {
+        let out = flashkit(&args);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+        let stderr = text(&out.stderr);
+        assert!(
+            stderr.contains(&format!("{fifo}: is a pipe, not a file"))
+                && stderr.contains("save it to a file first"),
+            "{args:?}: {stderr}"
+        );
+    }
+    let out = flashkit(&[
+        "em",
+        "sort",
+        "--input",
+        &fifo,
+        "--output",
+        &files.path("out"),
+    ]);
+    assert_ne!(out.status.code(), Some(0));
+    assert!(
+        text(&out.stderr).contains("is a pipe, not a file"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
 #[test]
 fn a_malformed_line_exits_1_naming_file_line_field_and_text() {
     let files = Files::new();

@@ -24,9 +24,53 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
     }
 }
 
+/// What kind of not-a-file `path` is, if it exists and is a pipe, FIFO, socket or device:
+/// `None` for a regular file, a directory, or a path that cannot be read (opening it says
+/// why). An input read more than once (detected, then parsed; sized, then read) cannot be
+/// one of these: a second read of a pipe finds it drained, and opening a FIFO again waits
+/// for a writer that never comes.
+pub fn not_a_file(path: &Path) -> Option<&'static str> {
+    let kind = std::fs::metadata(path).ok()?.file_type();
+    if kind.is_file() || kind.is_dir() {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if kind.is_fifo() {
+            return Some("a pipe");
+        }
+        if kind.is_socket() {
+            return Some("a socket");
+        }
+    }
+    Some("a device")
+}
+
 #[cfg(test)]
 mod tests {
     use super::same_file;
+
+    #[cfg(unix)]
+    #[test]
+    fn pipes_and_devices_are_not_files() {
+        use super::not_a_file;
+        use std::path::Path;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("f");
+        std::fs::write(&file, b"x").expect("write");
+        assert_eq!(not_a_file(&file), None);
+        assert_eq!(not_a_file(dir.path()), None);
+        assert_eq!(not_a_file(&dir.path().join("missing")), None);
+        assert_eq!(not_a_file(Path::new("/dev/null")), Some("a device"));
+        let fifo = dir.path().join("fifo");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success());
+        assert_eq!(not_a_file(&fifo), Some("a pipe"));
+    }
 
     #[test]
     fn paths_and_links_to_one_file_are_the_same_file() {

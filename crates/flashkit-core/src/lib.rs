@@ -22,7 +22,7 @@ mod timing;
 pub mod units;
 
 pub use counters::{Cause, OpCounters};
-pub use file::same_file;
+pub use file::{not_a_file, same_file};
 pub use geometry::{Geometry, GeometryBuilder, GeometryError};
 pub use hash::StateHasher;
 pub use ids::{BlockId, Lpn, PageRange, Ppn, Stamp};

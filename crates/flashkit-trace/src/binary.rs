@@ -234,6 +234,7 @@ impl TraceReader {
             path: path.to_path_buf(),
             error: source,
         };
+        crate::check_is_file(path)?;
         let file = File::open(path).map_err(io)?;
         let file_len = file.metadata().map_err(io)?.len();
         let mut input = BufReader::with_capacity(1 << 18, file);

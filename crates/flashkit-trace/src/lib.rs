@@ -138,5 +138,22 @@ pub enum TraceError {
     Spec(String),
 }
 
+/// A trace must be a file: it is read more than once (its format detected, its addresses
+/// mapped, then replayed), and a pipe or device read again is empty or never ends. (A
+/// gzip-compressed file is read directly.)
+pub(crate) fn check_is_file(path: &std::path::Path) -> Result<(), TraceError> {
+    match flashkit_core::not_a_file(path) {
+        None => Ok(()),
+        Some(kind) => Err(TraceError::Format {
+            path: path.to_path_buf(),
+            message: format!(
+                "is {kind}, not a file: a trace is read more than once (to detect its \
+                 format, map its addresses, replay it), so save it to a file first \
+                 (gzip-compressed files are read as they are)"
+            ),
+        }),
+    }
+}
+
 /// A stream of requests, from any source.
 pub type RequestResult = Result<Request, TraceError>;

@@ -132,6 +132,16 @@ const SCRATCH_BASE: u64 = 2 << 52;
 
 /// Count the records of `path`, refusing a length that is not a whole number of them.
 pub fn count_records<R: Record>(path: &Path) -> Result<u64, EmError> {
+    if let Some(kind) = flashkit_core::not_a_file(path) {
+        // Its length says nothing of what it holds, and a sort reads its input twice.
+        return Err(EmError::Input {
+            path: path.to_path_buf(),
+            detail: format!(
+                "is {kind}, not a file: the sort sizes its runs from the input's length and \
+                 reads it more than once, so save the records to a file first"
+            ),
+        });
+    }
     let len = std::fs::metadata(path)
         .map_err(|source| EmError::Io {
             path: path.to_path_buf(),

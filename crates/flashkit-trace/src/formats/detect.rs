@@ -153,6 +153,7 @@ pub fn examine(path: &Path) -> Result<Detection, TraceError> {
         path: path.to_path_buf(),
         error: source,
     };
+    crate::check_is_file(path)?;
     let mut prefix = [0u8; 8];
     let got = File::open(path)
         .and_then(|mut f| read_up_to(&mut f, &mut prefix))

@@ -693,6 +693,7 @@ pub struct TraceStream {
 ///
 /// An empty file (or one of blank lines only) whose format is not given is an empty trace.
 pub fn open(path: &Path, options: &TraceOptions) -> Result<TraceStream, TraceError> {
+    crate::check_is_file(path)?;
     let format = match options.format {
         Some(format) => Some(format),
         None => detect(path)?.format,
