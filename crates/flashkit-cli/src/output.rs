@@ -252,9 +252,18 @@ pub struct RunsDocument<'a> {
     pub runs: Vec<&'a flashkit_sim::RunReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub wall_clock: Option<Vec<(&'a str, flashkit_sim::WallClock)>>,
+    /// With the wall clocks: how many runs went at once (their clocks shared the machine).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub concurrent_runs: Option<usize>,
 }
 
-pub fn runs_document(outcomes: &[RunOutcome], wall_clock: bool) -> RunsDocument<'_> {
+/// The JSON of `outcomes`, with their wall clocks if `wall_clock`, measured `concurrent` runs
+/// at a time.
+pub fn runs_document(
+    outcomes: &[RunOutcome],
+    wall_clock: bool,
+    concurrent: usize,
+) -> RunsDocument<'_> {
     RunsDocument {
         runs: outcomes.iter().map(|o| &o.report).collect(),
         wall_clock: wall_clock.then(|| {
@@ -263,6 +272,7 @@ pub fn runs_document(outcomes: &[RunOutcome], wall_clock: bool) -> RunsDocument<
                 .map(|o| (o.report.label.as_str(), o.wall))
                 .collect()
         }),
+        concurrent_runs: wall_clock.then_some(concurrent),
     }
 }
 

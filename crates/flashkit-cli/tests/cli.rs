@@ -129,6 +129,31 @@ fn the_same_seed_gives_the_same_json_byte_for_byte_and_csv_agrees() {
         documents[0].0,
         "the seed matters"
     );
+
+    // Asked for, the wall clocks come with how many runs shared the machine.
+    let timed = dir.path().join("timed.json");
+    let output = flashkit(
+        &[
+            &[
+                "compare",
+                "--jobs",
+                "2",
+                "--ftl",
+                "page,bast",
+                "--wall-clock-in-json",
+                "--json",
+                path_str(&timed),
+            ],
+            SMALL,
+        ]
+        .concat(),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("(2 runs at a time"));
+    let json: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&timed).expect("json")).expect("valid JSON");
+    assert!(stdout_of_json_has_wall_clock(&json));
+    assert_eq!(json["concurrent_runs"], 2);
 }
 
 fn csv_reader(text: &str) -> csv::Reader<&[u8]> {

@@ -88,20 +88,15 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         .into_iter()
         .collect::<Result<Vec<_>, _>>()
         .map_err(sim_failure)?;
-    print_and_save(&outcomes, &args.output)?;
-    if workers > 1 {
-        println!(
-            "({workers} runs at a time: their wall clocks share the machine; --jobs 1 times \
-             each alone)"
-        );
-    }
-    Ok(())
+    print_and_save(&outcomes, &args.output, workers)
 }
 
 /// Print the comparison table (metrics as rows, runs as columns) and write the files asked for.
+/// `concurrent`: how many of the runs went at once (said beside their wall clocks).
 pub fn print_and_save(
     outcomes: &[flashkit_sim::RunOutcome],
     output: &crate::args::OutputArgs,
+    concurrent: usize,
 ) -> Outcome {
     let first = &outcomes[0].report;
     let g = &first.device.geometry;
@@ -141,8 +136,17 @@ pub fn print_and_save(
     print!("{}", runs_table(outcomes, true).transposed().render());
     println!();
     print!("{}", wall_clock_lines(outcomes));
+    if concurrent > 1 {
+        println!(
+            "({concurrent} runs at a time: their wall clocks share the machine; --jobs 1 times \
+             each alone)"
+        );
+    }
     if let Some(path) = &output.json {
-        write_json(path, &runs_document(outcomes, output.wall_clock_in_json))?;
+        write_json(
+            path,
+            &runs_document(outcomes, output.wall_clock_in_json, concurrent),
+        )?;
     }
     if let Some(path) = &output.csv {
         write_csv(path, &runs_table(outcomes, false))?;
