@@ -613,8 +613,11 @@ impl OutputArgs {
     /// A usage error if `--json` or `--csv` names an input of the run (checked before the
     /// work; see [`crate::output::check_output`]).
     pub fn check_not_inputs(&self) -> Result<(), crate::Failure> {
-        crate::output::check_outputs([self.json.as_deref(), self.csv.as_deref()])
-            .map_err(crate::Failure::Usage)
+        crate::output::check_outputs(&[
+            ("--json", self.json.as_deref()),
+            ("--csv", self.csv.as_deref()),
+        ])
+        .map_err(crate::Failure::Usage)
     }
 }
 

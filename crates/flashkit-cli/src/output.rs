@@ -78,9 +78,48 @@ pub fn check_output(path: &Path) -> Result<()> {
     }
 }
 
-/// [`check_output`] for each path given.
-pub fn check_outputs<'a>(paths: impl IntoIterator<Item = Option<&'a Path>>) -> Result<()> {
-    paths.into_iter().flatten().try_for_each(check_output)
+/// [`check_output`] for each output given, by flag, and no two of them one file (the second
+/// written would replace the first: `--json r.json --csv r.json` kept only the CSV).
+pub fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
+    let given: Vec<(&str, &Path)> = outputs
+        .iter()
+        .filter_map(|&(flag, path)| Some((flag, path?)))
+        .collect();
+    for (i, &(flag, path)) in given.iter().enumerate() {
+        check_output(path)?;
+        if let Some(&(other, _)) = given[..i].iter().find(|&&(_, p)| same_output(p, path)) {
+            return Err(anyhow!(
+                "{other} and {flag} both name {}: the second would replace the first; give \
+                 each its own path",
+                path.display()
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether two output paths name one file, whether or not it exists yet (a device such as
+/// `/dev/null` or `/dev/stdout` may take several outputs).
+fn same_output(a: &Path, b: &Path) -> bool {
+    let device = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.file_type().is_file());
+    if device(a) || device(b) {
+        return false;
+    }
+    if a == b || same_file(a, b) {
+        return true;
+    }
+    // Not there yet: the same name in the same directory, however it is spelt.
+    let place = |p: &Path| -> Option<(PathBuf, std::ffi::OsString)> {
+        let parent = match p.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        Some((
+            std::fs::canonicalize(parent).ok()?,
+            p.file_name()?.to_owned(),
+        ))
+    };
+    matches!((place(a), place(b)), (Some(x), Some(y)) if x == y)
 }
 
 /// An output written under a temporary name beside it and renamed over it by

@@ -540,6 +540,57 @@ fn a_blkparse_trace_without_the_events_asked_for_suggests_the_other_kind() {
     }
 }
 
+/// Two outputs of one command naming one file are refused before the work: the second
+/// written replaced the first (`--json r.json --csv r.json` kept only the CSV).
+#[test]
+fn two_outputs_naming_one_file_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let report = dir.path().join("r.out");
+    let spelt_otherwise = dir.path().join(".").join("r.out");
+    let (a, b) = (path_str(&report), path_str(&spelt_otherwise));
+    let records = dir.path().join("in.u64");
+    let input = path_str(&records);
+    let output = flashkit(&["em", "gen", "-o", input, "--records", "1000"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    for (args, flags) in [
+        (vec!["compare", "--json", a, "--csv", b], "--json and --csv"),
+        (vec!["replay", "--json", a, "--csv", a], "--json and --csv"),
+        (
+            vec![
+                "index",
+                "bench",
+                "--structure",
+                "mutree",
+                "--json",
+                a,
+                "--csv",
+                b,
+            ],
+            "--json and --csv",
+        ),
+        (
+            vec!["em", "sort", "--input", input, "--output", a, "--json", b],
+            "--output and --json",
+        ),
+    ] {
+        assert_error(&flashkit(&args), 2, &format!("{flags} both name"));
+        assert!(!report.exists(), "{args:?}: nothing is written");
+    }
+    // A device takes any number of outputs.
+    let output = flashkit(&[
+        "replay",
+        "--requests",
+        "1000",
+        "--capacity",
+        "64M",
+        "--json",
+        "/dev/null",
+        "--csv",
+        "/dev/null",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
 /// An output appears whole or not at all: a conversion that fails at a malformed line
 /// leaves an earlier file at the output path as it was (a CSV trace cut short would still
 /// parse), and no temporary file beside it.

@@ -52,6 +52,11 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         args.requests.0,
         args.capacity.0,
     );
+    crate::output::check_outputs(&[
+        ("--keep-trace", args.keep_trace.as_deref()),
+        ("--json", args.json.as_deref()),
+    ])
+    .map_err(Failure::Usage)?;
     // Keeps a generated trace alive until the run is over, then removes it.
     let mut temp_dir = None;
     let (trace_path, generation_seconds) = match &args.trace {

@@ -390,7 +390,11 @@ fn sort(args: SortArgs) -> Outcome {
         .clone()
         .expect("invariant: clap requires --input without --records");
     crate::output::note_input(&input);
-    crate::output::check_outputs([args.json.as_deref()]).map_err(Failure::Usage)?;
+    crate::output::check_outputs(&[
+        ("--output", args.output.as_deref()),
+        ("--json", args.json.as_deref()),
+    ])
+    .map_err(Failure::Usage)?;
     if args.in_memory {
         return match args.record {
             RecordKind::U32 => in_memory::<u32>(&input),

@@ -87,6 +87,11 @@ pub fn run(args: &ProbeArgs) -> Outcome {
             args.fraction
         )));
     }
+    crate::output::check_outputs(&[
+        ("--json", args.json.as_deref()),
+        ("--svg", args.svg.as_deref()),
+    ])
+    .map_err(Failure::Usage)?;
     let dir = args.dir.clone().unwrap_or_else(std::env::temp_dir);
     let report = measure(&dir, &args.spec())?;
     print!("{}", render(&report, args.fraction));

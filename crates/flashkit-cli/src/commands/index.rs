@@ -410,6 +410,11 @@ pub fn run(command: IndexCommand) -> Outcome {
 }
 
 fn bench_command(args: &IndexBenchArgs) -> Outcome {
+    crate::output::check_outputs(&[
+        ("--json", args.json.as_deref()),
+        ("--csv", args.csv.as_deref()),
+    ])
+    .map_err(Failure::Usage)?;
     let structure = match args.structure {
         StructureArg::Nor(structure) => structure,
         StructureArg::Ipl | StructureArg::Grr => return nand_command(args),

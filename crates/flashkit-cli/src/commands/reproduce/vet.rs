@@ -383,7 +383,10 @@ pub fn run(args: VetReproArgs) -> Outcome {
         }
         let path = args.traces.join(relative);
         if !path.exists() {
-            eprintln!("note: {} is missing; skipped", path.display());
+            eprintln!(
+                "note: {} is missing; skipped (give --traces DIR where the excerpts are)",
+                path.display()
+            );
             continue;
         }
         let (name, device, source) = trace_workload(&path)?;
