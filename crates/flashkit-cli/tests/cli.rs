@@ -51,6 +51,27 @@ fn compare_prints_a_table_with_every_policy() {
     ] {
         assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
     }
+
+    // A run named twice runs once.
+    let output = flashkit(
+        &[
+            &["compare", "--ftl", "page,block,page", "--gc", "fifo"],
+            SMALL,
+        ]
+        .concat(),
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let header = stdout(&output)
+        .lines()
+        .find(|l| l.starts_with("metric"))
+        .expect("header")
+        .to_string();
+    assert_eq!(header.matches("page/fifo").count(), 1, "{header}");
+    assert!(
+        stderr(&output).contains("asked for more than once, run once: page/fifo"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

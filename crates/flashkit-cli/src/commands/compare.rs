@@ -67,6 +67,23 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
             }
         }
     }
+    // A list naming one FTL, policy or layout twice (`--ftl page,page`) asks for the same
+    // run twice: it runs once.
+    let mut seen = std::collections::HashSet::new();
+    let mut repeated: Vec<String> = Vec::new();
+    specs.retain(|spec| {
+        let first = seen.insert(spec.label.clone());
+        if !first && !repeated.contains(&spec.label) {
+            repeated.push(spec.label.clone());
+        }
+        first
+    });
+    if !repeated.is_empty() {
+        eprintln!(
+            "note: asked for more than once, run once: {}",
+            repeated.join(", ")
+        );
+    }
     for spec in &specs {
         spec.check().map_err(sim_failure)?;
     }
