@@ -148,6 +148,17 @@ impl Staged {
         check_output(path)?;
         let metadata = std::fs::metadata(path).ok();
         let in_place = metadata.as_ref().is_some_and(|m| !m.file_type().is_file());
+        // A rename would replace a file its owner made read-only, which writing in place
+        // would not.
+        if metadata
+            .as_ref()
+            .is_some_and(|m| m.file_type().is_file() && m.permissions().readonly())
+        {
+            return Err(anyhow!(
+                "cannot write {}: the file is read-only",
+                path.display()
+            ));
+        }
         let real_target = match std::fs::symlink_metadata(path) {
             Ok(m) if m.file_type().is_symlink() && !in_place => std::fs::canonicalize(path)
                 .with_context(|| format!("cannot follow the link {}", path.display()))?,
@@ -386,6 +397,16 @@ mod tests {
         );
         assert_eq!(std::fs::read(&target).expect("read"), b"new");
         assert_eq!(names(dir.path()), ["link.csv", "target.csv"]);
+
+        // A read-only file is not replaced.
+        let locked = dir.path().join("locked.csv");
+        std::fs::write(&locked, b"keep").expect("write");
+        let mut permissions = std::fs::metadata(&locked).expect("metadata").permissions();
+        permissions.set_readonly(true);
+        std::fs::set_permissions(&locked, permissions).expect("chmod");
+        let error = write_file(&locked, b"new").expect_err("read-only");
+        assert!(error.to_string().contains("read-only"), "{error}");
+        assert_eq!(std::fs::read(&locked).expect("read"), b"keep");
 
         // Renaming over /dev/null would replace the device; it is written in place.
         write_file(Path::new("/dev/null"), b"discarded").expect("write /dev/null");
