@@ -33,6 +33,16 @@ fn assert_error(output: &Output, code: i32, needle: &str) {
 /// A small, fast workload for tests.
 const SMALL: &[&str] = &["--capacity", "64M", "--requests", "20k"];
 
+/// The names in `dir`, sorted.
+fn names_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
 fn path_str(path: &Path) -> &str {
     path.to_str().expect("temporary paths are UTF-8")
 }
@@ -641,11 +651,7 @@ fn a_failed_conversion_keeps_the_earlier_output() {
         );
         assert_eq!(std::fs::read(&output).expect("read"), b"earlier");
     }
-    let mut left: Vec<String> = std::fs::read_dir(dir.path())
-        .expect("read dir")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
+    let left = names_in(dir.path());
     assert_eq!(left, ["in.csv", "out.csv", "out.fkt"]);
 }
 
@@ -732,11 +738,7 @@ fn an_interrupted_sort_removes_its_scratch_file_and_keeps_the_old_output() {
         stderr(&done)
     );
     assert!(!scratch(dir.path()), "the scratch file is left");
-    let mut left: Vec<String> = std::fs::read_dir(dir.path())
-        .expect("read dir")
-        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-        .collect();
-    left.sort();
+    let left = names_in(dir.path());
     assert_eq!(
         left,
         ["in.u64", "out.u64"],
