@@ -36,7 +36,9 @@ pub fn sim_failure(error: flashkit_sim::SimError) -> Failure {
     use flashkit_sim::SimError;
     use flashkit_trace::TraceError;
     match error {
-        SimError::Config(_) | SimError::Trace(TraceError::Spec(_)) => Failure::Usage(error.into()),
+        SimError::Config(_) | SimError::Trace(TraceError::Spec(_) | TraceError::Options(_)) => {
+            Failure::Usage(error.into())
+        }
         SimError::Io(_) => Failure::Runtime(error.into()),
         other => Failure::Runtime(other.into()),
     }

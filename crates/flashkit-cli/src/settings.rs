@@ -145,10 +145,7 @@ pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
 pub fn trace_options(flags: &TraceArgs, file: &TraceArgs) -> (TraceOptions, AddressMapping) {
     let options = TraceOptions {
         format: flags.format.or(file.format),
-        blkparse_event: flags
-            .blkparse_event
-            .or(file.blkparse_event)
-            .unwrap_or_default(),
+        blkparse_event: flags.blkparse_event.or(file.blkparse_event),
         time_unit: flags.time_unit.or(file.time_unit),
         skip_bad_lines: flags.skip_bad_lines || file.skip_bad_lines,
         sort_by_time: flags.sort_by_time || file.sort_by_time,

@@ -162,6 +162,41 @@ fn a_pipe_is_refused_as_an_input() {
     );
 }
 
+/// A reading option for another format is a usage error naming the format, not ignored:
+/// `--blkparse-event` on an MSR trace did nothing, and `--time-unit`'s refusal was
+/// introduced as "invalid workload".
+#[test]
+fn an_option_of_another_format_is_a_usage_error() {
+    let files = Files::new();
+    let trace = files.write("t.csv", MSR);
+    for (option, value, needle) in [
+        (
+            "--blkparse-event",
+            "Q",
+            "error: --blkparse-event applies to blkparse traces;",
+        ),
+        (
+            "--time-unit",
+            "us",
+            "error: --time-unit applies to DiskSim traces and the generic CSV's time column;",
+        ),
+    ] {
+        for args in [
+            vec!["trace", "stats", &trace, option, value],
+            vec!["replay", "--trace", &trace, option, value],
+        ] {
+            let out = flashkit(&args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let stderr = text(&out.stderr);
+            assert!(
+                stderr.contains(needle) && (stderr.contains("is msr") || stderr.contains("(msr)")),
+                "{args:?}: {stderr}"
+            );
+            assert!(!stderr.contains("invalid workload"), "{stderr}");
+        }
+    }
+}
+
 #[test]
 fn a_malformed_line_exits_1_naming_file_line_field_and_text() {
     let files = Files::new();

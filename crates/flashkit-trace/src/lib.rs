@@ -136,6 +136,10 @@ pub enum TraceError {
     /// A workload specification is invalid.
     #[error("invalid workload: {0}")]
     Spec(String),
+    /// A reading option does not apply to the trace's format (`--time-unit` for an MSR
+    /// trace, `--blkparse-event` for anything but blkparse).
+    #[error("{0}")]
+    Options(String),
 }
 
 /// A trace must be a file: it is read more than once (its format detected, its addresses

@@ -28,7 +28,9 @@ fn runtime(error: impl Into<anyhow::Error>) -> Failure {
 /// Sort a trace error: options that do not fit the file are usage errors.
 fn trace_failure(error: flashkit_trace::TraceError) -> Failure {
     match error {
-        flashkit_trace::TraceError::Spec(_) => Failure::Usage(error.into()),
+        flashkit_trace::TraceError::Spec(_) | flashkit_trace::TraceError::Options(_) => {
+            Failure::Usage(error.into())
+        }
         other => runtime(other),
     }
 }
@@ -117,7 +119,7 @@ pub fn trace_source(
     let prepared = PreparedTrace::prepare(path, &options, mapping, block).map_err(trace_failure)?;
     note_skipped(path, &prepared.report);
     if prepared.report.requests == 0 && prepared.report.other_events > 0 {
-        let (kept, other) = match options.blkparse_event {
+        let (kept, other) = match options.blkparse_event.unwrap_or_default() {
             BlkparseEvent::Dispatch => ("D", "Q"),
             BlkparseEvent::Queue => ("Q", "D"),
         };

@@ -239,7 +239,10 @@ fn describe(prepared: &PreparedTrace) -> String {
         text.push_str(", sorted by time");
     }
     if prepared.format == Some(flashkit_trace::formats::Format::Blkparse) {
-        text.push_str(&format!(", {:?} events", o.blkparse_event));
+        text.push_str(&format!(
+            ", {:?} events",
+            o.blkparse_event.unwrap_or_default()
+        ));
     }
     if let Some(unit) = o.time_unit {
         text.push_str(&format!(", time unit {unit:?}"));

@@ -220,7 +220,7 @@ pub struct TraceOptions {
     /// The format; detected from the content when `None`.
     pub format: Option<Format>,
     /// Which blkparse events become requests.
-    pub blkparse_event: BlkparseEvent,
+    pub blkparse_event: Option<BlkparseEvent>,
     /// The time unit of DiskSim traces (default milliseconds) and of the generic CSV's bare
     /// `time` column (default nanoseconds). Refused for other formats.
     pub time_unit: Option<TimeUnit>,
@@ -485,7 +485,9 @@ impl Parser {
             Format::Msr => Parser::Msr(msr::Msr::default()),
             Format::Spc => Parser::Spc(spc::Spc::default()),
             Format::Fiu => Parser::Fiu(fiu::Fiu::default()),
-            Format::Blkparse => Parser::Blkparse(blkparse::Blkparse::new(options.blkparse_event)),
+            Format::Blkparse => Parser::Blkparse(blkparse::Blkparse::new(
+                options.blkparse_event.unwrap_or_default(),
+            )),
             Format::FioV2 => Parser::Fio(fio::Fio::new(2)),
             Format::FioV3 => Parser::Fio(fio::Fio::new(3)),
             Format::Systor => Parser::Systor(systor::Systor::default()),
@@ -705,11 +707,17 @@ pub fn open(path: &Path, options: &TraceOptions) -> Result<TraceStream, TraceErr
         });
     };
     if options.time_unit.is_some() && !format.takes_time_unit() {
-        return Err(TraceError::Spec(format!(
+        return Err(TraceError::Options(format!(
             "--time-unit applies to DiskSim traces and the generic CSV's time column; {} \
              fixes its own unit ({})",
             path.display(),
             format
+        )));
+    }
+    if options.blkparse_event.is_some() && format != Format::Blkparse {
+        return Err(TraceError::Options(format!(
+            "--blkparse-event applies to blkparse traces; {} is {format}",
+            path.display()
         )));
     }
     let inner = match Parser::new(format, options) {
