@@ -214,6 +214,11 @@ impl Staged {
         if !self.in_place {
             // Checked again: an input may have been noted since the output was staged.
             check_output(&self.target)?;
+            // The file it replaces keeps its mode (a private 0600 report stays private).
+            if let Ok(existing) = std::fs::metadata(&self.real_target) {
+                std::fs::set_permissions(&self.temporary, existing.permissions())
+                    .with_context(|| format!("cannot write {}", self.target.display()))?;
+            }
             std::fs::rename(&self.temporary, &self.real_target)
                 .with_context(|| format!("cannot write {}", self.target.display()))?;
         }
@@ -397,6 +402,23 @@ mod tests {
         );
         assert_eq!(std::fs::read(&target).expect("read"), b"new");
         assert_eq!(names(dir.path()), ["link.csv", "target.csv"]);
+
+        // A replaced file keeps its mode.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let private = dir.path().join("private.json");
+            std::fs::write(&private, b"old").expect("write");
+            std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600))
+                .expect("chmod");
+            write_file(&private, b"new").expect("write");
+            let mode = std::fs::metadata(&private)
+                .expect("metadata")
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+            assert_eq!(std::fs::read(&private).expect("read"), b"new");
+        }
 
         // A read-only file is not replaced.
         let locked = dir.path().join("locked.csv");
