@@ -289,3 +289,53 @@ fn zero_workers_are_a_usage_error_not_a_panic() {
     );
     assert!(!out.join("results.jsonl").exists(), "nothing ran");
 }
+
+/// A grid option that its cells would ignore is refused before anything runs: every cell
+/// would come out the same, and the sweep would seem to show that the option does nothing.
+#[test]
+fn a_grid_option_its_cells_ignore_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "time_ns,op,offset,size\n0,write,0,4096\n1,read,0,4096\n2,write,8192,4096\n",
+    )
+    .expect("write");
+    let base =
+        "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\ntheta = 0.5\n";
+    for (grid, needle) in [
+        (
+            "[grid]\n\"workload.theta\" = [0.5, 0.9]\n",
+            "--theta applies to --workload zipf, but the workload is hot-cold",
+        ),
+        (
+            "[grid]\n\"trace.asu\" = [1]\n",
+            "trace.asu is an option for reading a trace, and the cell runs the built-in workload",
+        ),
+        (
+            "[grid]\ntrace = [\"t.csv\"]\n\"workload.requests\" = [\"1k\", \"2k\"]\n",
+            "workload.requests is an option for the built-in workload, and the cell replays a trace",
+        ),
+    ] {
+        std::fs::write(&file, format!("{base}{grid}")).expect("write");
+        let out = dir.path().join("out");
+        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+        assert!(
+            text(&output.stderr).contains(needle),
+            "{needle:?} not in {}",
+            text(&output.stderr)
+        );
+        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+    }
+    // The base may hold an option its cells do not use (theta above, for a zipf cell).
+    std::fs::write(
+        &file,
+        format!("{base}[grid]\n\"workload.workload\" = [\"zipf\", \"uniform\"]\n"),
+    )
+    .expect("write");
+    let out = dir.path().join("ok");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+}

@@ -22,7 +22,7 @@
 //! config file (and of the flags); `[grid.device] op = [...]` is the same as `"device.op"`.
 
 use crate::Outcome;
-use crate::args::SweepArgs;
+use crate::args::{SweepArgs, TraceArgs, WorkloadArgs};
 use crate::progress::WorkerBars;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, sim_failure};
@@ -140,17 +140,68 @@ fn cell(
     let config: ConfigFile = toml::Value::Table(table)
         .try_into()
         .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
+    // The grid's own workload and trace options play the command line's part: one that
+    // would do nothing in its cell (a trace option over the built-in workload, `theta` of a
+    // hot/cold workload) is refused, since every cell would come out the same. The base may
+    // hold options for several kinds of cell.
+    let grid_section = |section: &str| {
+        let prefix = format!("{section}.");
+        let table: toml::Table = combo
+            .iter()
+            .filter_map(|(k, v)| Some((k.strip_prefix(&prefix)?.to_string(), v.clone())))
+            .collect();
+        toml::Value::Table(table)
+    };
+    let grid_workload: WorkloadArgs = grid_section("workload")
+        .try_into()
+        .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
+    let grid_trace: TraceArgs = grid_section("trace")
+        .try_into()
+        .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
+    let (unused, section, what) = if trace == "builtin" {
+        (
+            grid_trace.given(),
+            "trace",
+            "reading a trace, and the cell runs the built-in workload",
+        )
+    } else {
+        (
+            grid_workload.given(),
+            "workload",
+            "the built-in workload, and the cell replays a trace",
+        )
+    };
+    if !unused.is_empty() {
+        let keys: Vec<String> = unused
+            .iter()
+            .map(|flag| {
+                format!(
+                    "{section}.{}",
+                    flag.trim_start_matches("--").replace('-', "_")
+                )
+            })
+            .collect();
+        return Err(anyhow!(
+            "grid cell {}: {} {} for {what}",
+            describe(combo),
+            keys.join(", "),
+            if keys.len() == 1 {
+                "is an option"
+            } else {
+                "are options"
+            }
+        ));
+    }
     let mut device = settings::device_spec(&Default::default(), &config.device)?;
     let (policies, mut options) = settings::ftl_options(&Default::default(), &config.ftl);
     if let Some(&policy) = policies.first() {
         options.page.gc_policy = policy;
     }
     let source = if trace == "builtin" {
-        Source::Workload(settings::workload_spec(
-            &Default::default(),
-            &config.workload,
-            device.capacity_bytes,
-        )?)
+        Source::Workload(
+            settings::workload_spec(&grid_workload, &config.workload, device.capacity_bytes)
+                .with_context(|| format!("grid cell {}", describe(combo)))?,
+        )
     } else {
         // Any trace format, read once per sweep; the device is sized to it unless the cell
         // gives a capacity, as `replay --trace` does.
