@@ -263,6 +263,17 @@ pub fn workload_spec(
     })
 }
 
+/// "NAME is an option for WHAT" (or "NAMES are options ..."): how an option that would do
+/// nothing is refused, on the command line and in a sweep's grid.
+pub fn unused_options(names: &[String], what: &str) -> String {
+    let verb = if names.len() == 1 {
+        "is an option"
+    } else {
+        "are options"
+    };
+    format!("{} {verb} for {what}", names.join(", "))
+}
+
 fn to_u32(what: &str, value: u64) -> Result<u32> {
     u32::try_from(value).map_err(|_| anyhow::anyhow!("{what} {value} B is not below 4 GiB"))
 }

@@ -182,14 +182,9 @@ fn cell(
             })
             .collect();
         return Err(anyhow!(
-            "grid cell {}: {} {} for {what}",
+            "grid cell {}: {}",
             describe(combo),
-            keys.join(", "),
-            if keys.len() == 1 {
-                "is an option"
-            } else {
-                "are options"
-            }
+            settings::unused_options(&keys, what)
         ));
     }
     let mut device = settings::device_spec(&Default::default(), &config.device)?;

@@ -80,16 +80,15 @@ pub fn source(
         None => flags.given(),
     };
     if !unused.is_empty() {
-        let one = unused.len() == 1;
         let what = match trace {
             Some(_) => "the generated workload, which --trace replaces",
             None => "reading a --trace, and none was given",
         };
+        let names: Vec<String> = unused.iter().map(|n| n.to_string()).collect();
         return Err(Failure::Usage(anyhow!(
-            "{} {} for {what}: drop {}",
-            unused.join(", "),
-            if one { "is an option" } else { "are options" },
-            if one { "it" } else { "them" }
+            "{}: drop {}",
+            settings::unused_options(&names, what),
+            if names.len() == 1 { "it" } else { "them" }
         )));
     }
     match trace {
