@@ -18,7 +18,8 @@ use std::str::FromStr;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// TOML file giving defaults for any option (sections: device, ftl, run, workload, trace).
+    /// TOML file giving defaults for the options of compare, replay, trace and em --ftl
+    /// (sections: device, ftl, run, workload, trace).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(subcommand)]
@@ -294,8 +295,22 @@ impl TraceArgs {
     }
 }
 
+/// The options of the subcommand that runs given on the command line (by clap id, the
+/// field's name), not filled in from a default: for commands whose options have defaults
+/// shown in `--help` and still need to know what the user asked for.
+pub fn given_on_command_line(matches: &clap::ArgMatches) -> Vec<String> {
+    let mut leaf = matches;
+    while let Some((_, sub)) = leaf.subcommand() {
+        leaf = sub;
+    }
+    leaf.ids()
+        .filter(|id| leaf.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine))
+        .map(|id| id.as_str().to_string())
+        .collect()
+}
+
 /// The names of the flags marked set, in order.
-fn given(flags: &[(bool, &'static str)]) -> Vec<&'static str> {
+pub fn given(flags: &[(bool, &'static str)]) -> Vec<&'static str> {
     flags
         .iter()
         .filter(|&&(set, _)| set)
@@ -357,7 +372,7 @@ pub struct BenchArgs {
     #[arg(long, default_value_t = 0.07, value_name = "FRACTION")]
     pub op: f64,
     /// Replay this binary trace instead of generating one.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["requests", "keep_trace"])]
     pub trace: Option<PathBuf>,
     /// Keep the generated trace at this path (default: a temporary file).
     #[arg(long, value_name = "FILE")]
@@ -372,7 +387,7 @@ pub struct BenchArgs {
     #[arg(long, value_name = "N")]
     pub log_blocks: Option<u32>,
     /// A tiny run (256 MiB, 200k writes) that prints the state hash: for tests.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["requests", "capacity"])]
     pub smoke: bool,
     /// Write the figures as JSON.
     #[arg(long, value_name = "FILE")]

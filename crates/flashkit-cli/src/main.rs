@@ -13,7 +13,7 @@ mod progress;
 mod settings;
 
 use args::{Cli, Command, TraceCommand};
-use clap::Parser;
+use clap::{CommandFactory, FromArgMatches};
 use std::process::ExitCode;
 
 /// A failure, sorted by whose fault it is.
@@ -47,11 +47,24 @@ pub fn sim_failure(error: flashkit_sim::SimError) -> Failure {
 pub type Outcome = Result<(), Failure>;
 
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let matches = match Cli::command().try_get_matches() {
+        Ok(matches) => matches,
+        Err(error) => error.exit(),
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
         Err(error) => error.exit(),
     };
+    let given = args::given_on_command_line(&matches);
     interrupt::install();
+    if cli.config.is_some()
+        && let Some(why) = ignores_config(&cli.command)
+    {
+        return report(Failure::Usage(anyhow::anyhow!(
+            "--config gives defaults to compare, replay, trace gen, stats, convert and bench, \
+             and the em commands run on an FTL (--ftl); {why}: drop --config"
+        )));
+    }
     let config = match settings::ConfigFile::load(cli.config.as_deref()) {
         Ok(config) => config,
         Err(error) => return report(Failure::Usage(error)),
@@ -70,13 +83,41 @@ fn main() -> ExitCode {
         Command::Sweep(args) => commands::sweep::run(args),
         Command::Report(args) => commands::report::run(args),
         Command::Presets => commands::presets(),
-        Command::Index(command) => commands::index::run(command),
-        Command::Reproduce(paper) => commands::reproduce::run(paper),
+        Command::Index(command) => commands::index::run(command, &given),
+        Command::Reproduce(paper) => commands::reproduce::run(paper, &given),
         Command::Em(command) => commands::em::run(command, &config),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(failure) => report(failure),
+    }
+}
+
+/// Why `command` would not read a `--config` file (which is global, so every subcommand
+/// accepts it), or `None` if it does.
+fn ignores_config(command: &Command) -> Option<&'static str> {
+    use commands::em::EmCommand;
+    match command {
+        Command::Compare(_)
+        | Command::Replay(_)
+        | Command::Trace(
+            TraceCommand::Gen(_)
+            | TraceCommand::Stats(_)
+            | TraceCommand::Convert(_)
+            | TraceCommand::Bench(_),
+        ) => None,
+        Command::Em(EmCommand::Sort(args)) if args.ftl.is_some() => None,
+        Command::Em(EmCommand::Bfs(args) | EmCommand::Dfs(args)) if args.ftl.is_some() => None,
+        Command::Em(_) => Some("this em command runs without --ftl, so it reads none"),
+        Command::Trace(TraceCommand::Detect(_)) => Some("trace detect reads none"),
+        Command::Sweep(_) => Some("a sweep takes its defaults from the sweep file's [base] table"),
+        Command::Bench(_) => Some("bench takes its options from the command line only"),
+        Command::Report(_) => Some("report reads none"),
+        Command::Presets => Some("presets reads none"),
+        Command::Index(_) => Some("index bench takes its options from the command line only"),
+        Command::Reproduce(_) => {
+            Some("a reproduction runs the paper's own settings, changed on its command line only")
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 //! Resolve options: command-line flags, then the config file, then built-in defaults.
 
-use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, TraceArgs, WorkloadArgs};
+use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, TraceArgs, WorkloadArgs, given};
 use anyhow::{Context, Result, bail};
 use flashkit_ftl::{
     FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, VetConfig, VetTable,
@@ -87,6 +87,83 @@ pub fn ftl_options(flags: &FtlArgs, file: &FtlArgs) -> (Vec<GcPolicy>, FtlOption
     };
     let vet = vet_variants(flags, file)[0];
     (policies, FtlOptions { page, hybrid, vet })
+}
+
+/// Refuse FTL options that no FTL of the run uses (`--log-blocks` with `--ftl page` would do
+/// nothing, and the run would look as if it had been measured with it). `runs` names the
+/// FTLs in the message ("--ftl page").
+pub fn check_ftl_options(flags: &FtlArgs, kinds: &[FtlKind], runs: &str) -> Result<()> {
+    let unused = unused_ftl_options(flags, kinds);
+    if unused.is_empty() {
+        return Ok(());
+    }
+    let count: usize = unused.iter().map(|(names, _)| names.len()).sum();
+    let text: Vec<String> = unused
+        .iter()
+        .map(|(names, ftls)| {
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            unused_options(&names, &format!("{ftls}, which {runs} does not run"))
+        })
+        .collect();
+    bail!(
+        "{}: drop {}",
+        text.join("; "),
+        if count == 1 { "it" } else { "them" }
+    )
+}
+
+/// The FTL options given (by flag name) that no FTL of `kinds` uses, grouped with the FTLs
+/// they are for.
+pub fn unused_ftl_options(
+    flags: &FtlArgs,
+    kinds: &[FtlKind],
+) -> Vec<(Vec<&'static str>, &'static str)> {
+    /// The FTLs a group of options is for, which kinds those are, and the options (set?, flag).
+    type Group = (&'static str, fn(FtlKind) -> bool, [(bool, &'static str); 3]);
+    let groups: [Group; 4] = [
+        (
+            "page, vet and emt",
+            FtlKind::uses_gc_policy,
+            [
+                (!flags.gc.is_empty(), "--gc"),
+                (flags.gc_threshold.is_some(), "--gc-threshold"),
+                (flags.wear_leveling.is_some(), "--wear-leveling"),
+            ],
+        ),
+        (
+            "bast, fast and ofast",
+            FtlKind::uses_log_blocks,
+            [
+                (flags.log_blocks.is_some(), "--log-blocks"),
+                (false, ""),
+                (false, ""),
+            ],
+        ),
+        (
+            "fast and ofast",
+            |kind| matches!(kind, FtlKind::Fast | FtlKind::OFast),
+            [
+                (flags.sw_log_block.is_some(), "--sw-log-block"),
+                (false, ""),
+                (false, ""),
+            ],
+        ),
+        (
+            "vet",
+            |kind| kind == FtlKind::Vet,
+            [
+                (!flags.vet_insert.is_empty(), "--vet-insert"),
+                (!flags.vet_nodes.is_empty(), "--vet-nodes"),
+                (!flags.vet_table.is_empty(), "--vet-table"),
+            ],
+        ),
+    ];
+    groups
+        .into_iter()
+        .filter(|(_, applies, _)| !kinds.iter().copied().any(applies))
+        .map(|(ftls, _, options)| (given(&options), ftls))
+        .filter(|(names, _)| !names.is_empty())
+        .collect()
 }
 
 /// The VET variants to run (every insertion scheme by every node layout asked for), the

@@ -356,6 +356,94 @@ fn options_that_would_be_ignored_are_usage_errors() {
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
+/// An FTL option no FTL of the run uses, and `--config` on a command that reads no config
+/// file, would do nothing: each is refused, naming what it is for.
+#[test]
+fn options_no_chosen_ftl_or_command_reads_are_usage_errors() {
+    assert_error(
+        &flashkit(&["compare", "--ftl", "page", "--log-blocks", "4"]),
+        2,
+        "--log-blocks is an option for bast, fast and ofast, which --ftl page does not run: \
+         drop it",
+    );
+    assert_error(
+        &flashkit(&[
+            "compare",
+            "--ftl",
+            "page,block",
+            "--vet-nodes",
+            "pd",
+            "--sw-log-block",
+            "off",
+        ]),
+        2,
+        "--sw-log-block is an option for fast and ofast, which --ftl page,block does not run; \
+         --vet-nodes is an option for vet, which --ftl page,block does not run: drop them",
+    );
+    assert_error(
+        &flashkit(&[
+            "replay",
+            "--ftl",
+            "bast",
+            "--gc",
+            "fifo",
+            "--wear-leveling",
+            "off",
+        ]),
+        2,
+        "--gc, --wear-leveling are options for page, vet and emt, which --ftl bast does not run",
+    );
+    assert_error(
+        &flashkit(&["replay", "--vet-table", "swiss"]),
+        2,
+        "--vet-table is an option for vet, which --ftl page does not run",
+    );
+    assert_error(
+        &flashkit(&["bench", "--smoke", "--log-blocks", "4"]),
+        2,
+        "--log-blocks is an option for bast, fast and ofast, which --ftl page does not run",
+    );
+    assert_error(
+        &flashkit(&["bench", "--smoke", "--requests", "5"]),
+        2,
+        "cannot be used with",
+    );
+    // One FTL of the list using an option is enough.
+    let mut args = vec![
+        "compare",
+        "--ftl",
+        "page,fast",
+        "--sw-log-block",
+        "off",
+        "--gc",
+        "fifo",
+        "--no-precondition",
+    ];
+    args.extend(SMALL);
+    let output = flashkit(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    // `--config` is accepted by every subcommand (it is global), read by some.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("run.toml");
+    std::fs::write(&config, "[device]\ncapacity = \"16M\"\n").expect("write");
+    for command in [
+        &["index", "bench"][..],
+        &["bench", "--smoke"],
+        &["presets"],
+        &["em", "model"],
+        &["reproduce", "vet", "--quick"],
+    ] {
+        let mut args = vec!["--config", path_str(&config)];
+        args.extend(command);
+        assert_error(
+            &flashkit(&args),
+            2,
+            "--config gives defaults to compare, replay, trace gen, stats, convert and bench, and \
+             the em commands run on an FTL (--ftl)",
+        );
+    }
+}
+
 /// The command line's request sizes win over the file's, whether each gives `size` or
 /// `sizes`; a file giving both is refused.
 #[test]
@@ -892,6 +980,19 @@ fn reproduce_vet_runs_only_the_workloads_and_schemes_asked_for() {
         &flashkit(&["reproduce", "vet", "--quick", "--scheme", "VET"]),
         2,
         "unknown scheme \"VET\" in --scheme; expected some of: PMT, VET BIS PF",
+    );
+    // Fig. 16's options would do nothing once --workload or --scheme leaves it out.
+    assert_error(
+        &flashkit(&[
+            "reproduce",
+            "vet",
+            "--workload",
+            "homes",
+            "--spew-requests",
+            "10",
+        ]),
+        2,
+        "--spew-requests is an option for Fig. 16, which --workload and --scheme leave out",
     );
 }
 

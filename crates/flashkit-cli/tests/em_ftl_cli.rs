@@ -291,6 +291,37 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
     assert_error(&two_policies, 2, "one --gc policy");
     let tl = flashkit(&[SORT, &["--io", "tl"]].concat());
     assert_error(&tl, 2, "--io tl sorts real files only");
+    // Options the run would not read (each ran before, ignoring it).
+    let ftl_option = flashkit(&[SORT, &["--ftl", "page", "--log-blocks", "4"]].concat());
+    assert_error(
+        &ftl_option,
+        2,
+        "--log-blocks is an option for bast, fast and ofast, which --ftl page does not run",
+    );
+    let file_ftl = flashkit(&[
+        "em", "sort", "--input", "k", "--output", "o", "--ftl", "page",
+    ]);
+    assert_error(&file_ftl, 2, "cannot be used with");
+    let file_seed = flashkit(&["em", "sort", "--input", "k", "--output", "o", "--seed", "3"]);
+    assert_error(&file_seed, 2, "cannot be used with");
+    let in_memory = flashkit(&["em", "sort", "--input", "k", "--in-memory", "--output", "o"]);
+    assert_error(&in_memory, 2, "cannot be used with");
+    let tl_threads = flashkit(&[
+        "em",
+        "sort",
+        "--input",
+        "k",
+        "--output",
+        "o",
+        "--tl",
+        "--threads",
+        "2",
+    ]);
+    assert_error(&tl_threads, 2, "--threads does nothing in mode tl");
+    let bfs_cache = flashkit(&["em", "bfs", "--vertices", "100", "--cache", "1M"]);
+    assert_error(&bfs_cache, 2, "--cache is an option for em dfs, not em bfs");
+    let dfs_mu = flashkit(&["em", "dfs", "--vertices", "100", "--mu", "4"]);
+    assert_error(&dfs_mu, 2, "--mu is an option for em bfs, not em dfs");
 }
 
 /// Sizes past what a plan can hold are usage errors, never a panic or an abort (they were:

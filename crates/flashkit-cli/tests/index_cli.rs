@@ -131,6 +131,103 @@ fn bad_parameters_are_usage_errors() {
     }
 }
 
+/// An option the chosen structure, workload or buffer would not read is refused, naming
+/// what it is for (found by running them: each ran and printed figures as if it applied).
+#[test]
+fn options_the_structure_would_not_read_are_usage_errors() {
+    for (args, needle) in [
+        (
+            &["index", "bench", "--structure", "mutree", "--slots", "10"][..],
+            "--slots is an option for fatlist, not --structure mutree: drop it",
+        ),
+        (
+            &[
+                "index",
+                "bench",
+                "--workload",
+                "sensor",
+                "--keys",
+                "5",
+                "--updates",
+                "9",
+            ],
+            "--keys, --updates are options for the micro workload, not --workload sensor: drop them",
+        ),
+        (
+            &["index", "bench", "--structure", "ipl", "--set-blocks", "4"],
+            "--set-blocks is an option for grr, not --structure ipl",
+        ),
+        (
+            &["index", "bench", "--structure", "grr", "--keys", "100"],
+            "--keys is an option for the micro workload, not --structure grr",
+        ),
+        (
+            &["index", "bench", "--buffer", "lru"],
+            "--buffer is an option for the NAND B-tree (ipl, grr), not --structure fatlist",
+        ),
+        (
+            &[
+                "index",
+                "bench",
+                "--structure",
+                "grr",
+                "--buffer",
+                "lru",
+                "--window",
+                "0.3",
+            ],
+            "--window is an option for the clean-first buffers (cflru, cfsemi), not --buffer lru",
+        ),
+        (
+            &[
+                "index",
+                "bench",
+                "--structure",
+                "grr",
+                "--max-set-blocks",
+                "4",
+            ],
+            "--max-set-blocks is an option for grr --adaptive",
+        ),
+        (
+            &[
+                "reproduce",
+                "fatlist",
+                "--quick",
+                "--only",
+                "levels",
+                "--boot-trials",
+                "2",
+            ],
+            "--boot-trials is an option for the init experiment, which --only levels leaves out",
+        ),
+    ] {
+        let out = flashkit(args);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains(needle),
+            "{args:?}: {needle:?} not in {stderr}"
+        );
+    }
+    // The same options where they apply run.
+    let mut args = vec![
+        "index",
+        "bench",
+        "--structure",
+        "softlist",
+        "--slots-per-level",
+        "3",
+    ];
+    args.extend(SMALL);
+    let out = flashkit(&args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn reproduce_fatlist_prints_the_papers_figures_beside_ours() {
     let out = flashkit(&[

@@ -150,7 +150,8 @@ fn bad_options_are_usage_errors() {
 
 /// `--quick` chooses the scale and the log blocks itself, so giving either with it is a
 /// usage error, not a silent override; the same holds for `reproduce flashmodel --quick`
-/// and `reproduce vet --quick`.
+/// and `reproduce vet --quick`. (So does `--no-traces` a `--traces` directory it would not
+/// read.)
 #[test]
 fn quick_refuses_the_options_it_sets() {
     for args in [
@@ -160,6 +161,7 @@ fn quick_refuses_the_options_it_sets() {
         &["reproduce", "flashmodel", "--quick", "--disk-max-log", "27"],
         &["reproduce", "vet", "--quick", "--scale", "0.5"],
         &["reproduce", "vet", "--quick", "--spew-max-gib", "64"],
+        &["reproduce", "fast", "--no-traces", "--traces", "elsewhere"],
     ] {
         let output = flashkit(args);
         assert_eq!(output.status.code(), Some(2), "{args:?}");

@@ -317,6 +317,11 @@ fn a_grid_option_its_cells_ignore_is_a_usage_error() {
             "[grid]\ntrace = [\"t.csv\"]\n\"workload.requests\" = [\"1k\", \"2k\"]\n",
             "workload.requests is an option for the built-in workload, and the cell replays a trace",
         ),
+        (
+            "[grid]\nftl = [\"page\", \"bast\"]\n\"ftl.log_blocks\" = [4, 8]\n",
+            "grid cell ftl=page, ftl.log_blocks=4: ftl.log_blocks is an option for bast, fast and \
+             ofast, and the cell runs page",
+        ),
     ] {
         std::fs::write(&file, format!("{base}{grid}")).expect("write");
         let out = dir.path().join("out");

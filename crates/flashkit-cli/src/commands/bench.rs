@@ -42,6 +42,12 @@ struct BenchFigures {
 }
 
 pub fn run(mut args: BenchArgs) -> Outcome {
+    let ftl_flags = crate::args::FtlArgs {
+        log_blocks: args.log_blocks,
+        ..Default::default()
+    };
+    crate::settings::check_ftl_options(&ftl_flags, &[args.ftl], &format!("--ftl {}", args.ftl))
+        .map_err(Failure::Usage)?;
     if args.smoke {
         args.requests = Count(200_000);
         args.capacity = Size(256 << 20);

@@ -25,6 +25,13 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     } else {
         args.ftl.clone()
     };
+    let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
+    settings::check_ftl_options(
+        &args.ftl_options,
+        &kinds,
+        &format!("--ftl {}", names.join(",")),
+    )
+    .map_err(Failure::Usage)?;
     let seed = settings::seed(&args.run, &config.run);
     let source = super::trace_tools::source(
         args.trace.as_deref(),

@@ -131,11 +131,16 @@ pub struct SortArgs {
     pub records: Option<u64>,
     /// With --records: seed of the generated records (the records `em gen --seed` writes)
     /// [default: 1].
-    #[arg(long, requires = "records")]
+    #[arg(long, requires = "records", conflicts_with = "input")]
     pub seed: Option<u64>,
     /// With --records: sort on this FTL (page, block, bast, fast, ofast, vet, emt) over
     /// simulated NAND, sized to the sort's footprint, and report its flash operations.
-    #[arg(long, value_name = "KIND", requires = "records")]
+    #[arg(
+        long,
+        value_name = "KIND",
+        requires = "records",
+        conflicts_with = "input"
+    )]
     pub ftl: Option<FtlKind>,
     #[command(flatten)]
     pub ftl_device: em_ftl::FtlDeviceArgs,
@@ -172,7 +177,10 @@ pub struct SortArgs {
     pub json: Option<PathBuf>,
     /// Benchmark only: load the whole input into memory and time the in-memory radix sort
     /// alone (the in-memory bound of the sorting benchmark); writes nothing.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = [
+        "output", "tmp", "buffered", "threads", "json", "io", "tl", "fan_in", "resident_runs",
+        "memory", "br", "bw", "c",
+    ])]
     pub in_memory: bool,
     #[command(flatten)]
     pub params: ModelParams,
@@ -404,6 +412,11 @@ fn sort(args: SortArgs) -> Outcome {
     }
     let model = args.params.model()?;
     let mode = if args.tl { IoMode::Tl } else { args.io };
+    if mode == IoMode::Tl && args.threads.is_some() {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--threads does nothing in mode tl (the translation layer merges serially): drop it"
+        )));
+    }
     let output = args
         .output
         .clone()

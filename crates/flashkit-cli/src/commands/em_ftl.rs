@@ -66,6 +66,8 @@ impl FtlChoice {
         config: &ConfigFile,
         sizes: BlockSizes,
     ) -> Result<Self, Failure> {
+        settings::check_ftl_options(&args.ftl, &[kind], &format!("--ftl {kind}"))
+            .map_err(Failure::Usage)?;
         let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
         // The preset, page size and over-provisioning checked now; the capacity once the
         // footprint is known.

@@ -309,7 +309,18 @@ fn save<T: Serialize>(args: &GraphArgs, ran: &Ran<T>) -> Outcome {
     Ok(())
 }
 
+/// Refuse the other algorithm's option (`--cache` is DFS's, `--mu` BFS's): it would do nothing.
+fn refuse(given: bool, flag: &str, owner: &str, this: &str) -> Outcome {
+    if given {
+        return Err(Failure::Usage(anyhow!(
+            "{flag} is an option for em {owner}, not em {this}: drop it"
+        )));
+    }
+    Ok(())
+}
+
 pub fn bfs(args: GraphArgs, config: &ConfigFile) -> Outcome {
+    refuse(args.cache.is_some(), "--cache", "dfs", "bfs")?;
     let model = args.params.model()?;
     let graph = build_graph(&args.graph, args.vertices, args.seed)?;
     let bfs_config = BfsConfig {
@@ -373,6 +384,7 @@ fn print_check<T>(ran: &Ran<T>, what: &str, equal: bool) {
 }
 
 pub fn dfs(args: GraphArgs, config: &ConfigFile) -> Outcome {
+    refuse(args.mu.is_some(), "--mu", "bfs", "dfs")?;
     let model = args.params.model()?;
     let graph = build_graph(&args.graph, args.vertices, args.seed)?;
     let external = graph.vertices() * 16 + graph.edge_entries() * 4;

@@ -403,9 +403,130 @@ struct BenchDocument<'a> {
     wall_seconds: f64,
 }
 
-pub fn run(command: IndexCommand) -> Outcome {
+pub fn run(command: IndexCommand, given: &[String]) -> Outcome {
     match command {
-        IndexCommand::Bench(args) => bench_command(&args),
+        IndexCommand::Bench(args) => {
+            args.check_given(given)?;
+            bench_command(&args)
+        }
+    }
+}
+
+impl IndexBenchArgs {
+    /// Refuse options given on the command line that the structure, workload or buffer
+    /// chosen would not read: `--slots` with the mu-tree, `--keys` with the sensor workload,
+    /// `--window` with LRU. `given` holds the options' clap ids (their field names).
+    pub fn check_given(&self, given: &[String]) -> Result<(), Failure> {
+        let nor = matches!(self.structure, StructureArg::Nor(_));
+        let nand = !nor;
+        let is = |s: Structure| self.structure == StructureArg::Nor(s);
+        let workload = self.workload.unwrap_or(if nor {
+            Workload::Micro
+        } else {
+            Workload::Files
+        });
+        let structure = format!("--structure {}", self.structure);
+        let workload_name = match workload {
+            Workload::Micro => "--workload micro",
+            Workload::Sensor => "--workload sensor",
+            Workload::Files => "--workload files",
+        };
+        let buffer = format!("--buffer {}", self.buffer);
+        // (options, whether they apply, what they are for, what was chosen instead)
+        let rules: [(&[&str], bool, &str, &str); 11] = [
+            (
+                &["keys", "updates", "queries", "spread", "boot_trials"],
+                nor && workload == Workload::Micro,
+                "the micro workload",
+                if nor { workload_name } else { &structure },
+            ),
+            (
+                &["readings", "range_queries", "max_range"],
+                nor && workload == Workload::Sensor,
+                "the sensor workload",
+                if nor { workload_name } else { &structure },
+            ),
+            (
+                &["turnstile", "levels", "p"],
+                is(Structure::FatList) || is(Structure::SoftList),
+                "fatlist and softlist",
+                &structure,
+            ),
+            (
+                &["slots", "key_limit", "pool"],
+                is(Structure::FatList),
+                "fatlist",
+                &structure,
+            ),
+            (
+                &["slots_per_level"],
+                is(Structure::SoftList),
+                "softlist",
+                &structure,
+            ),
+            (&["page_size"], is(Structure::MuTree), "mutree", &structure),
+            (
+                &["buffer", "buffer_size", "sector", "log_pages"],
+                nand,
+                "the NAND B-tree (ipl, grr)",
+                &structure,
+            ),
+            (
+                &["files", "fmc", "rw", "awl", "read_pages"],
+                nand,
+                "the files workload of ipl and grr",
+                &structure,
+            ),
+            (
+                &["window"],
+                nand && self.buffer != AnyReplacement::Lru,
+                "the clean-first buffers (cflru, cfsemi)",
+                if nand { &buffer } else { &structure },
+            ),
+            (
+                &["set_blocks", "log_limit", "adaptive"],
+                self.structure == StructureArg::Grr,
+                "grr",
+                &structure,
+            ),
+            (
+                &["max_set_blocks"],
+                self.structure == StructureArg::Grr && self.adaptive,
+                "grr --adaptive",
+                if self.structure == StructureArg::Grr {
+                    "grr without --adaptive"
+                } else {
+                    &structure
+                },
+            ),
+        ];
+        let mut problems = Vec::new();
+        let mut count = 0;
+        for (ids, applies, what, chosen) in rules {
+            if applies {
+                continue;
+            }
+            let names: Vec<String> = ids
+                .iter()
+                .filter(|id| given.iter().any(|g| g == *id))
+                .map(|id| format!("--{}", id.replace('_', "-")))
+                .collect();
+            if !names.is_empty() {
+                count += names.len();
+                problems.push(crate::settings::unused_options(
+                    &names,
+                    &format!("{what}, not {chosen}"),
+                ));
+            }
+        }
+        if problems.is_empty() {
+            return Ok(());
+        }
+        Err(Failure::Usage(anyhow!(
+            "{}: drop {}",
+            problems.join("; "),
+            if count == 1 { "it" } else { "them" }
+        )))
     }
 }
 

@@ -10,6 +10,12 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
     device.resolve().map_err(sim_failure)?;
     let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
+    settings::check_ftl_options(
+        &args.ftl_options,
+        &[args.ftl],
+        &format!("--ftl {}", args.ftl),
+    )
+    .map_err(Failure::Usage)?;
     let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     if policies.len() > 1 {
         return Err(Failure::Usage(anyhow::anyhow!(

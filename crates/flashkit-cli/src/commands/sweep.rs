@@ -22,7 +22,7 @@
 //! config file (and of the flags); `[grid.device] op = [...]` is the same as `"device.op"`.
 
 use crate::Outcome;
-use crate::args::{SweepArgs, TraceArgs, WorkloadArgs};
+use crate::args::{FtlArgs, SweepArgs, TraceArgs, WorkloadArgs};
 use crate::progress::WorkerBars;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, sim_failure};
@@ -158,21 +158,30 @@ fn cell(
     let grid_trace: TraceArgs = grid_section("trace")
         .try_into()
         .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
+    let grid_ftl: FtlArgs = grid_section("ftl")
+        .try_into()
+        .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
     let (unused, section, what) = if trace == "builtin" {
         (
             grid_trace.given(),
             "trace",
-            "reading a trace, and the cell runs the built-in workload",
+            "reading a trace, and the cell runs the built-in workload".to_string(),
         )
     } else {
         (
             grid_workload.given(),
             "workload",
-            "the built-in workload, and the cell replays a trace",
+            "the built-in workload, and the cell replays a trace".to_string(),
         )
     };
-    if !unused.is_empty() {
-        let keys: Vec<String> = unused
+    let unused = std::iter::once((unused, section, what)).chain(
+        settings::unused_ftl_options(&grid_ftl, &[kind])
+            .into_iter()
+            .map(|(names, ftls)| (names, "ftl", format!("{ftls}, and the cell runs {kind}"))),
+    );
+    let mut problems = Vec::new();
+    for (names, section, what) in unused.filter(|(names, _, _)| !names.is_empty()) {
+        let keys: Vec<String> = names
             .iter()
             .map(|flag| {
                 format!(
@@ -181,10 +190,13 @@ fn cell(
                 )
             })
             .collect();
+        problems.push(settings::unused_options(&keys, &what));
+    }
+    if !problems.is_empty() {
         return Err(anyhow!(
             "grid cell {}: {}",
             describe(combo),
-            settings::unused_options(&keys, what)
+            problems.join("; ")
         ));
     }
     let mut device = settings::device_spec(&Default::default(), &config.device)?;

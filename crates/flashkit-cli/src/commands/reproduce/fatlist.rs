@@ -116,7 +116,7 @@ const PAPER_INIT: [(u32, [f64; 4]); 3] = [
 
 /// Run the experiments `--only` asks for (all by default), print their tables beside the
 /// paper's figures, and write `--json` and `--out` when asked.
-pub fn run(args: &FatlistArgs) -> Outcome {
+pub fn run(args: &FatlistArgs, given: &[String]) -> Outcome {
     for name in &args.only {
         if !EXPERIMENTS.contains(&name.as_str()) {
             return Err(Failure::Usage(anyhow!(
@@ -126,6 +126,21 @@ pub fn run(args: &FatlistArgs) -> Outcome {
         }
     }
     let wants = |name: &str| args.only.is_empty() || args.only.iter().any(|n| n == name);
+    // An option of an experiment `--only` leaves out would do nothing.
+    for (id, experiment) in [
+        ("readings", "sensor"),
+        ("max_range", "sensor"),
+        ("boot_trials", "init"),
+    ] {
+        if !wants(experiment) && given.iter().any(|g| g == id) {
+            return Err(Failure::Usage(anyhow!(
+                "--{} is an option for the {experiment} experiment, which --only {} leaves \
+                 out: drop it",
+                id.replace('_', "-"),
+                args.only.join(",")
+            )));
+        }
+    }
     let micro = micro_spec(args);
     let mut figures = Figures::prepare(args.out.as_deref())?;
     let started = Instant::now();

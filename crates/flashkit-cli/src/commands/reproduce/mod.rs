@@ -44,14 +44,16 @@ pub enum Paper {
     Vet(crate::args::VetReproArgs),
 }
 
-pub fn run(paper: Paper) -> Outcome {
+/// Run one reproduction; `given` holds the options given on the command line (clap ids), so
+/// that one the run would not read is refused rather than ignored.
+pub fn run(paper: Paper, given: &[String]) -> Outcome {
     match paper {
         Paper::All(args) => all::run(&args),
         Paper::Fast(args) => fast::run(args),
-        Paper::Fatlist(args) => fatlist::run(&args),
+        Paper::Fatlist(args) => fatlist::run(&args, given),
         Paper::Flashmodel(args) => flashmodel::run(args),
         Paper::Grr(args) => grr::run(&args),
-        Paper::Vet(args) => vet::run(args),
+        Paper::Vet(args) => vet::run(args, given),
     }
 }
 

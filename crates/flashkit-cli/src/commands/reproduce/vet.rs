@@ -334,7 +334,24 @@ struct Document {
     parameters: String,
 }
 
-pub fn run(args: VetReproArgs) -> Outcome {
+pub fn run(args: VetReproArgs, given: &[String]) -> Outcome {
+    if !args.workload.is_empty() || !args.scheme.is_empty() {
+        let spew: Vec<String> = ["spew_requests", "spew_max_gib"]
+            .into_iter()
+            .filter(|id| given.iter().any(|g| g == id))
+            .map(|id| format!("--{}", id.replace('_', "-")))
+            .collect();
+        if !spew.is_empty() {
+            return Err(Failure::Usage(anyhow!(
+                "{}: drop {}",
+                crate::settings::unused_options(
+                    &spew,
+                    "Fig. 16, which --workload and --scheme leave out"
+                ),
+                if spew.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
     let scale = if args.quick { 1.0 / 1024.0 } else { args.scale };
     if !(scale > 0.0 && scale <= 1.0) {
         return Err(Failure::Usage(anyhow!(

@@ -71,7 +71,7 @@ pub struct FastArgs {
     #[arg(long, default_value = "../shared/traces", value_name = "DIR")]
     pub traces: PathBuf,
     /// Skip the real traces.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "traces")]
     pub no_traces: bool,
     /// Seed of the generated patterns.
     #[arg(long, default_value_t = 1)]
