@@ -456,6 +456,30 @@ pub struct DeviceArgs {
     pub endurance: Option<u32>,
 }
 
+impl DeviceArgs {
+    /// The options given, by flag name.
+    pub fn given(&self) -> Vec<&'static str> {
+        given(&[
+            (self.preset.is_some(), "--preset"),
+            (self.capacity.is_some(), "--capacity"),
+            (self.op.is_some(), "--op"),
+            (self.page_size.is_some(), "--page-size"),
+            (self.pages_per_block.is_some(), "--pages-per-block"),
+            (self.endurance.is_some(), "--endurance"),
+        ])
+    }
+}
+
+impl FtlArgs {
+    /// The options given, by flag name.
+    pub fn given(&self) -> Vec<&'static str> {
+        crate::settings::unused_ftl_options(self, &[])
+            .into_iter()
+            .flat_map(|(names, _)| names)
+            .collect()
+    }
+}
+
 /// FTL options (`[ftl]` in the config file).
 #[derive(Args, Debug, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]

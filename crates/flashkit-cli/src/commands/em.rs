@@ -131,16 +131,11 @@ pub struct SortArgs {
     pub records: Option<u64>,
     /// With --records: seed of the generated records (the records `em gen --seed` writes)
     /// [default: 1].
-    #[arg(long, requires = "records", conflicts_with = "input")]
+    #[arg(long, requires = "records")]
     pub seed: Option<u64>,
     /// With --records: sort on this FTL (page, block, bast, fast, ofast, vet, emt) over
     /// simulated NAND, sized to the sort's footprint, and report its flash operations.
-    #[arg(
-        long,
-        value_name = "KIND",
-        requires = "records",
-        conflicts_with = "input"
-    )]
+    #[arg(long, value_name = "KIND", requires = "records")]
     pub ftl: Option<FtlKind>,
     #[command(flatten)]
     pub ftl_device: em_ftl::FtlDeviceArgs,
@@ -393,6 +388,26 @@ fn generate(args: GenArgs) -> Outcome {
 }
 
 fn sort(args: SortArgs) -> Outcome {
+    // Clap's `requires = "records"` is waived once `--output` (which conflicts with
+    // `--records`) is present, and `--ftl`'s device and FTL options require only `--ftl`:
+    // checked here, or `--input F --output O --ftl page` sorted the file and ignored `--ftl`.
+    let mut stray = crate::args::given(&[
+        (args.seed.is_some(), "--seed"),
+        (args.ftl.is_some(), "--ftl"),
+    ]);
+    stray.extend(args.ftl_device.device.given());
+    stray.extend(args.ftl_device.ftl.given());
+    if !stray.is_empty() {
+        let names: Vec<String> = stray.iter().map(|n| n.to_string()).collect();
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "{}: drop {}",
+            crate::settings::unused_options(
+                &names,
+                "sorting generated records (--records), not a file (--input)"
+            ),
+            if names.len() == 1 { "it" } else { "them" }
+        )));
+    }
     let input = args
         .input
         .clone()
