@@ -27,6 +27,32 @@ pub fn install() {
     });
 }
 
+/// When the reader of standard output goes away (`flashkit compare | head -3`), `println!`
+/// panics ("failed printing to stdout: Broken pipe"), which printed a panic message and a
+/// backtrace after the lines `head` kept. Stop instead as a program killed by SIGPIPE would:
+/// quietly, with exit status 141 (128 + 13), after removing the temporary files, as Ctrl-C
+/// does. Any other panic goes to the default hook.
+pub fn stop_quietly_on_broken_pipe() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if is_broken_pipe_print(info.payload_as_str().unwrap_or_default()) {
+            remove_all();
+            std::process::exit(141);
+        }
+        default(info);
+    }));
+}
+
+/// Whether `message` is std's panic on a print to a closed pipe.
+fn is_broken_pipe_print(message: &str) -> bool {
+    // std panics with "failed printing to stdout: {io error}"; the error of a closed pipe
+    // displays as EPIPE's text, "Broken pipe (os error 32)" on Linux.
+    let epipe = std::io::Error::from_raw_os_error(libc::EPIPE).to_string();
+    (message.starts_with("failed printing to stdout")
+        || message.starts_with("failed printing to stderr"))
+        && message.ends_with(&epipe)
+}
+
 /// Remove `path` (a file, or a directory and everything in it) if the process is
 /// interrupted before [`Temporary`] is dropped.
 #[must_use = "the path is forgotten when the guard is dropped"]
@@ -89,5 +115,21 @@ mod tests {
         assert_eq!(remove_all(), 2);
         assert!(!file.exists() && !tree.exists());
         assert!(kept.exists(), "a path whose guard dropped is not removed");
+    }
+
+    #[test]
+    fn only_a_print_to_a_closed_pipe_is_a_broken_pipe() {
+        let epipe = std::io::Error::from_raw_os_error(libc::EPIPE);
+        assert!(is_broken_pipe_print(&format!(
+            "failed printing to stdout: {epipe}"
+        )));
+        assert!(is_broken_pipe_print(&format!(
+            "failed printing to stderr: {epipe}"
+        )));
+        let full = std::io::Error::from_raw_os_error(libc::ENOSPC);
+        assert!(!is_broken_pipe_print(&format!(
+            "failed printing to stdout: {full}"
+        )));
+        assert!(!is_broken_pipe_print("index out of bounds"));
     }
 }

@@ -57,6 +57,7 @@ fn main() -> ExitCode {
     };
     let given = args::given_on_command_line(&matches);
     interrupt::install();
+    interrupt::stop_quietly_on_broken_pipe();
     if cli.config.is_some()
         && let Some(why) = ignores_config(&cli.command)
     {

@@ -280,6 +280,12 @@ fn usage_errors_exit_2_with_one_clear_line() {
         2,
         "unknown workload \"bursty\"",
     );
+    // It was found at the first request past the end, after preconditioning, as exit 1.
+    assert_error(
+        &flashkit(&["replay", "--span", "2G", "--capacity", "1G"]),
+        2,
+        "the workload's span, 2GiB, is larger than the device's logical capacity, 1GiB",
+    );
     assert_error(
         &flashkit(&["compare", "--capacity", "1000"]),
         2,
@@ -558,6 +564,47 @@ fn runtime_errors_exit_1_and_name_the_file_or_request() {
     let bytes = std::fs::read(&trace).expect("read");
     std::fs::write(&trace, &bytes[..bytes.len() - 7]).expect("truncate");
     assert_error(&flashkit(&["trace", "stats", path_str(&trace)]), 1, "t.fkt");
+
+    // A drive that wears out while being preconditioned fails before any request: the
+    // message said "request 0".
+    assert_error(
+        &flashkit(&[
+            "replay",
+            "--capacity",
+            "64M",
+            "--endurance",
+            "20",
+            "--precondition-overwrites",
+            "1e6",
+        ]),
+        1,
+        "preconditioning (random overwrites, page write ",
+    );
+}
+
+/// A reader that stops reading (`flashkit replay | head -1`) ends the run as SIGPIPE ends
+/// `cat`: exit 141, no panic message (println! panicked with a backtrace).
+#[test]
+fn a_closed_output_pipe_stops_the_run_quietly() {
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args([
+            "replay",
+            "--no-precondition",
+            "--capacity",
+            "64M",
+            "--requests",
+            "20k",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the flashkit binary runs");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait");
+    let err = stderr(&output);
+    assert_eq!(output.status.code(), Some(141), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
 }
 
 #[test]

@@ -95,6 +95,18 @@ pub enum SimError {
         /// twice in an error chain).
         error: FtlError,
     },
+    /// The FTL failed while the drive was being preconditioned, before the first request.
+    #[error("preconditioning ({phase}, page write {write} of {total}): {error}")]
+    Precondition {
+        /// "sequential fill" or "random overwrites".
+        phase: &'static str,
+        /// One-based page write of the phase.
+        write: u64,
+        /// Page writes in the phase.
+        total: u64,
+        /// The failure: shown in the message, not also a `source`.
+        error: FtlError,
+    },
     /// The run cannot be set up as asked.
     #[error("{0}")]
     Config(String),

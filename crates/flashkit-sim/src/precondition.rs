@@ -50,7 +50,6 @@ pub fn precondition<F: Ftl>(
     }
     let logical = host.ftl().geometry().logical_pages();
     let chunk = host.ftl().geometry().pages_per_block();
-    let fail = |error| SimError::Ftl { index: 0, error };
     if spec.sequential_fill {
         progress.start("precondition: sequential fill", Some(u64::from(logical)));
         let mut lpn = 0;
@@ -59,7 +58,12 @@ pub fn precondition<F: Ftl>(
             let seq = host.next_seq();
             host.ftl_mut()
                 .write(PageRange::new(Lpn(lpn), count), seq)
-                .map_err(fail)?;
+                .map_err(|error| SimError::Precondition {
+                    phase: "sequential fill",
+                    write: u64::from(lpn) + 1,
+                    total: u64::from(logical),
+                    error,
+                })?;
             lpn += count;
             progress.advance(u64::from(count));
         }
@@ -83,7 +87,12 @@ pub fn precondition<F: Ftl>(
             let seq = host.next_seq();
             host.ftl_mut()
                 .write(PageRange::one(lpn), seq)
-                .map_err(fail)?;
+                .map_err(|error| SimError::Precondition {
+                    phase: "random overwrites",
+                    write: done + 1,
+                    total: writes,
+                    error,
+                })?;
             if (done + 1) % PROGRESS_STEP == 0 {
                 progress.advance(PROGRESS_STEP);
             }

@@ -93,10 +93,20 @@ pub fn source(
     }
     match trace {
         Some(path) => trace_source(path, flags, config, device, capacity_given),
-        None => Ok(Source::Workload(
-            settings::workload_spec(workload, &config.workload, device.capacity_bytes)
-                .map_err(Failure::Usage)?,
-        )),
+        None => {
+            let spec = settings::workload_spec(workload, &config.workload, device.capacity_bytes)
+                .map_err(Failure::Usage)?;
+            // Found out at the first request past the end otherwise, as a runtime failure.
+            if spec.span_bytes > device.capacity_bytes {
+                return Err(Failure::Usage(anyhow!(
+                    "the workload's span, {}, is larger than the device's logical capacity, \
+                     {}: raise --capacity or lower --span",
+                    format_size(spec.span_bytes),
+                    format_size(device.capacity_bytes)
+                )));
+            }
+            Ok(Source::Workload(spec))
+        }
     }
 }
 
