@@ -2,7 +2,8 @@
 //!
 //! The reader keeps one buffer (256 KiB, grown only for a line longer than that, up to
 //! [`MAX_LINE_BYTES`]) and hands out each line as a slice of it: `memchr` finds the newline,
-//! a `\r` before it is dropped, and a last line without a newline still counts. Bytes are
+//! a `\r` before it is dropped, a UTF-8 byte order mark opening the first line is skipped,
+//! and a last line without a newline still counts. Bytes are
 //! never decoded as UTF-8: formats look at the bytes of the fields they read, so a non-UTF-8
 //! byte in a field nobody reads (a host or process name) is harmless, and one in a number
 //! is reported like any other bad character.
@@ -14,6 +15,7 @@ use std::path::Path;
 /// The longest line accepted: longer is not a text trace (or a corrupt one).
 pub const MAX_LINE_BYTES: usize = 1 << 20;
 const BUFFER_BYTES: usize = 256 << 10;
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
 /// Why no line could be read.
 #[derive(Debug)]
@@ -66,6 +68,7 @@ impl<R: Read> LineReader<R> {
                 if line_end > line_start && self.buffer[line_end - 1] == b'\r' {
                     line_end -= 1;
                 }
+                let line_start = self.after_bom(line_start, line_end);
                 return Some(Ok(&self.buffer[line_start..line_end]));
             }
             if self.eof {
@@ -92,7 +95,20 @@ impl<R: Read> LineReader<R> {
         if self.buffer[line_end - 1] == b'\r' {
             line_end -= 1;
         }
+        let line_start = self.after_bom(line_start, line_end);
         Some(Ok(&self.buffer[line_start..line_end]))
+    }
+
+    /// Where the line at `start..end` begins once a UTF-8 byte order mark is skipped: some
+    /// Windows tools (Excel's "CSV UTF-8") start a file with one, and it would otherwise be
+    /// part of the first field ("\xef\xbb\xbftime_ns" is no column, nor a number).
+    #[inline]
+    fn after_bom(&self, start: usize, end: usize) -> usize {
+        if self.line_number == 1 && self.buffer[start..end].starts_with(UTF8_BOM) {
+            start + UTF8_BOM.len()
+        } else {
+            start
+        }
     }
 
     /// Move the partial line to the front and read more after it.
@@ -173,6 +189,17 @@ mod tests {
             vec![b"a".to_vec(), b"b".to_vec(), vec![], b"c".to_vec()]
         );
         assert_eq!(lines(b"\n"), vec![Vec::<u8>::new()]);
+    }
+
+    #[test]
+    fn a_byte_order_mark_opening_the_first_line_is_skipped() {
+        assert_eq!(
+            lines(b"\xef\xbb\xbftime,op\r\n\xef\xbb\xbfx\n"),
+            vec![b"time,op".to_vec(), b"\xef\xbb\xbfx".to_vec()],
+            "only the first line's"
+        );
+        assert_eq!(lines(b"\xef\xbb\xbfa"), vec![b"a".to_vec()]);
+        assert_eq!(lines(b"\xef\xbb\xbf"), vec![Vec::<u8>::new()]);
     }
 
     #[test]
