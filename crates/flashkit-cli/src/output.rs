@@ -310,16 +310,31 @@ pub struct RunsDocument<'a> {
     /// With the wall clocks: how many runs went at once (their clocks shared the machine).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub concurrent_runs: Option<usize>,
+    /// Runs that failed (an FTL worn out, out of space): not in `runs`, and said here so that
+    /// the file does not read as if they had never been asked for.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub failed: &'a [FailedRun],
+}
+
+/// A run that failed, in a results document.
+#[derive(Serialize, Debug, Clone)]
+pub struct FailedRun {
+    /// The run's label (`block`, `page/greedy`).
+    pub label: String,
+    /// Why it failed.
+    pub error: String,
 }
 
 /// The JSON of `outcomes`, with their wall clocks if `wall_clock`, measured `concurrent` runs
 /// at a time.
-pub fn runs_document(
-    outcomes: &[RunOutcome],
+pub fn runs_document<'a>(
+    outcomes: &'a [RunOutcome],
     wall_clock: bool,
     concurrent: usize,
-) -> RunsDocument<'_> {
+    failed: &'a [FailedRun],
+) -> RunsDocument<'a> {
     RunsDocument {
+        failed,
         runs: outcomes.iter().map(|o| &o.report).collect(),
         wall_clock: wall_clock.then(|| {
             outcomes

@@ -582,6 +582,53 @@ fn runtime_errors_exit_1_and_name_the_file_or_request() {
     );
 }
 
+/// One FTL failing (block mapping wears a 40-cycle part out) does not take the other runs'
+/// results with it: they are printed and saved, and the failure names its run (it named none,
+/// and printed nothing else).
+#[test]
+fn a_failed_run_names_itself_and_keeps_the_others() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let output = flashkit(&[
+        "compare",
+        "--ftl",
+        "page,block",
+        "--gc",
+        "greedy",
+        "--endurance",
+        "40",
+        "--capacity",
+        "64M",
+        "--requests",
+        "100k",
+        "--no-precondition",
+        "--json",
+        path_str(&json),
+    ]);
+    assert_error(&output, 1, "error: block: request ");
+    assert!(
+        stderr(&output).contains("(1 of 2 runs failed; the table above holds the others)"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(
+        stdout(&output).contains("page/greedy"),
+        "{}",
+        stdout(&output)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&json).expect("json written")).expect("json");
+    let runs = doc["runs"].as_array().expect("runs");
+    assert_eq!(runs.len(), 1);
+    assert_eq!(doc["failed"][0]["label"], "block");
+    assert!(
+        doc["failed"][0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("out of space")),
+        "{doc}"
+    );
+}
+
 /// A reader that stops reading (`flashkit replay | head -1`) ends the run as SIGPIPE ends
 /// `cat`: exit 141, no panic message (println! panicked with a backtrace).
 #[test]

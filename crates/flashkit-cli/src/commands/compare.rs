@@ -1,7 +1,9 @@
 //! `flashkit compare`: one workload, several FTLs, one table.
 
 use crate::args::CompareArgs;
-use crate::output::{runs_document, runs_table, wall_clock_lines, write_csv, write_json};
+use crate::output::{
+    FailedRun, runs_document, runs_table, wall_clock_lines, write_csv, write_json,
+};
 use crate::progress::WorkerBars;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
@@ -117,20 +119,74 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     for (&i, result) in order.iter().zip(results) {
         slots[i] = Some(result);
     }
-    let outcomes = slots
-        .into_iter()
-        .flatten()
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(sim_failure)?;
-    print_and_save(&outcomes, &args.output, workers)
+    let mut finished = Vec::new();
+    let mut failed: Vec<(String, flashkit_sim::SimError)> = Vec::new();
+    for (spec, result) in specs.iter().zip(slots.into_iter().flatten()) {
+        match result {
+            Ok(outcome) => finished.push(outcome),
+            Err(error) => failed.push((spec.label.clone(), error)),
+        }
+    }
+    // A run that fails (an FTL worn out, out of space) does not take the others' results
+    // with it: they are printed and saved, and the failures are reported after them.
+    if !finished.is_empty() {
+        let recorded: Vec<FailedRun> = failed
+            .iter()
+            .map(|(label, error)| FailedRun {
+                label: label.clone(),
+                error: error.to_string(),
+            })
+            .collect();
+        print_and_save(&finished, &args.output, workers, &recorded)?;
+    }
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(failures(failed, specs.len()))
+}
+
+/// One error for the runs that failed, each named by its label; runs that failed the same
+/// way (a malformed trace line fails them all) are named together. The exit status is the
+/// first failure's.
+fn failures(failed: Vec<(String, flashkit_sim::SimError)>, runs: usize) -> Failure {
+    let count = failed.len();
+    let mut grouped: Vec<(Vec<String>, flashkit_sim::SimError)> = Vec::new();
+    for (label, error) in failed {
+        match grouped
+            .iter_mut()
+            .find(|(_, e)| e.to_string() == error.to_string())
+        {
+            Some((labels, _)) => labels.push(label),
+            None => grouped.push((vec![label], error)),
+        }
+    }
+    let mut grouped = grouped.into_iter();
+    let Some((labels, first)) = grouped.next() else {
+        return Failure::Runtime(anyhow::anyhow!("no run failed"));
+    };
+    let mut text = format!("{}: {first}", labels.join(", "));
+    for (labels, error) in grouped {
+        text.push_str(&format!("\n  {}: {error}", labels.join(", ")));
+    }
+    if count < runs {
+        text.push_str(&format!(
+            "\n  ({count} of {runs} runs failed; the table above holds the others)"
+        ));
+    }
+    match sim_failure(first) {
+        Failure::Usage(_) => Failure::Usage(anyhow::anyhow!(text)),
+        Failure::Runtime(_) => Failure::Runtime(anyhow::anyhow!(text)),
+    }
 }
 
 /// Print the comparison table (metrics as rows, runs as columns) and write the files asked for.
 /// `concurrent`: how many of the runs went at once (said beside their wall clocks).
+/// `failed`: runs that failed, recorded in the JSON beside the others.
 pub fn print_and_save(
     outcomes: &[flashkit_sim::RunOutcome],
     output: &crate::args::OutputArgs,
     concurrent: usize,
+    failed: &[FailedRun],
 ) -> Outcome {
     let first = &outcomes[0].report;
     let g = &first.device.geometry;
@@ -179,7 +235,7 @@ pub fn print_and_save(
     if let Some(path) = &output.json {
         write_json(
             path,
-            &runs_document(outcomes, output.wall_clock_in_json, concurrent),
+            &runs_document(outcomes, output.wall_clock_in_json, concurrent, failed),
         )?;
     }
     if let Some(path) = &output.csv {

@@ -44,5 +44,5 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     spec.check().map_err(sim_failure)?;
     let outcome =
         flashkit_sim::run(&spec, &source, &mut Bar::new(&spec.label)).map_err(sim_failure)?;
-    super::compare::print_and_save(&[outcome], &args.output, 1)
+    super::compare::print_and_save(&[outcome], &args.output, 1, &[])
 }
