@@ -263,6 +263,60 @@ fn the_report_is_self_contained_with_parseable_figures() {
     );
 }
 
+/// A `--json` document whose runs are not run reports is refused naming the run and field
+/// (`{"runs": [1]}` was drawn as one run with no figures); runs a compare recorded as
+/// failed are shown as failed.
+#[test]
+fn report_checks_each_run_and_shows_the_failed_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let doc = dir.path().join("r.json");
+    let html = dir.path().join("r.html");
+    for (json, needle) in [
+        (
+            "{\"runs\": [1]}",
+            "runs[0]: field label: missing or not a string",
+        ),
+        (
+            "{\"runs\": [{\"label\": \"x\"}]}",
+            "runs[0]: field flash.programs: missing or not an object",
+        ),
+    ] {
+        std::fs::write(&doc, json).expect("write");
+        let output = flashkit(&["report", s(&doc), "--html", s(&html)]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+        assert!(
+            text(&output.stderr).contains(needle),
+            "{}",
+            text(&output.stderr)
+        );
+        assert!(!html.exists());
+    }
+    let output = flashkit(&[
+        "compare",
+        "--ftl",
+        "page,block",
+        "--gc",
+        "greedy",
+        "--endurance",
+        "40",
+        "--capacity",
+        "64M",
+        "--requests",
+        "100k",
+        "--no-precondition",
+        "--json",
+        s(&doc),
+    ]);
+    assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
+    let output = flashkit(&["report", s(&doc), "--html", s(&html)]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let page = std::fs::read_to_string(&html).expect("html");
+    assert!(
+        page.contains("failed: request "),
+        "the block run's failure is shown"
+    );
+}
+
 #[test]
 fn zero_workers_are_a_usage_error_not_a_panic() {
     // Found by the bad-input sweep: `--jobs 0` (or `jobs = 0` in the file) indexed an empty

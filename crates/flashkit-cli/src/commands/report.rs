@@ -130,12 +130,54 @@ fn load(path: &Path) -> Result<(Vec<CellResult>, String), Failure> {
             jsonl.display()
         ))
     })?;
-    Ok((runs.iter().map(result_of_run).collect(), name))
+    let mut results = runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            result_of_run(run).map_err(|e| anyhow!("{}: runs[{i}]: {e}", jsonl.display()))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(Failure::Usage)?;
+    // Runs that failed (`compare` records them beside the others) are shown as failed cells.
+    if let Some(failed) = doc.get("failed") {
+        let failed = failed.as_array().ok_or_else(|| {
+            Failure::Usage(anyhow!("{}: \"failed\" is not a list", jsonl.display()))
+        })?;
+        for (i, run) in failed.iter().enumerate() {
+            let (Some(label), Some(error)) = (run["label"].as_str(), run["error"].as_str()) else {
+                return Err(Failure::Usage(anyhow!(
+                    "{}: failed[{i}]: not a {{\"label\", \"error\"}} object",
+                    jsonl.display()
+                )));
+            };
+            results.push(CellResult {
+                id: label.to_string(),
+                params: BTreeMap::from([("run".to_string(), label.to_string())]),
+                status: "failed".into(),
+                error: Some(error.to_string()),
+                metrics: BTreeMap::new(),
+                label: label.to_string(),
+                report: None,
+                wall: None,
+            });
+        }
+    }
+    Ok((results, name))
 }
 
-/// A run of a `--json` document as a result whose only parameter is its label.
-fn result_of_run(run: &serde_json::Value) -> CellResult {
-    let label = run["label"].as_str().unwrap_or("run").to_string();
+/// A run of a `--json` document as a result whose only parameter is its label; a value that
+/// is not a run report (a hand-edited file, another tool's JSON) is refused naming the field,
+/// rather than drawn as a run with no figures.
+fn result_of_run(run: &serde_json::Value) -> anyhow::Result<CellResult> {
+    let label = run["label"]
+        .as_str()
+        .ok_or_else(|| anyhow!("field label: missing or not a string (is this a run report?)"))?
+        .to_string();
+    for field in ["programs", "erases"] {
+        if !run["flash"][field].is_object() {
+            return Err(anyhow!("field flash.{field}: missing or not an object"));
+        }
+    }
     let mut metrics = BTreeMap::new();
     let total = |field: &str| -> f64 {
         ["host", "gc", "wear_leveling", "metadata"]
@@ -165,7 +207,7 @@ fn result_of_run(run: &serde_json::Value) -> CellResult {
         metrics.insert("write_p99_us".into(), ns / 1e3);
     }
     let params = BTreeMap::from([("run".to_string(), label.clone())]);
-    CellResult {
+    Ok(CellResult {
         id: label.clone(),
         params,
         status: "ok".into(),
@@ -174,7 +216,7 @@ fn result_of_run(run: &serde_json::Value) -> CellResult {
         label,
         report: Some(run.clone()),
         wall: None,
-    }
+    })
 }
 
 /// Parameters that take more than one value, seeds excluded.
