@@ -164,7 +164,8 @@ fn a_pipe_is_refused_as_an_input() {
 
 /// A reading option for another format is a usage error naming the format, not ignored:
 /// `--blkparse-event` on an MSR trace did nothing, and `--time-unit`'s refusal was
-/// introduced as "invalid workload".
+/// introduced as "invalid workload". `--address-map` on `trace stats`, `convert` or
+/// `bench`, and `trace gen --capacity` beside `--span`, did nothing either.
 #[test]
 fn an_option_of_another_format_is_a_usage_error() {
     let files = Files::new();
@@ -195,6 +196,43 @@ fn an_option_of_another_format_is_a_usage_error() {
             assert!(!stderr.contains("invalid workload"), "{stderr}");
         }
     }
+    // The address map lays a trace onto a device, which only a replay has: stats, convert
+    // and bench read the trace's own addresses and ignored it.
+    let out_path = files.path("out.fkt");
+    let output = out_path.as_str();
+    for args in [
+        vec!["trace", "stats", &trace, "--address-map", "identity"],
+        vec![
+            "trace",
+            "convert",
+            &trace,
+            "-o",
+            output,
+            "--address-map",
+            "compact",
+        ],
+        vec!["trace", "bench", &trace, "--address-map", "identity"],
+    ] {
+        let out = flashkit(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(
+            text(&out.stderr).contains("reads the trace's own addresses: drop it"),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+    let out = flashkit(&[
+        "trace",
+        "gen",
+        "-o",
+        output,
+        "--capacity",
+        "1G",
+        "--span",
+        "512M",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--capacity is the address space when --span is not given"));
 }
 
 #[test]

@@ -18,6 +18,11 @@ use serde::Serialize;
 use std::path::PathBuf;
 
 pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
+    if args.capacity.is_some() && args.workload.span.is_some() {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--capacity is the address space when --span is not given, and --span is: drop one"
+        )));
+    }
     let capacity = args
         .capacity
         .or(config.device.capacity)
@@ -82,6 +87,7 @@ pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
         .ok_or_else(|| {
             Failure::Usage(anyhow::anyhow!("--page-size must be between 1 B and 4 GiB"))
         })?;
+    super::trace_tools::refuse_address_map(&args.trace_options, "stats")?;
     let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
     for file in &args.files {
         crate::output::note_input(file);

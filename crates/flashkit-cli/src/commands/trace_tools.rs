@@ -156,8 +156,21 @@ pub fn trace_source(
     Ok(Source::Trace(Arc::new(prepared)))
 }
 
+/// Refuse `--address-map` on a command that reads a trace's own addresses (it maps them onto
+/// a device, which only a replay has).
+pub fn refuse_address_map(flags: &TraceArgs, command: &str) -> Result<(), Failure> {
+    if flags.address_map.is_some() {
+        return Err(Failure::Usage(anyhow!(
+            "--address-map says how a replay lays a trace onto the device (replay, compare); \
+             trace {command} reads the trace's own addresses: drop it"
+        )));
+    }
+    Ok(())
+}
+
 /// `flashkit trace convert`.
 pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
+    refuse_address_map(&args.trace_options, "convert")?;
     let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
     let to = args.to.unwrap_or_else(|| {
         let csv = args
@@ -243,6 +256,7 @@ pub fn detect(args: DetectArgs) -> Outcome {
 
 /// `flashkit trace bench`: read each file fully `repeat` times; report the best pass.
 pub fn bench(args: TraceBenchArgs, config: &ConfigFile) -> Outcome {
+    refuse_address_map(&args.trace_options, "bench")?;
     let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
     let repeat = args.repeat.max(1);
     let mut table = Table::new([
