@@ -644,7 +644,7 @@ pub struct OutputArgs {
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
     /// Include wall-clock times in the JSON (which is otherwise identical for equal seeds).
-    #[arg(long)]
+    #[arg(long, requires = "json")]
     pub wall_clock_in_json: bool,
 }
 

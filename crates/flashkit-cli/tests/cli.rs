@@ -414,6 +414,11 @@ fn options_no_chosen_ftl_or_command_reads_are_usage_errors() {
         2,
         "cannot be used with",
     );
+    assert_error(
+        &flashkit(&["compare", "--wall-clock-in-json"]),
+        2,
+        "required arguments were not provided",
+    );
     // One FTL of the list using an option is enough.
     let mut args = vec![
         "compare",

@@ -221,6 +221,17 @@ fn an_option_of_another_format_is_a_usage_error() {
             text(&out.stderr)
         );
     }
+    let json = files.path("s.json");
+    let out = flashkit(&[
+        "trace",
+        "stats",
+        &trace,
+        "--json",
+        &json,
+        "--wall-clock-in-json",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("trace stats times nothing"));
     let out = flashkit(&[
         "trace",
         "gen",

@@ -88,6 +88,12 @@ pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
             Failure::Usage(anyhow::anyhow!("--page-size must be between 1 B and 4 GiB"))
         })?;
     super::trace_tools::refuse_address_map(&args.trace_options, "stats")?;
+    if args.output.wall_clock_in_json {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--wall-clock-in-json: trace stats times nothing (its JSON has no wall clock): \
+             drop it"
+        )));
+    }
     let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
     for file in &args.files {
         crate::output::note_input(file);
