@@ -263,6 +263,36 @@ fn the_report_is_self_contained_with_parseable_figures() {
     );
 }
 
+/// Two cells that are one run are refused before anything runs: `seed = [1, 1]` ran the
+/// cell twice under one id, and `64M` beside `64MiB` drew one run as two points.
+#[test]
+fn two_cells_that_are_one_run_are_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    let base = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n[grid]\n";
+    for grid in [
+        "ftl = [\"page\"]\nseed = [1, 1]\n",
+        "\"device.capacity\" = [\"64M\", \"64MiB\"]\n",
+        "\"run.seed\" = [1, 2]\nseed = [3]\n",
+    ] {
+        std::fs::write(&file, format!("{base}{grid}")).expect("write");
+        let out = dir.path().join("out");
+        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{grid}: {}",
+            text(&output.stderr)
+        );
+        assert!(
+            text(&output.stderr).contains("are the same run"),
+            "{grid}: {}",
+            text(&output.stderr)
+        );
+        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+    }
+}
+
 /// A `--json` document whose runs are not run reports is refused naming the run and field
 /// (`{"runs": [1]}` was drawn as one run with no figures); runs a compare recorded as
 /// failed are shown as failed.

@@ -33,7 +33,7 @@ use flashkit_sim::sweep::{self, Cell, CellResult, ResultStore};
 use flashkit_sim::{RunSpec, Source};
 use flashkit_trace::formats::layout::PreparedTrace;
 use serde::Deserialize;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -278,6 +278,26 @@ fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
         c.spec
             .check()
             .map_err(|e| anyhow!("sweep file {}: cell {}: {e}", path.display(), c.id))?;
+    }
+    // Two cells that are one run would run twice and be drawn as two points (or, with one
+    // id, recorded twice): a value listed twice, two spellings of a value (`64M`, `64MiB`),
+    // a grid `seed` over a grid `run.seed`.
+    let mut runs: HashMap<String, &str> = HashMap::new();
+    for c in &cells {
+        let input = match &c.source {
+            Source::Workload(spec) => format!("{spec:?}"),
+            Source::Binary(path) => path.display().to_string(),
+            // The trace cache hands cells with one file, options and block size one trace.
+            Source::Trace(prepared) => format!("{:p}", Arc::as_ptr(prepared)),
+        };
+        if let Some(first) = runs.insert(format!("{:?} {input}", c.spec), &c.id) {
+            return Err(anyhow!(
+                "sweep file {}: grid cells {first} and {} are the same run (a value listed \
+                 twice, two spellings of one value, or a grid seed over run.seed): drop one",
+                path.display(),
+                c.id
+            ));
+        }
     }
     Ok((file, cells))
 }
