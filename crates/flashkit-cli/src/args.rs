@@ -52,6 +52,13 @@ pub enum Command {
     /// Rerun a paper's evaluation, printing the paper's figures beside flashkit's.
     #[command(subcommand)]
     Reproduce(crate::commands::reproduce::Paper),
+    /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell), e.g.
+    /// `flashkit completions bash > ~/.local/share/bash-completion/completions/flashkit`.
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Args, Debug)]

@@ -87,6 +87,14 @@ fn main() -> ExitCode {
         Command::Index(command) => commands::index::run(command, &given),
         Command::Reproduce(paper) => commands::reproduce::run(paper, &given),
         Command::Em(command) => commands::em::run(command, &config),
+        Command::Completions { shell } => {
+            // Into memory first: clap_complete panics on a failed write, where `print!`
+            // fails as every other output does (a closed pipe exits 141).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "flashkit", &mut script);
+            print!("{}", String::from_utf8_lossy(&script));
+            Ok(())
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -115,6 +123,7 @@ fn ignores_config(command: &Command) -> Option<&'static str> {
         Command::Bench(_) => Some("bench takes its options from the command line only"),
         Command::Report(_) => Some("report reads none"),
         Command::Presets => Some("presets reads none"),
+        Command::Completions { .. } => Some("completions reads none"),
         Command::Index(_) => Some("index bench takes its options from the command line only"),
         Command::Reproduce(_) => {
             Some("a reproduction runs the paper's own settings, changed on its command line only")

@@ -634,6 +634,45 @@ fn a_failed_run_names_itself_and_keeps_the_others() {
     );
 }
 
+/// `flashkit completions bash` prints a script that bash loads and that completes
+/// subcommands and their flags.
+#[test]
+fn the_bash_completion_script_completes_commands_and_flags() {
+    let output = flashkit(&["completions", "bash"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let script = dir.path().join("flashkit.bash");
+    std::fs::write(&script, &output.stdout).expect("write");
+    let probe = format!(
+        "source {}; \
+         COMP_WORDS=(flashkit rep); COMP_CWORD=1; _flashkit flashkit rep flashkit; \
+         echo \"${{COMPREPLY[@]}}\"; \
+         COMP_WORDS=(flashkit compare --log); COMP_CWORD=2; _flashkit flashkit --log compare; \
+         echo \"${{COMPREPLY[@]}}\"",
+        script.display()
+    );
+    let Ok(bash) = std::process::Command::new("bash")
+        .args(["-c", &probe])
+        .output()
+    else {
+        eprintln!("skipped: no bash on this machine");
+        return;
+    };
+    assert_eq!(
+        String::from_utf8_lossy(&bash.stdout),
+        "replay report reproduce\n--log-blocks\n",
+        "{}",
+        String::from_utf8_lossy(&bash.stderr)
+    );
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let output = flashkit(&["completions", shell]);
+        assert!(
+            output.status.success() && stdout(&output).contains("log-blocks"),
+            "{shell}"
+        );
+    }
+}
+
 /// A reader that stops reading (`flashkit replay | head -1`) ends the run as SIGPIPE ends
 /// `cat`: exit 141, no panic message (println! panicked with a backtrace).
 #[test]
