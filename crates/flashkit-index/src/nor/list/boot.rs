@@ -76,15 +76,23 @@ impl Engine {
             ));
         }
         let lay = Layout::new(cfg.slots, cfg.pointers, cfg.max_levels);
-        let min_entries = match cfg.pointers {
-            layout::PointerArea::Pool { entries } => entries >= cfg.max_levels,
-            layout::PointerArea::PerLevel { slots } => slots >= 1,
-        };
-        if !min_entries {
-            return Err(err(
-                "pointer pool",
-                format!("needs at least one entry per level ({})", cfg.max_levels),
-            ));
+        match cfg.pointers {
+            layout::PointerArea::Pool { entries } if entries < cfg.max_levels => {
+                return Err(err(
+                    "pointer pool",
+                    format!(
+                        "{entries} entries: needs at least one entry per level ({})",
+                        cfg.max_levels
+                    ),
+                ));
+            }
+            layout::PointerArea::PerLevel { slots: 0 } => {
+                return Err(err(
+                    "pointer slots per level",
+                    "0: a level needs at least one slot".to_string(),
+                ));
+            }
+            _ => {}
         }
         let frames = (g.words_per_block() - layout::BLOCK_HEADER_WORDS) / lay.frame_words;
         if !(2..=u32::from(u16::MAX)).contains(&frames) {
