@@ -62,6 +62,25 @@ pub fn note_input(path: &Path) {
 /// it). Commands call it before their work, so that the mistake costs nothing, and every
 /// writer here calls it again before it creates the file.
 pub fn check_output(path: &Path) -> Result<()> {
+    // Found when the file was written otherwise, after the run: a long compare lost its
+    // results to a typo in the directory.
+    if path.is_dir() {
+        return Err(anyhow!(
+            "{} is a directory: give a file's path",
+            path.display()
+        ));
+    }
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    if !dir.is_dir() {
+        return Err(anyhow!(
+            "cannot write {}: the directory {} does not exist",
+            path.display(),
+            dir.display()
+        ));
+    }
     let inputs = INPUTS.lock().unwrap_or_else(PoisonError::into_inner);
     match inputs.iter().find(|input| same_file(input, path)) {
         Some(input) if input.as_path() == path => Err(anyhow!(

@@ -799,6 +799,37 @@ fn a_blkparse_trace_without_the_events_asked_for_suggests_the_other_kind() {
 
 /// Two outputs of one command naming one file are refused before the work: the second
 /// written replaced the first (`--json r.json --csv r.json` kept only the CSV).
+/// An output that cannot be written (its directory missing, or a directory itself) is
+/// refused before the run, not after it: the run's results were lost at the end.
+#[test]
+fn an_output_that_cannot_be_written_is_refused_before_the_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let missing = dir.path().join("no-such-dir").join("r.json");
+    let missing = path_str(&missing);
+    for args in [
+        vec!["compare", "--requests", "1k", "--json", missing],
+        vec!["replay", "--requests", "1k", "--csv", missing],
+        vec!["reproduce", "grr", "--quick", "--json", missing],
+        vec!["reproduce", "fast", "--quick", "--csv", missing],
+        vec!["em", "sort", "--records", "100", "--json", missing],
+        vec!["em", "bfs", "--vertices", "100", "--json", missing],
+        vec!["index", "bench", "--json", missing],
+    ] {
+        let output = flashkit(&args);
+        assert_error(&output, 2, "the directory ");
+        assert!(
+            stdout(&output).is_empty(),
+            "{args:?} ran: {}",
+            stdout(&output)
+        );
+    }
+    assert_error(
+        &flashkit(&["compare", "--requests", "1k", "--csv", path_str(dir.path())]),
+        2,
+        "is a directory: give a file's path",
+    );
+}
+
 #[test]
 fn two_outputs_naming_one_file_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");

@@ -321,6 +321,7 @@ fn refuse(given: bool, flag: &str, owner: &str, this: &str) -> Outcome {
 
 pub fn bfs(args: GraphArgs, config: &ConfigFile) -> Outcome {
     refuse(args.cache.is_some(), "--cache", "dfs", "bfs")?;
+    crate::output::check_outputs(&[("--json", args.json.as_deref())]).map_err(Failure::Usage)?;
     let model = args.params.model()?;
     let graph = build_graph(&args.graph, args.vertices, args.seed)?;
     let bfs_config = BfsConfig {
@@ -385,6 +386,7 @@ fn print_check<T>(ran: &Ran<T>, what: &str, equal: bool) {
 
 pub fn dfs(args: GraphArgs, config: &ConfigFile) -> Outcome {
     refuse(args.mu.is_some(), "--mu", "bfs", "dfs")?;
+    crate::output::check_outputs(&[("--json", args.json.as_deref())]).map_err(Failure::Usage)?;
     let model = args.params.model()?;
     let graph = build_graph(&args.graph, args.vertices, args.seed)?;
     let external = graph.vertices() * 16 + graph.edge_entries() * 4;

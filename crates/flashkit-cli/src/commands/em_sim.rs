@@ -55,6 +55,7 @@ struct SimSortReport {
 /// Sort `--records` generated records on the simulator or the FTL.
 pub fn sort_records(args: &SortArgs, config: &ConfigFile) -> Outcome {
     let records = args.records.expect("invariant: called only with --records");
+    crate::output::check_outputs(&[("--json", args.json.as_deref())]).map_err(Failure::Usage)?;
     let model = args.params.model()?;
     let mode = if args.tl { IoMode::Tl } else { args.io };
     if mode == IoMode::Tl {

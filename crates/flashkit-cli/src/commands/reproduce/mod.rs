@@ -47,6 +47,14 @@ pub enum Paper {
 /// Run one reproduction; `given` holds the options given on the command line (clap ids), so
 /// that one the run would not read is refused rather than ignored.
 pub fn run(paper: Paper, given: &[String]) -> Outcome {
+    // Output files are checked before the evaluation runs, not when it is over.
+    let outputs = match &paper {
+        Paper::Fast(a) => vec![("--json", a.json.as_deref()), ("--csv", a.csv.as_deref())],
+        Paper::Fatlist(a) => vec![("--json", a.json.as_deref())],
+        Paper::Grr(a) => vec![("--json", a.json.as_deref())],
+        _ => Vec::new(),
+    };
+    crate::output::check_outputs(&outputs).map_err(Failure::Usage)?;
     match paper {
         Paper::All(args) => all::run(&args),
         Paper::Fast(args) => fast::run(args),
