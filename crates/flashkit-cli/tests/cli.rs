@@ -594,22 +594,13 @@ fn runtime_errors_exit_1_and_name_the_file_or_request() {
 fn a_failed_run_names_itself_and_keeps_the_others() {
     let dir = tempfile::tempdir().expect("tempdir");
     let json = dir.path().join("r.json");
-    let output = flashkit(&[
-        "compare",
-        "--ftl",
-        "page,block",
-        "--gc",
-        "greedy",
-        "--endurance",
-        "40",
-        "--capacity",
-        "64M",
-        "--requests",
-        "100k",
-        "--no-precondition",
-        "--json",
-        path_str(&json),
-    ]);
+    let output = flashkit(
+        &[
+            common::COMPARE_BLOCK_WEARS_OUT,
+            &["--json", path_str(&json)],
+        ]
+        .concat(),
+    );
     assert_error(&output, 1, "error: block: request ");
     assert!(
         stderr(&output).contains("(1 of 2 runs failed; the table above holds the others)"),

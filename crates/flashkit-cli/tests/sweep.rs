@@ -321,22 +321,7 @@ fn report_checks_each_run_and_shows_the_failed_ones() {
         );
         assert!(!html.exists());
     }
-    let output = flashkit(&[
-        "compare",
-        "--ftl",
-        "page,block",
-        "--gc",
-        "greedy",
-        "--endurance",
-        "40",
-        "--capacity",
-        "64M",
-        "--requests",
-        "100k",
-        "--no-precondition",
-        "--json",
-        s(&doc),
-    ]);
+    let output = flashkit(&[common::COMPARE_BLOCK_WEARS_OUT, &["--json", s(&doc)]].concat());
     assert_eq!(output.status.code(), Some(1), "{}", text(&output.stderr));
     let output = flashkit(&["report", s(&doc), "--html", s(&html)]);
     assert!(output.status.success(), "{}", text(&output.stderr));

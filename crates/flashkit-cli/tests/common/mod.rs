@@ -12,6 +12,23 @@ pub fn flashkit(args: &[&str]) -> Output {
         .expect("the flashkit binary runs")
 }
 
+/// A compare in which one run fails: block mapping wears a 40-cycle part out within 100k
+/// requests, page mapping under greedy GC does not. Add `--json FILE` or the like.
+pub const COMPARE_BLOCK_WEARS_OUT: &[&str] = &[
+    "compare",
+    "--ftl",
+    "page,block",
+    "--gc",
+    "greedy",
+    "--endurance",
+    "40",
+    "--capacity",
+    "64M",
+    "--requests",
+    "100k",
+    "--no-precondition",
+];
+
 /// Standard output as text.
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
