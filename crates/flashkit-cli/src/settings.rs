@@ -119,12 +119,12 @@ pub fn unused_ftl_options(
     kinds: &[FtlKind],
 ) -> Vec<(Vec<&'static str>, &'static str)> {
     /// The FTLs a group of options is for, which kinds those are, and the options (set?, flag).
-    type Group = (&'static str, fn(FtlKind) -> bool, [(bool, &'static str); 3]);
+    type Group = (&'static str, fn(FtlKind) -> bool, Vec<(bool, &'static str)>);
     let groups: [Group; 4] = [
         (
             "page, vet and emt",
             FtlKind::uses_gc_policy,
-            [
+            vec![
                 (!flags.gc.is_empty(), "--gc"),
                 (flags.gc_threshold.is_some(), "--gc-threshold"),
                 (flags.wear_leveling.is_some(), "--wear-leveling"),
@@ -133,25 +133,17 @@ pub fn unused_ftl_options(
         (
             "bast, fast and ofast",
             FtlKind::uses_log_blocks,
-            [
-                (flags.log_blocks.is_some(), "--log-blocks"),
-                (false, ""),
-                (false, ""),
-            ],
+            vec![(flags.log_blocks.is_some(), "--log-blocks")],
         ),
         (
             "fast and ofast",
             |kind| matches!(kind, FtlKind::Fast | FtlKind::OFast),
-            [
-                (flags.sw_log_block.is_some(), "--sw-log-block"),
-                (false, ""),
-                (false, ""),
-            ],
+            vec![(flags.sw_log_block.is_some(), "--sw-log-block")],
         ),
         (
             "vet",
             |kind| kind == FtlKind::Vet,
-            [
+            vec![
                 (!flags.vet_insert.is_empty(), "--vet-insert"),
                 (!flags.vet_nodes.is_empty(), "--vet-nodes"),
                 (!flags.vet_table.is_empty(), "--vet-table"),
