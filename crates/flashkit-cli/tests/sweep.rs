@@ -264,14 +264,21 @@ fn the_report_is_self_contained_with_parseable_figures() {
 }
 
 /// Two cells that are one run are refused before anything runs: `seed = [1, 1]` ran the
-/// cell twice under one id, and `64M` beside `64MiB` drew one run as two points.
+/// cell twice under one id, and `64M` beside `64MiB` (or `t.csv` beside `./t.csv`) drew one
+/// run as two points.
 #[test]
 fn two_cells_that_are_one_run_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = dir.path().join("sweep.toml");
+    std::fs::write(
+        dir.path().join("t.csv"),
+        "time_ns,op,offset,size\n0,write,0,4096\n1,read,0,4096\n",
+    )
+    .expect("write");
     let base = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n[grid]\n";
     for grid in [
         "ftl = [\"page\"]\nseed = [1, 1]\n",
+        "trace = [\"t.csv\", \"./t.csv\"]\n",
         "\"device.capacity\" = [\"64M\", \"64MiB\"]\n",
         "\"run.seed\" = [1, 2]\nseed = [3]\n",
     ] {

@@ -85,10 +85,16 @@ pub fn run(args: ReportArgs) -> Outcome {
     if let Some(path) = &args.html {
         let html = page(&title, &results, &dims, figures.iter()).render();
         crate::output::write_file(path, html)?;
+        let failed = results.iter().filter(|r| r.status != "ok").count();
         println!(
-            "wrote {} ({} runs, {} figures)",
+            "wrote {} ({} runs{}, {} figures)",
             path.display(),
             results.len(),
+            if failed > 0 {
+                format!(", {failed} of them failed")
+            } else {
+                String::new()
+            },
             figures.len()
         );
     }

@@ -215,7 +215,10 @@ fn cell(
         let path = dir.join(&trace);
         let (options, mapping) = settings::trace_options(&Default::default(), &config.trace);
         let block = device.block_bytes()?;
-        let key = (path.clone(), format!("{options:?} {mapping:?}"), block);
+        // One file however it is spelt (`t.csv`, `./t.csv`, a link): read once, and its
+        // cells compared as one input.
+        let file = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
+        let key = (file, format!("{options:?} {mapping:?}"), block);
         let prepared = match traces.get(&key) {
             Some(prepared) => prepared.clone(),
             None => {
