@@ -325,4 +325,18 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
     let output = flashkit(&["reproduce", "all", "--only", "vet,nope", "--out", "x"]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("unknown paper \"nope\""));
+    // --tmp is flashmodel's: without it, it would do nothing.
+    let output = flashkit(&[
+        "reproduce",
+        "all",
+        "--only",
+        "vet",
+        "--tmp",
+        "t",
+        "--out",
+        "x",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(text(&output.stderr).contains("--tmp is flashmodel's"));
+    assert!(!std::path::Path::new("x").exists(), "nothing was created");
 }

@@ -93,10 +93,17 @@ pub fn run(args: &AllArgs) -> Outcome {
             )));
         }
     }
+    let wanted = |p: &&Paper| args.only.is_empty() || args.only.iter().any(|n| n == p.name);
+    if args.tmp.is_some() && !PAPERS.iter().filter(wanted).any(|p| p.name == "flashmodel") {
+        return Err(Failure::Usage(anyhow!(
+            "--tmp is flashmodel's (its disk probe and real-disk sort), which --only {} \
+             leaves out: drop it",
+            args.only.join(",")
+        )));
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))
         .map_err(Failure::Runtime)?;
-    let wanted = |p: &&Paper| args.only.is_empty() || args.only.iter().any(|n| n == p.name);
     let mut ran = Vec::new();
     let mut failed = Vec::new();
     for paper in PAPERS.iter().filter(wanted) {
