@@ -162,6 +162,59 @@ fn a_pipe_is_refused_as_an_input() {
     );
 }
 
+/// `-` reads a trace from standard input (saved to a temporary file, since a trace is read
+/// more than once): replayed, it gives the same report as the file but for its name, and
+/// its errors and description say "standard input", never the temporary path.
+#[test]
+fn a_trace_on_standard_input_is_read_as_the_file_is() {
+    use std::process::{Command, Stdio};
+    let files = Files::new();
+    let trace = files.write("t.csv", MSR);
+    let run = |args: &[&str], input: &str| {
+        Command::new(env!("CARGO_BIN_EXE_flashkit"))
+            .args(args)
+            .stdin(Stdio::from(std::fs::File::open(input).expect("open")))
+            .output()
+            .expect("the flashkit binary runs")
+    };
+    let (piped, file) = (files.path("piped.json"), files.path("file.json"));
+    let out = run(&["replay", "--trace", "-", "--json", &piped], &trace);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = flashkit(&["replay", "--trace", &trace, "--json", &file]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let read = |path: &str| std::fs::read_to_string(path).expect("json");
+    assert_eq!(
+        read(&piped),
+        read(&file).replace(&format!("\"{trace} ("), "\"standard input ("),
+        "the same run, the input named standard input"
+    );
+    let out = run(&["trace", "stats", "-"], &trace);
+    assert!(out.status.success() && text(&out.stdout).contains("standard input"));
+    let converted = files.path("c.csv");
+    let out = run(&["trace", "convert", "-", "-o", &converted], &trace);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = run(&["trace", "detect", "-"], &trace);
+    assert!(
+        text(&out.stdout).contains("chosen: msr"),
+        "{}",
+        text(&out.stdout)
+    );
+    let bad = files.write("bad.csv", &format!("{MSR}1,hm,0,Write,abc,4096,1\n"));
+    for args in [
+        &["replay", "--trace", "-", "--format", "msr"][..],
+        &["trace", "stats", "-", "--format", "msr"],
+        &["trace", "convert", "-", "-o", &converted, "--format", "msr"],
+    ] {
+        let out = run(args, &bad);
+        let stderr = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {stderr}");
+        assert!(
+            stderr.contains("error: standard input: line ") && !stderr.contains("flashkit-stdin"),
+            "{args:?}: {stderr}"
+        );
+    }
+}
+
 /// A reading option for another format is a usage error naming the format, not ignored:
 /// `--blkparse-event` on an MSR trace did nothing, and `--time-unit`'s refusal was
 /// introduced as "invalid workload". `--address-map` on `trace stats`, `convert` or

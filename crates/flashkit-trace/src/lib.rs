@@ -142,6 +142,42 @@ pub enum TraceError {
     Options(String),
 }
 
+impl TraceError {
+    /// The same error with `file` shown as `name` (a trace saved from standard input to a
+    /// temporary file is named "standard input", not by the temporary path).
+    pub fn shown_as(self, file: &std::path::Path, name: &std::path::Path) -> TraceError {
+        let rename = |path: PathBuf| {
+            if path == file {
+                name.to_path_buf()
+            } else {
+                path
+            }
+        };
+        match self {
+            TraceError::Io { path, error } => TraceError::Io {
+                path: rename(path),
+                error,
+            },
+            TraceError::Format { path, message } => TraceError::Format {
+                path: rename(path),
+                message,
+            },
+            TraceError::Record {
+                path,
+                location,
+                field,
+                message,
+            } => TraceError::Record {
+                path: rename(path),
+                location,
+                field,
+                message,
+            },
+            other => other,
+        }
+    }
+}
+
 /// A trace must be a file: it is read more than once (its format detected, its addresses
 /// mapped, then replayed), and a pipe or device read again is empty or never ends. (A
 /// gzip-compressed file is read directly.)
@@ -152,8 +188,9 @@ pub(crate) fn check_is_file(path: &std::path::Path) -> Result<(), TraceError> {
             path: path.to_path_buf(),
             message: format!(
                 "is {kind}, not a file: a trace is read more than once (to detect its \
-                 format, map its addresses, replay it), so save it to a file first \
-                 (gzip-compressed files are read as they are)"
+                 format, map its addresses, replay it), so save it to a file first, or \
+                 pipe it to standard input and give - in its place, which saves it to a \
+                 temporary file (gzip-compressed files are read as they are)"
             ),
         }),
     }

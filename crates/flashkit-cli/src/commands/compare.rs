@@ -35,7 +35,8 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     )
     .map_err(Failure::Usage)?;
     let seed = settings::seed(&args.run, &config.run);
-    let source = super::trace_tools::source(
+    // `_stdin`: a trace read from standard input, kept in its temporary file until the end.
+    let (source, _stdin) = super::trace_tools::source(
         args.trace.as_deref(),
         &args.trace_options,
         &args.workload,

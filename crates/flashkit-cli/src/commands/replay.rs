@@ -24,7 +24,7 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     }
     options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
     let label = settings::label(args.ftl, &options);
-    let source = super::trace_tools::source(
+    let (source, _stdin) = super::trace_tools::source(
         args.trace.as_deref(),
         &args.trace_options,
         &args.workload,

@@ -15,7 +15,7 @@ use flashkit_trace::formats::{Format, ParseReport};
 use flashkit_trace::stats::{TraceStats, TraceSummary};
 use flashkit_trace::workload::Workload;
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
     if args.capacity.is_some() && args.workload.span.is_some() {
@@ -99,26 +99,42 @@ pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
         crate::output::note_input(file);
     }
     args.output.check_not_inputs()?;
+    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "- (standard input) is given twice: it can be read once"
+        )));
+    }
     let mut summaries = Vec::new();
-    for file in &args.files {
-        let mut stream = super::trace_tools::open_trace(file, &options, &args.trace_options)?;
+    for given in &args.files {
+        // `-`: standard input, saved to a temporary file kept until its summary is made.
+        let spooled = if given.as_os_str() == "-" {
+            Some(super::trace_tools::Spooled::stdin()?)
+        } else {
+            None
+        };
+        let (file, name) = match &spooled {
+            Some(spooled) => (spooled.path(), Path::new(super::trace_tools::STDIN_NAME)),
+            None => (given.as_path(), given.as_path()),
+        };
+        let shown = |e: flashkit_trace::TraceError| e.shown_as(file, name);
+        let mut stream = super::trace_tools::open_named(file, name, &options, &args.trace_options)?;
         let description = match stream.format() {
             Some(format) => format!("{format}: {}", format.layout()),
             None => "empty file".to_string(),
         };
         let mut stats = TraceStats::new(page);
-        let mut bar = Bar::new(&file.display().to_string());
+        let mut bar = Bar::new(&name.display().to_string());
         bar.start("reading", None);
         for (i, request) in stream.by_ref().enumerate() {
-            stats.add(&request.map_err(|e| Failure::Runtime(e.into()))?);
+            stats.add(&request.map_err(|e| Failure::Runtime(shown(e).into()))?);
             if (i + 1) % 65536 == 0 {
                 bar.advance(65536);
             }
         }
         bar.finish();
-        super::trace_tools::note_skipped(file, &stream.report());
+        super::trace_tools::note_skipped(name, &stream.report());
         summaries.push(FileSummary {
-            file: file.clone(),
+            file: name.to_path_buf(),
             format: stream.format(),
             description,
             parse: stream.report(),

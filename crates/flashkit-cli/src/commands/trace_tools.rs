@@ -41,11 +41,24 @@ pub fn open_trace(
     options: &TraceOptions,
     flags: &TraceArgs,
 ) -> Result<TraceStream, Failure> {
+    open_named(path, path, options, flags)
+}
+
+/// [`open_trace`] for a file called `name` in messages (a trace saved from standard input
+/// is [`STDIN_NAME`]); the stream's own errors name the file, for the caller to rename.
+pub fn open_named(
+    path: &Path,
+    name: &Path,
+    options: &TraceOptions,
+    flags: &TraceArgs,
+) -> Result<TraceStream, Failure> {
     crate::output::note_input(path);
     if flags.explain_format {
-        eprint!("{}", examine(path).map_err(runtime)?.explain());
+        let mut examined = examine(path).map_err(|e| runtime(e.shown_as(path, name)))?;
+        examined.path = name.to_path_buf();
+        eprint!("{}", examined.explain());
     }
-    open(path, options).map_err(trace_failure)
+    open(path, options).map_err(|e| trace_failure(e.shown_as(path, name)))
 }
 
 /// Say on stderr what reading skipped, so nothing is dropped silently.
@@ -64,7 +77,62 @@ pub fn note_skipped(path: &Path, report: &ParseReport) {
     }
 }
 
-/// The input of `replay` and `compare`: the `--trace` file ([`trace_source`]), or else the
+/// What a trace read from standard input (`--trace -`) is called in descriptions, reports
+/// and errors.
+pub const STDIN_NAME: &str = "standard input";
+
+/// Standard input saved to a temporary file (in the system's temporary directory, `TMPDIR`):
+/// a trace is read more than once (its format detected, its addresses mapped, then
+/// replayed), and a pipe can be read only once. Removed when dropped, or on Ctrl-C.
+pub struct Spooled {
+    path: tempfile::TempPath,
+    _listed: crate::interrupt::Temporary,
+}
+
+impl Spooled {
+    /// Copy standard input into a temporary file.
+    pub fn stdin() -> Result<Spooled, Failure> {
+        use std::io::{IsTerminal, Write};
+        let stdin = std::io::stdin();
+        if stdin.is_terminal() {
+            return Err(Failure::Usage(anyhow!(
+                "--trace -: standard input is a terminal; pipe a trace in \
+                 (zstdcat t.zst | flashkit replay --trace -)"
+            )));
+        }
+        let file = tempfile::Builder::new()
+            .prefix(".flashkit-stdin-")
+            .tempfile()
+            .context("cannot create a temporary file to hold standard input")?;
+        let listed = crate::interrupt::temporary(file.path());
+        let mut writer = std::io::BufWriter::with_capacity(1 << 20, file.as_file());
+        let bytes = std::io::copy(&mut stdin.lock(), &mut writer)
+            .and_then(|bytes| writer.flush().map(|()| bytes))
+            .with_context(|| {
+                format!(
+                    "cannot save standard input to {} (a trace is read more than once)",
+                    file.path().display()
+                )
+            })?;
+        drop(writer);
+        eprintln!(
+            "note: {STDIN_NAME}: {} saved to a temporary file, to be read more than once",
+            describe_size(bytes)
+        );
+        Ok(Spooled {
+            path: file.into_temp_path(),
+            _listed: listed,
+        })
+    }
+
+    /// The temporary file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// The input of `replay` and `compare`: the `--trace` file ([`trace_source`]; `-` reads
+/// standard input, saved first, and the [`Spooled`] file must outlive the run), or else the
 /// workload the options describe on the device's capacity.
 pub fn source(
     trace: Option<&Path>,
@@ -73,7 +141,7 @@ pub fn source(
     config: &ConfigFile,
     device: &mut DeviceSpec,
     capacity_given: bool,
-) -> Result<Source, Failure> {
+) -> Result<(Source, Option<Spooled>), Failure> {
     // Options for the other kind of input would be ignored: refuse them instead.
     let unused = match trace {
         Some(_) => workload.given(),
@@ -92,7 +160,16 @@ pub fn source(
         )));
     }
     match trace {
-        Some(path) => trace_source(path, flags, config, device, capacity_given),
+        Some(path) if path == Path::new("-") => {
+            let spooled = Spooled::stdin()?;
+            let name = Path::new(STDIN_NAME);
+            let source = trace_source(spooled.path(), name, flags, config, device, capacity_given)?;
+            Ok((source, Some(spooled)))
+        }
+        Some(path) => Ok((
+            trace_source(path, path, flags, config, device, capacity_given)?,
+            None,
+        )),
         None => {
             let spec = settings::workload_spec(workload, &config.workload, device.capacity_bytes)
                 .map_err(Failure::Usage)?;
@@ -105,15 +182,17 @@ pub fn source(
                     format_size(device.capacity_bytes)
                 )));
             }
-            Ok(Source::Workload(spec))
+            Ok((Source::Workload(spec), None))
         }
     }
 }
 
 /// The input of `replay` and `compare` from `--trace`: the file read once to map its
-/// addresses, and the device sized to it unless the user gave a capacity.
+/// addresses, and the device sized to it unless the user gave a capacity. `name` is what
+/// the file is called in messages and reports (its path, or [`STDIN_NAME`]).
 pub fn trace_source(
     path: &Path,
+    name: &Path,
     flags: &TraceArgs,
     config: &ConfigFile,
     device: &mut DeviceSpec,
@@ -122,11 +201,15 @@ pub fn trace_source(
     let (options, mapping) = settings::trace_options(flags, &config.trace);
     crate::output::note_input(path);
     if flags.explain_format {
-        eprint!("{}", examine(path).map_err(runtime)?.explain());
+        let mut examined = examine(path).map_err(|e| runtime(e.shown_as(path, name)))?;
+        examined.path = name.to_path_buf();
+        eprint!("{}", examined.explain());
     }
     let block = device.block_bytes().map_err(sim_failure)?;
-    let prepared = PreparedTrace::prepare(path, &options, mapping, block).map_err(trace_failure)?;
-    note_skipped(path, &prepared.report);
+    let prepared = PreparedTrace::prepare(path, &options, mapping, block)
+        .map_err(|e| trace_failure(e.shown_as(path, name)))?
+        .named(name);
+    note_skipped(name, &prepared.report);
     if prepared.report.requests == 0 && prepared.report.other_events > 0 {
         let (kept, other) = match options.blkparse_event.unwrap_or_default() {
             BlkparseEvent::Dispatch => ("D", "Q"),
@@ -135,7 +218,7 @@ pub fn trace_source(
         eprintln!(
             "note: {}: no {kept} events, but {} events of other actions: try --blkparse-event \
              {other}",
-            path.display(),
+            name.display(),
             prepared.report.other_events
         );
     }
@@ -145,7 +228,7 @@ pub fn trace_source(
     eprintln!(
         "trace: {} ({}), {} requests touching {} blocks of {} ({} address mapping); device \
          logical capacity {}",
-        path.display(),
+        name.display(),
         prepared.format.map_or("empty", |f| f.name()),
         prepared.report.requests,
         prepared.map.touched_chunks(),
@@ -183,32 +266,46 @@ pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
             ConvertTo::Binary
         }
     });
-    let mut stream = open_trace(&args.input, &options, &args.trace_options)?;
+    if args.input.as_os_str() != "-" {
+        crate::output::note_input(&args.input);
+    }
     crate::output::check_output(&args.output).map_err(Failure::Usage)?;
+    // `-`: standard input, saved to a temporary file first.
+    let spooled = if args.input.as_os_str() == "-" {
+        Some(Spooled::stdin()?)
+    } else {
+        None
+    };
+    let (input, name) = match &spooled {
+        Some(spooled) => (spooled.path(), Path::new(STDIN_NAME)),
+        None => (args.input.as_path(), args.input.as_path()),
+    };
+    let mut stream = open_named(input, name, &options, &args.trace_options)?;
+    let failed = |e: flashkit_trace::TraceError| runtime(e.shown_as(input, name));
     let format = stream.format().map_or("empty", |f| f.name());
-    let description = format!("converted from {} ({format})", args.input.display());
+    let description = format!("converted from {} ({format})", name.display());
     let mut bar = Bar::new("trace convert");
     bar.start("converting", None);
     let written = match to {
         ConvertTo::Binary => {
-            let digest = file_digest(&args.input).map_err(runtime)?;
+            let digest = file_digest(input).map_err(failed)?;
             let staged = crate::output::Staged::new(&args.output)?;
             let mut writer =
                 TraceWriter::create(staged.path(), digest, &description).map_err(runtime)?;
             for request in stream.by_ref() {
-                writer.push(&request.map_err(runtime)?).map_err(runtime)?;
+                writer.push(&request.map_err(failed)?).map_err(runtime)?;
             }
             let written = writer.finish().map_err(runtime)?;
             staged.commit()?;
             written
         }
-        ConvertTo::Csv => write_csv(&args.output, &mut stream, &description)?,
+        ConvertTo::Csv => write_csv(&args.output, &mut stream, &description, &failed)?,
     };
     bar.finish();
-    note_skipped(&args.input, &stream.report());
+    note_skipped(name, &stream.report());
     println!(
         "wrote {written} requests of {} ({format}) to {} ({})",
-        args.input.display(),
+        name.display(),
         args.output.display(),
         match to {
             ConvertTo::Binary => "flashkit binary",
@@ -218,27 +315,45 @@ pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
     Ok(())
 }
 
-fn write_csv(path: &Path, stream: &mut TraceStream, description: &str) -> Result<u64, Failure> {
+fn write_csv(
+    path: &Path,
+    stream: &mut TraceStream,
+    description: &str,
+    failed: &dyn Fn(flashkit_trace::TraceError) -> Failure,
+) -> Result<u64, Failure> {
     let mut out = crate::output::create(path)?;
     let io = |e: std::io::Error| runtime(anyhow!("writing {}: {e}", path.display()));
     writeln!(out, "# {description}").map_err(io)?;
     writeln!(out, "{CSV_HEADER}").map_err(io)?;
     let mut written = 0;
     for request in stream {
-        write_csv_request(&mut out, &request.map_err(runtime)?).map_err(io)?;
+        write_csv_request(&mut out, &request.map_err(failed)?).map_err(io)?;
         written += 1;
     }
     out.finish().map_err(runtime)?;
     Ok(written)
 }
 
-/// `flashkit trace detect`.
 /// `flashkit trace detect`: every file's explanation; exit 1 when a file with content
 /// matches no format (so that a script can tell), after explaining them all.
 pub fn detect(args: DetectArgs) -> Outcome {
+    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return Err(Failure::Usage(anyhow!(
+            "- (standard input) is given twice: it can be read once"
+        )));
+    }
     let mut unknown = Vec::new();
     for file in &args.files {
-        let detection = examine(file).map_err(runtime)?;
+        let detection = if file.as_os_str() == "-" {
+            let spooled = Spooled::stdin()?;
+            let name = Path::new(STDIN_NAME);
+            let mut detection =
+                examine(spooled.path()).map_err(|e| runtime(e.shown_as(spooled.path(), name)))?;
+            detection.path = name.to_path_buf();
+            detection
+        } else {
+            examine(file).map_err(runtime)?
+        };
         print!("{}", detection.explain());
         if detection.format.is_none() && detection.sampled_lines > 0 {
             unknown.push(file.display().to_string());

@@ -117,7 +117,7 @@ impl DeviceSpec {
             return Err(SimError::Config(format!(
                 "trace {} has no request that reads, writes or trims data: there is nothing \
                  to size a device for (give --capacity to replay it anyway)",
-                trace.path.display()
+                trace.name.display()
             )));
         }
         let blocks = trace
@@ -228,7 +228,7 @@ fn describe(prepared: &PreparedTrace) -> String {
     let o = &prepared.options;
     let mut text = format!(
         "{} ({}, {} address mapping",
-        prepared.path.display(),
+        prepared.name.display(),
         prepared.format.map_or("empty", |f| f.name()),
         prepared.map.mapping()
     );
@@ -285,7 +285,7 @@ fn check_fits(spec: &RunSpec, prepared: &PreparedTrace) -> Result<(), SimError> 
     Err(SimError::Config(format!(
         "trace {} needs a logical capacity of {needed} B ({what}) but the device holds {} B: \
          {advice}",
-        prepared.path.display(),
+        prepared.name.display(),
         geometry.logical_bytes()
     )))
 }

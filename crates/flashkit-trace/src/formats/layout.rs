@@ -271,6 +271,10 @@ fn unseen(r: &Request) -> String {
 pub struct PreparedTrace {
     /// The file.
     pub path: PathBuf,
+    /// What the file is called in descriptions and errors: its path, or what it holds
+    /// ("standard input" for a trace saved from a pipe to a temporary file). See
+    /// [`PreparedTrace::named`].
+    pub name: PathBuf,
     /// How it is read.
     pub options: TraceOptions,
     /// Where its requests go.
@@ -312,6 +316,7 @@ impl PreparedTrace {
         };
         Ok(PreparedTrace {
             path: path.to_path_buf(),
+            name: path.to_path_buf(),
             options: options.clone(),
             map: scan.map(mapping),
             report: stream.report(),
@@ -320,12 +325,20 @@ impl PreparedTrace {
         })
     }
 
+    /// The same trace, called `name` in descriptions and in the errors of its replay.
+    pub fn named(mut self, name: &Path) -> PreparedTrace {
+        self.name = name.to_path_buf();
+        self
+    }
+
     /// Stream the mapped requests (a second pass over the file).
     pub fn open(&self) -> Result<MappedStream, TraceError> {
         Ok(MappedStream {
-            stream: open(&self.path, &self.options)?,
+            stream: open(&self.path, &self.options)
+                .map_err(|e| e.shown_as(&self.path, &self.name))?,
             map: self.map.clone(),
             path: self.path.clone(),
+            name: self.name.clone(),
             index: 0,
         })
     }
@@ -336,6 +349,7 @@ pub struct MappedStream {
     stream: TraceStream,
     map: AddressMap,
     path: PathBuf,
+    name: PathBuf,
     index: u64,
 }
 
@@ -353,14 +367,14 @@ impl Iterator for MappedStream {
     fn next(&mut self) -> Option<RequestResult> {
         let request = match self.stream.next()? {
             Ok(request) => request,
-            Err(error) => return Some(Err(error)),
+            Err(error) => return Some(Err(error.shown_as(&self.path, &self.name))),
         };
         self.index += 1;
         Some(
             self.map
                 .apply(request)
                 .map_err(|message| TraceError::Format {
-                    path: self.path.clone(),
+                    path: self.name.clone(),
                     message: format!("request {}: {message}", self.index - 1),
                 }),
         )

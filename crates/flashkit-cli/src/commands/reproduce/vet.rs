@@ -530,7 +530,14 @@ fn paper_traces(
         let mut flags = args.paper_trace_options.clone();
         flags.address_map = Some(flags.address_map.unwrap_or(AddressMapping::Identity));
         let mut device = DeviceSpec::default();
-        let source = trace_source(path, &flags, &ConfigFile::default(), &mut device, false)?;
+        let source = trace_source(
+            path,
+            path,
+            &flags,
+            &ConfigFile::default(),
+            &mut device,
+            false,
+        )?;
         let Source::Trace(prepared) = &source else {
             unreachable!("invariant: trace_source reads a trace");
         };
