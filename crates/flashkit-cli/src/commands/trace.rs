@@ -99,11 +99,7 @@ pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
         crate::output::note_input(file);
     }
     args.output.check_not_inputs()?;
-    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
-        return Err(Failure::Usage(anyhow::anyhow!(
-            "- (standard input) is given twice: it can be read once"
-        )));
-    }
+    super::trace_tools::stdin_once(&args.files)?;
     let mut summaries = Vec::new();
     for given in &args.files {
         // `-`: standard input, saved to a temporary file kept until its summary is made.

@@ -131,6 +131,16 @@ impl Spooled {
     }
 }
 
+/// Refuse `-` (standard input) given more than once in a list of files: it can be read once.
+pub fn stdin_once(files: &[std::path::PathBuf]) -> Result<(), Failure> {
+    if files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
+        return Err(Failure::Usage(anyhow!(
+            "- (standard input) is given twice: it can be read once"
+        )));
+    }
+    Ok(())
+}
+
 /// The input of `replay` and `compare`: the `--trace` file ([`trace_source`]; `-` reads
 /// standard input, saved first, and the [`Spooled`] file must outlive the run), or else the
 /// workload the options describe on the device's capacity.
@@ -337,11 +347,7 @@ fn write_csv(
 /// `flashkit trace detect`: every file's explanation; exit 1 when a file with content
 /// matches no format (so that a script can tell), after explaining them all.
 pub fn detect(args: DetectArgs) -> Outcome {
-    if args.files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
-        return Err(Failure::Usage(anyhow!(
-            "- (standard input) is given twice: it can be read once"
-        )));
-    }
+    stdin_once(&args.files)?;
     let mut unknown = Vec::new();
     for file in &args.files {
         let detection = if file.as_os_str() == "-" {
