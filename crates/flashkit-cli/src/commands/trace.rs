@@ -15,7 +15,7 @@ use flashkit_trace::formats::{Format, ParseReport};
 use flashkit_trace::stats::{TraceStats, TraceSummary};
 use flashkit_trace::workload::Workload;
 use serde::Serialize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
     if args.capacity.is_some() && args.workload.span.is_some() {
@@ -103,15 +103,8 @@ pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
     let mut summaries = Vec::new();
     for given in &args.files {
         // `-`: standard input, saved to a temporary file kept until its summary is made.
-        let spooled = if given.as_os_str() == "-" {
-            Some(super::trace_tools::Spooled::stdin()?)
-        } else {
-            None
-        };
-        let (file, name) = match &spooled {
-            Some(spooled) => (spooled.path(), Path::new(super::trace_tools::STDIN_NAME)),
-            None => (given.as_path(), given.as_path()),
-        };
+        let trace = super::trace_tools::TraceFile::new(given)?;
+        let (file, name) = (trace.path(), trace.name());
         let shown = |e: flashkit_trace::TraceError| e.shown_as(file, name);
         let mut stream = super::trace_tools::open_named(file, name, &options, &args.trace_options)?;
         let description = match stream.format() {

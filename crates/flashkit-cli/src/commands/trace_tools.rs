@@ -17,7 +17,7 @@ use flashkit_trace::formats::{
     BlkparseEvent, ParseReport, TraceOptions, TraceStream, examine, open,
 };
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -131,8 +131,43 @@ impl Spooled {
     }
 }
 
+/// A trace file as given on the command line: a path, or `-` for standard input, saved to
+/// a temporary file (kept while this lives) and called [`STDIN_NAME`].
+pub struct TraceFile {
+    given: PathBuf,
+    spooled: Option<Spooled>,
+}
+
+impl TraceFile {
+    /// `given`, with standard input saved first if it is `-`.
+    pub fn new(given: &Path) -> Result<TraceFile, Failure> {
+        let spooled = if given.as_os_str() == "-" {
+            Some(Spooled::stdin()?)
+        } else {
+            None
+        };
+        Ok(TraceFile {
+            given: given.to_path_buf(),
+            spooled,
+        })
+    }
+
+    /// The file to read.
+    pub fn path(&self) -> &Path {
+        self.spooled.as_ref().map_or(&self.given, Spooled::path)
+    }
+
+    /// What the file is called in messages and reports.
+    pub fn name(&self) -> &Path {
+        match self.spooled {
+            Some(_) => Path::new(STDIN_NAME),
+            None => &self.given,
+        }
+    }
+}
+
 /// Refuse `-` (standard input) given more than once in a list of files: it can be read once.
-pub fn stdin_once(files: &[std::path::PathBuf]) -> Result<(), Failure> {
+pub fn stdin_once(files: &[PathBuf]) -> Result<(), Failure> {
     if files.iter().filter(|f| f.as_os_str() == "-").count() > 1 {
         return Err(Failure::Usage(anyhow!(
             "- (standard input) is given twice: it can be read once"
@@ -142,7 +177,7 @@ pub fn stdin_once(files: &[std::path::PathBuf]) -> Result<(), Failure> {
 }
 
 /// The input of `replay` and `compare`: the `--trace` file ([`trace_source`]; `-` reads
-/// standard input, saved first, and the [`Spooled`] file must outlive the run), or else the
+/// standard input, saved first, and the [`TraceFile`] must outlive the run), or else the
 /// workload the options describe on the device's capacity.
 pub fn source(
     trace: Option<&Path>,
@@ -151,7 +186,7 @@ pub fn source(
     config: &ConfigFile,
     device: &mut DeviceSpec,
     capacity_given: bool,
-) -> Result<(Source, Option<Spooled>), Failure> {
+) -> Result<(Source, Option<TraceFile>), Failure> {
     // Options for the other kind of input would be ignored: refuse them instead.
     let unused = match trace {
         Some(_) => workload.given(),
@@ -170,16 +205,18 @@ pub fn source(
         )));
     }
     match trace {
-        Some(path) if path == Path::new("-") => {
-            let spooled = Spooled::stdin()?;
-            let name = Path::new(STDIN_NAME);
-            let source = trace_source(spooled.path(), name, flags, config, device, capacity_given)?;
-            Ok((source, Some(spooled)))
+        Some(path) => {
+            let file = TraceFile::new(path)?;
+            let source = trace_source(
+                file.path(),
+                file.name(),
+                flags,
+                config,
+                device,
+                capacity_given,
+            )?;
+            Ok((source, Some(file)))
         }
-        Some(path) => Ok((
-            trace_source(path, path, flags, config, device, capacity_given)?,
-            None,
-        )),
         None => {
             let spec = settings::workload_spec(workload, &config.workload, device.capacity_bytes)
                 .map_err(Failure::Usage)?;
@@ -280,16 +317,8 @@ pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
         crate::output::note_input(&args.input);
     }
     crate::output::check_output(&args.output).map_err(Failure::Usage)?;
-    // `-`: standard input, saved to a temporary file first.
-    let spooled = if args.input.as_os_str() == "-" {
-        Some(Spooled::stdin()?)
-    } else {
-        None
-    };
-    let (input, name) = match &spooled {
-        Some(spooled) => (spooled.path(), Path::new(STDIN_NAME)),
-        None => (args.input.as_path(), args.input.as_path()),
-    };
+    let file = TraceFile::new(&args.input)?;
+    let (input, name) = (file.path(), file.name());
     let mut stream = open_named(input, name, &options, &args.trace_options)?;
     let failed = |e: flashkit_trace::TraceError| runtime(e.shown_as(input, name));
     let format = stream.format().map_or("empty", |f| f.name());
@@ -350,16 +379,10 @@ pub fn detect(args: DetectArgs) -> Outcome {
     stdin_once(&args.files)?;
     let mut unknown = Vec::new();
     for file in &args.files {
-        let detection = if file.as_os_str() == "-" {
-            let spooled = Spooled::stdin()?;
-            let name = Path::new(STDIN_NAME);
-            let mut detection =
-                examine(spooled.path()).map_err(|e| runtime(e.shown_as(spooled.path(), name)))?;
-            detection.path = name.to_path_buf();
-            detection
-        } else {
-            examine(file).map_err(runtime)?
-        };
+        let trace = TraceFile::new(file)?;
+        let mut detection =
+            examine(trace.path()).map_err(|e| runtime(e.shown_as(trace.path(), trace.name())))?;
+        detection.path = trace.name().to_path_buf();
         print!("{}", detection.explain());
         if detection.format.is_none() && detection.sampled_lines > 0 {
             unknown.push(file.display().to_string());
