@@ -103,6 +103,18 @@ impl ExtentIndex for BTreeMap<u32, Run> {
 /// Most entries a [`Chunked`] chunk holds; a fuller chunk splits in two.
 pub const CHUNK: usize = 128;
 
+/// Fetch the lines of the first four levels of a binary search over `chunk` (see
+/// [`Chunked::chunk`]).
+#[inline(always)]
+fn prefetch_sixteenths(chunk: &[(u32, Run)]) {
+    let n = chunk.len();
+    if n >= 16 {
+        for part in 1..16 {
+            flashkit_core::hint::prefetch(chunk, n * part / 16);
+        }
+    }
+}
+
 /// A sorted array of extents in chunks of at most [`CHUNK`] entries; see the module docs.
 ///
 /// Invariants: every chunk is non-empty and sorted; `firsts[c]` is chunk `c`'s first start;
@@ -133,12 +145,7 @@ impl Chunked {
     #[inline]
     fn chunk(&self, c: usize) -> &[(u32, Run)] {
         let chunk = &self.chunks[c];
-        let n = chunk.len();
-        if n >= 16 {
-            for part in 1..16 {
-                flashkit_core::hint::prefetch(chunk, n * part / 16);
-            }
-        }
+        prefetch_sixteenths(chunk);
         chunk
     }
 
@@ -237,6 +244,7 @@ impl ExtentIndex for Chunked {
     fn get_mut(&mut self, start: u32) -> Option<&mut Run> {
         let c = self.chunk_of(start)?;
         let chunk = &mut self.chunks[c];
+        prefetch_sixteenths(chunk);
         let i = chunk.partition_point(|e| e.0 < start);
         chunk.get_mut(i).filter(|e| e.0 == start).map(|e| &mut e.1)
     }
