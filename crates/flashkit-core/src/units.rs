@@ -19,9 +19,9 @@ fn parse_scaled(text: &str, base: u64, unit_suffixes: &[&str]) -> Result<u64, St
     let split = trimmed
         .find(|c: char| !(c.is_ascii_digit() || c == '.' || c == '_'))
         .unwrap_or(trimmed.len());
-    let (number, suffix) = trimmed.split_at(split);
+    let (number, written_suffix) = trimmed.split_at(split);
     let number: String = number.chars().filter(|&c| c != '_').collect();
-    let mut suffix = suffix.trim().to_ascii_uppercase();
+    let mut suffix = written_suffix.trim().to_ascii_uppercase();
     for unit in unit_suffixes {
         if let Some(rest) = suffix.strip_suffix(unit) {
             suffix = rest.to_string();
@@ -38,23 +38,35 @@ fn parse_scaled(text: &str, base: u64, unit_suffixes: &[&str]) -> Result<u64, St
         "G" => 3,
         "T" => 4,
         "P" => 5,
-        other => return Err(format!("unknown suffix {other:?}")),
+        _ => return Err(format!("unknown suffix {:?}", written_suffix.trim())),
     };
-    let scale = base.checked_pow(exponent).ok_or("too large")?;
-    if number.contains('.') {
-        let value: f64 = number.parse().map_err(|_| "not a number")?;
-        let scaled = value * scale as f64;
-        if !scaled.is_finite() || scaled < 0.0 || scaled > u64::MAX as f64 {
-            return Err("out of range".into());
-        }
-        if scaled.fract() != 0.0 {
-            return Err("not a whole number of units".into());
-        }
-        Ok(scaled as u64)
-    } else {
-        let value: u64 = number.parse().map_err(|_| "not a number")?;
-        value.checked_mul(scale).ok_or_else(|| "too large".into())
+    let scale = u128::from(base.checked_pow(exponent).ok_or("too large")?);
+    // Exact decimal arithmetic: `2.01k` is 2010, however 2.01 rounds in binary.
+    let (whole, fraction) = number.split_once('.').unwrap_or((&number, ""));
+    if whole.is_empty() && fraction.is_empty() || fraction.contains('.') {
+        return Err("not a number".into());
     }
+    let digits = |text: &str| -> Result<u128, String> {
+        if text.is_empty() {
+            return Ok(0);
+        }
+        text.parse::<u128>().map_err(|_| "too large".to_string())
+    };
+    let fraction = fraction.trim_end_matches('0');
+    // Past 20 decimal places no K/M/G/T/P multiple is whole (a binary P is 2^50).
+    if fraction.len() > 20 {
+        return Err("not a whole number of units".into());
+    }
+    let places = 10u128.pow(fraction.len() as u32);
+    let fraction_scaled = digits(fraction)? * scale;
+    if !fraction_scaled.is_multiple_of(places) {
+        return Err("not a whole number of units".into());
+    }
+    digits(whole)?
+        .checked_mul(scale)
+        .and_then(|value| value.checked_add(fraction_scaled / places))
+        .and_then(|value| u64::try_from(value).ok())
+        .ok_or_else(|| "too large".into())
 }
 
 /// Print a byte size with a binary suffix, exact when possible (`4KiB`, `16GiB`, `1536B`).
@@ -131,6 +143,57 @@ mod tests {
         assert_eq!(parse_count("2.5k"), Ok(2500));
         assert_eq!(parse_count("1_000"), Ok(1000));
         assert!(parse_count("1.0001k").is_err());
+    }
+
+    /// Decimals are exact: 2.01 is not a whole number in binary floating point, so 2.01k
+    /// used to be refused as "not a whole number of units", and 16384.0P saturated.
+    #[test]
+    fn decimals_parse_exactly() {
+        assert_eq!(parse_count("2.01k"), Ok(2010));
+        assert_eq!(parse_count("1.001k"), Ok(1001));
+        assert_eq!(parse_count("8.03k"), Ok(8030));
+        assert_eq!(parse_count("0.000123M"), Ok(123));
+        assert_eq!(parse_count(".5k"), Ok(500));
+        assert_eq!(parse_count("3."), Ok(3));
+        assert_eq!(parse_count("1.500000000000000000000000000k"), Ok(1500));
+        assert_eq!(parse_size("0.5K"), Ok(512));
+        assert_eq!(parse_size("1.125KiB"), Ok(1152));
+        assert_eq!(parse_size("0.0009765625M"), Ok(1024));
+        assert_eq!(
+            parse_size("16383.99P"),
+            Err("invalid size \"16383.99P\": not a whole number of units".into())
+        );
+        for too_large in [
+            "16384.0P",
+            "16384P",
+            "18446744073709551616",
+            "99999999999999999999999999999999999999999",
+        ] {
+            assert!(
+                parse_size(too_large).is_err_and(|why| why.ends_with("too large")),
+                "{too_large}"
+            );
+        }
+        assert_eq!(parse_size("18446744073709551615"), Ok(u64::MAX));
+        for bad in [".", "1.2.3", "1..2"] {
+            assert!(parse_count(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            parse_count("1.0000000000000000000001k"),
+            Err("invalid count \"1.0000000000000000000001k\": not a whole number of units".into())
+        );
+    }
+
+    #[test]
+    fn unknown_suffixes_are_quoted_as_written() {
+        assert_eq!(
+            parse_count("1e6"),
+            Err("invalid count \"1e6\": unknown suffix \"e6\"".into())
+        );
+        assert_eq!(
+            parse_size("0x4000000"),
+            Err("invalid size \"0x4000000\": unknown suffix \"x4000000\"".into())
+        );
     }
 
     #[test]
