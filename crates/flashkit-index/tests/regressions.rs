@@ -79,3 +79,24 @@ fn pointer_update_propagation_along_a_whole_list_does_not_overflow_the_stack() {
     assert_eq!(list.get(keys - 1).expect("get"), Some(0));
     assert_eq!(list.get(0).expect("get"), Some(0));
 }
+
+/// An odd page size used to pass the check on its halved word count (513 B as 256 words) and
+/// run as 512 B while reporting 513.
+#[test]
+fn mu_tree_refuses_page_sizes_that_are_not_a_power_of_two() {
+    for bytes in [513, 4097, 8193, 129, 300] {
+        let Err(error) = MuTree::create(small_nor(1024, 10), MuTreeConfig { page_bytes: bytes })
+        else {
+            panic!("{bytes} B accepted");
+        };
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("{bytes} B must be a power of two")),
+            "{bytes}: {error}"
+        );
+    }
+    for bytes in [128, 256, 512] {
+        MuTree::create(small_nor(1024, 10), MuTreeConfig { page_bytes: bytes }).expect("valid");
+    }
+}

@@ -104,7 +104,7 @@ impl MuTree {
         };
         let g = *nor.geometry();
         let page_words = cfg.page_bytes / 2;
-        if !(64..=4096).contains(&page_words) || !page_words.is_power_of_two() {
+        if !(128..=8192).contains(&cfg.page_bytes) || !cfg.page_bytes.is_power_of_two() {
             return Err(err(format!(
                 "{} B must be a power of two from 128 B to 8 KiB",
                 cfg.page_bytes
