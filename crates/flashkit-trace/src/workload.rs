@@ -188,6 +188,18 @@ impl WorkloadSpec {
         if self.read_fraction + self.trim_fraction > 1.0 {
             return fail("read_fraction + trim_fraction exceeds 1".into());
         }
+        // The last request's time must fit a nanosecond count (2^64 ns is 584 years).
+        if self
+            .requests
+            .saturating_sub(1)
+            .checked_mul(self.interarrival_ns)
+            .is_none()
+        {
+            return fail(format!(
+                "{} requests {} ns apart end past 2^64 ns (584 years)",
+                self.requests, self.interarrival_ns
+            ));
+        }
         Self::validate_sizes(&self.size, "request", align, self.span_bytes)?;
         if let Some(read_size) = &self.read_size {
             Self::validate_sizes(read_size, "read", align, self.span_bytes)?;
@@ -719,6 +731,21 @@ mod tests {
             })
             .contains("stddev")
         );
+        // Request times used to wrap around past 2^64 ns.
+        assert!(
+            bad(&|s| {
+                s.requests = 100;
+                s.interarrival_ns = 200_000_000_000_000_000
+            })
+            .contains("100 requests 200000000000000000 ns apart end past 2^64 ns")
+        );
+        let mut fits = spec(Pattern::Uniform);
+        (fits.requests, fits.interarrival_ns) = (2, u64::MAX);
+        let times: Vec<u64> = Workload::new(fits, 0)
+            .expect("the last request starts at 2^64 - 1 ns")
+            .map(|r| r.time_ns)
+            .collect();
+        assert_eq!(times, [0, u64::MAX]);
     }
 
     #[test]
