@@ -249,6 +249,48 @@ fn an_option_of_another_format_is_a_usage_error() {
             assert!(!stderr.contains("invalid workload"), "{stderr}");
         }
     }
+    // In a generic CSV only a bare `time` column takes --time-unit; it did nothing to a
+    // `time_us` column or to a file without times.
+    for (name, header, needle) in [
+        (
+            "us.csv",
+            "time_us,op,offset,size",
+            "names \"time_us\", which fixes its own unit",
+        ),
+        ("none.csv", "op,offset,size", "names no time column"),
+    ] {
+        let body = if header.starts_with("time") {
+            "30,write,0,4096\n"
+        } else {
+            "write,0,4096\n"
+        };
+        let csv = files.write(name, &format!("# a comment\n{header}\n{body}"));
+        for args in [
+            vec!["trace", "stats", &csv, "--time-unit", "s"],
+            vec![
+                "replay",
+                "--trace",
+                &csv,
+                "--time-unit",
+                "s",
+                "--capacity",
+                "64M",
+            ],
+        ] {
+            let out = flashkit(&args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}");
+            let stderr = text(&out.stderr);
+            assert!(
+                stderr.contains(
+                    "error: --time-unit sets the unit of the generic CSV's bare `time` column"
+                ) && stderr.contains(needle),
+                "{args:?}: {stderr}"
+            );
+        }
+    }
+    let bare = files.write("bare.csv", "time,op,offset,size\n2,write,0,4096\n");
+    let out = flashkit(&["trace", "stats", &bare, "--time-unit", "s"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     // The address map lays a trace onto a device, which only a replay has: stats, convert
     // and bench read the trace's own addresses and ignored it.
     let out_path = files.path("out.fkt");

@@ -110,6 +110,18 @@ fn op(text: &[u8]) -> Result<Op, FieldError> {
     }
 }
 
+/// The time column a header names (`time`, `time_us`...), if any, as written.
+pub(crate) fn time_column(header: &[u8]) -> Option<String> {
+    header
+        .split(|&b| b == b',')
+        .map(trim)
+        .find(|name| {
+            let lower = name.to_ascii_lowercase();
+            lower == b"time" || lower.starts_with(b"time_")
+        })
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+}
+
 /// The columns a header names, checked: every name known, `op`, an offset and a size
 /// present, nothing named twice.
 fn header(line: &[u8], time_unit_ns: u64) -> Result<Vec<Column>, FieldError> {

@@ -240,7 +240,7 @@ fn try_format(format: Format, sample: &[(u64, Vec<u8>)]) -> Verdict {
 /// The first [`SAMPLE_LINES`] non-blank whole lines of the file's first 64 KiB of text,
 /// with their line numbers. A line cut by the 64 KiB limit is left out; a read error (a
 /// gzip file truncated inside the sample) ends the sample where it happened.
-fn sample_lines(path: &Path) -> Result<Vec<(u64, Vec<u8>)>, TraceError> {
+pub(crate) fn sample_lines(path: &Path) -> Result<Vec<(u64, Vec<u8>)>, TraceError> {
     let mut input = open_text(path).map_err(|source| TraceError::Io {
         path: path.to_path_buf(),
         error: source,

@@ -714,6 +714,31 @@ pub fn open(path: &Path, options: &TraceOptions) -> Result<TraceStream, TraceErr
             format
         )));
     }
+    if options.time_unit.is_some() && format == Format::Csv {
+        // Only a bare `time` column takes the unit; `time_us` and the like fix their own.
+        let sample = detect::sample_lines(path)?;
+        let header = sample
+            .iter()
+            .map(|(_, line)| line)
+            .find(|l| !l.starts_with(b"#"));
+        if let Some(header) = header {
+            let column = csv::time_column(header);
+            if !column
+                .as_deref()
+                .is_some_and(|c| c.eq_ignore_ascii_case("time"))
+            {
+                return Err(TraceError::Options(format!(
+                    "--time-unit sets the unit of the generic CSV's bare `time` column; the \
+                     header of {} names {}: drop --time-unit",
+                    path.display(),
+                    match column {
+                        Some(name) => format!("{name:?}, which fixes its own unit"),
+                        None => "no time column".into(),
+                    }
+                )));
+            }
+        }
+    }
     if options.blkparse_event.is_some() && format != Format::Blkparse {
         return Err(TraceError::Options(format!(
             "--blkparse-event applies to blkparse traces; {} is {format}",
