@@ -241,7 +241,7 @@ pub struct TraceBenchArgs {
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
     /// Read each file this many times and report the best pass.
-    #[arg(long, default_value_t = 3, value_name = "N")]
+    #[arg(long, default_value_t = 3, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub repeat: u32,
     #[command(flatten)]
     pub trace_options: TraceArgs,
@@ -537,7 +537,7 @@ pub struct RunArgs {
     #[serde(rename = "no_precondition")]
     pub no_precondition: bool,
     /// Random overwrites after the sequential fill, in logical capacities [default: 1].
-    #[arg(long, value_name = "CAPACITIES")]
+    #[arg(long, value_name = "CAPACITIES", conflicts_with = "no_precondition")]
     pub precondition_overwrites: Option<f64>,
 }
 

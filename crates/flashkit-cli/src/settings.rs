@@ -228,17 +228,22 @@ pub fn seed(flags: &RunArgs, file: &RunArgs) -> u64 {
     flags.seed.or(file.seed).unwrap_or(1)
 }
 
+/// How to precondition the drive, or `None` for a fresh one.
+///
+/// Flags over the file: `--precondition-overwrites` on the command line preconditions even
+/// where the file says `no_precondition` (the two flags together are refused by clap).
 pub fn precondition(flags: &RunArgs, file: &RunArgs) -> Option<Precondition> {
-    if flags.no_precondition || file.no_precondition {
-        return None;
-    }
-    let base = Precondition::default();
-    Some(Precondition {
-        random_overwrites: flags
+    let overwrites = match flags.precondition_overwrites {
+        _ if flags.no_precondition => return None,
+        Some(overwrites) => overwrites,
+        None if file.no_precondition => return None,
+        None => file
             .precondition_overwrites
-            .or(file.precondition_overwrites)
-            .unwrap_or(base.random_overwrites),
-        ..base
+            .unwrap_or(Precondition::default().random_overwrites),
+    };
+    Some(Precondition {
+        random_overwrites: overwrites,
+        ..Precondition::default()
     })
 }
 
@@ -375,6 +380,40 @@ fn parse_sizes(text: &str) -> Result<SizeDist> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `--precondition-overwrites` given on the command line used to be ignored under a
+    /// file's `no_precondition`; `--no-precondition` still wins over the file's overwrites.
+    #[test]
+    fn preconditioning_flags_win_over_the_file() {
+        let run = |text: &str| -> RunArgs { toml::from_str(text).expect("valid") };
+        let fresh = run("no_precondition = true");
+        let three = RunArgs {
+            precondition_overwrites: Some(3.0),
+            ..RunArgs::default()
+        };
+        let overwrites = |p: Option<Precondition>| p.map(|p| p.random_overwrites);
+        assert_eq!(overwrites(precondition(&three, &fresh)), Some(3.0));
+        assert_eq!(overwrites(precondition(&RunArgs::default(), &fresh)), None);
+        let no = RunArgs {
+            no_precondition: true,
+            ..RunArgs::default()
+        };
+        assert_eq!(
+            overwrites(precondition(&no, &run("precondition_overwrites = 2.0"))),
+            None
+        );
+        assert_eq!(
+            overwrites(precondition(
+                &RunArgs::default(),
+                &run("precondition_overwrites = 2.0")
+            )),
+            Some(2.0)
+        );
+        assert_eq!(
+            overwrites(precondition(&RunArgs::default(), &RunArgs::default())),
+            Some(Precondition::default().random_overwrites)
+        );
+    }
 
     #[test]
     fn flags_win_over_the_file_and_the_file_over_defaults() {

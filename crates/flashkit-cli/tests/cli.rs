@@ -349,6 +349,22 @@ fn options_that_would_be_ignored_are_usage_errors() {
         2,
         "--stddev applies to --workload gaussian",
     );
+    // A fresh drive has no preconditioning to size; a single pass has no best pass.
+    assert_error(
+        &flashkit(&[
+            "replay",
+            "--no-precondition",
+            "--precondition-overwrites",
+            "3",
+        ]),
+        2,
+        "the argument '--no-precondition' cannot be used with '--precondition-overwrites <CAPACITIES>'",
+    );
+    assert_error(
+        &flashkit(&["trace", "bench", path_str(&trace), "--repeat", "0"]),
+        2,
+        "invalid value '0' for '--repeat <N>': 0 is not in 1..=4294967295",
+    );
     // The file may hold options for several patterns; the one that runs uses its own.
     let config = dir.path().join("run.toml");
     std::fs::write(

@@ -402,7 +402,7 @@ pub fn detect(args: DetectArgs) -> Outcome {
 pub fn bench(args: TraceBenchArgs, config: &ConfigFile) -> Outcome {
     refuse_address_map(&args.trace_options, "bench")?;
     let (options, _) = settings::trace_options(&args.trace_options, &config.trace);
-    let repeat = args.repeat.max(1);
+    let repeat = args.repeat;
     let mut table = Table::new([
         "file",
         "format",
