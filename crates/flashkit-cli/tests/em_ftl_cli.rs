@@ -331,6 +331,65 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
     assert_error(&bfs_cache, 2, "--cache is an option for em dfs, not em bfs");
     let dfs_mu = flashkit(&["em", "dfs", "--vertices", "100", "--mu", "4"]);
     assert_error(&dfs_mu, 2, "--mu is an option for em bfs, not em dfs");
+    // A cache below two pages was silently raised to two.
+    let dfs_cache = flashkit(&["em", "dfs", "--vertices", "100", "--cache", "0"]);
+    assert_error(
+        &dfs_cache,
+        2,
+        "--cache 0 holds fewer than the 2 pages of 131072 B the DFS needs",
+    );
+    let model = flashkit(&["em", "model", "--vertices", "0"]);
+    assert_error(&model, 2, "--vertices 0: the BFS and DFS predictions need");
+}
+
+/// `--c` prices the general model's writes: bfs and dfs printed and saved nothing it
+/// changed, so it did nothing there.
+#[test]
+fn graph_algorithms_price_their_io_with_the_write_penalty() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for algorithm in ["bfs", "dfs"] {
+        let mut costs = Vec::new();
+        for c in ["1", "7"] {
+            let json = dir.path().join(format!("{algorithm}-{c}.json"));
+            let path = json.to_str().expect("UTF-8 path");
+            let text = ok(&[
+                "em",
+                algorithm,
+                "--vertices",
+                "2^8",
+                "--memory",
+                "64K",
+                "--br",
+                "4K",
+                "--bw",
+                "16K",
+                "--c",
+                c,
+                "--json",
+                path,
+            ]);
+            let doc: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(&json).expect("written")).expect("JSON");
+            let cost = &doc["cost"];
+            let (x, y) = (
+                cost["read_ios"].as_f64().expect("x"),
+                cost["write_ios"].as_f64().expect("y"),
+            );
+            let general = cost["general"].as_f64().expect("x + c*y");
+            assert_eq!(
+                general,
+                x + c.parse::<f64>().expect("c") * y,
+                "{algorithm} c={c}"
+            );
+            assert!(y > 0.0, "{algorithm} writes");
+            assert!(
+                text.contains(&format!("cost of the algorithm's I/O: general model x + c*y = {general:.0} ({x} reads, {y} writes)")),
+                "{text}"
+            );
+            costs.push(general);
+        }
+        assert!(costs[1] > costs[0], "{algorithm}: {costs:?}");
+    }
 }
 
 /// Sizes past what a plan can hold are usage errors, never a panic or an abort (they were:

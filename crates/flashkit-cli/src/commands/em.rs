@@ -250,6 +250,11 @@ fn model(args: ModelArgs) -> Outcome {
             args.vertices
         )));
     }
+    if args.vertices == 0 {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--vertices 0: the BFS and DFS predictions need a graph of one vertex or more"
+        )));
+    }
     let record_bytes = args.record.bytes();
     let input = args.records.checked_mul(record_bytes).ok_or_else(|| {
         Failure::Usage(anyhow::anyhow!(

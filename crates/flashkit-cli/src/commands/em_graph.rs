@@ -17,6 +17,7 @@ use flashkit_em::graph::Graph;
 use flashkit_em::graph::bfs::{self, BfsConfig, BfsReport};
 use flashkit_em::graph::dfs::{self, DfsReport};
 use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo};
+use flashkit_em::model::Cost;
 use flashkit_em::sort::files::IoMode;
 use flashkit_em::tl::TranslationLayer;
 use flashkit_ftl::FtlKind;
@@ -294,14 +295,17 @@ fn on_ftl<T>(
 struct GraphDocument<'a, T> {
     #[serde(flatten)]
     report: &'a T,
+    /// The algorithm's I/O (the graph's upload left out) under both flash models.
+    cost: Cost,
     #[serde(skip_serializing_if = "Option::is_none")]
     ftl: Option<&'a FtlReport>,
 }
 
-fn save<T: Serialize>(args: &GraphArgs, ran: &Ran<T>) -> Outcome {
+fn save<T: Serialize>(args: &GraphArgs, ran: &Ran<T>, cost: Cost) -> Outcome {
     if let Some(path) = &args.json {
         let document = GraphDocument {
             report: &ran.result,
+            cost,
             ftl: ran.ftl.as_ref().map(|(_, _, report)| report),
         };
         write_json(path, &document)?;
@@ -332,9 +336,23 @@ pub fn bfs(args: GraphArgs, config: &ConfigFile) -> Outcome {
     let algorithm = |io: &mut dyn PhysicalIo| bfs::run(io, &graph, 0, &bfs_config);
     let ran = on_device(&args, config, model.sizes, ("BFS", algorithm))?;
     let equal = ran.result.level_of == graph.bfs_levels(0);
+    let cost = model.cost(&(ran.result.preprocessing + ran.result.bfs));
     print_bfs(&args, &graph, &ran);
+    print_cost(&cost);
     print_check(&ran, "checked against an in-memory BFS", equal);
-    save(&args, &ran)
+    save(&args, &ran, cost)
+}
+
+/// The algorithm's I/O under both flash models (`--c` prices the general model's writes).
+fn print_cost(cost: &Cost) {
+    println!(
+        "cost of the algorithm's I/O: general model x + c*y = {:.0} ({} reads, {} writes); \
+         unit-cost model {} GB moved",
+        cost.general,
+        cost.read_ios,
+        cost.write_ios,
+        gb(cost.unit_bytes)
+    );
 }
 
 fn print_bfs(args: &GraphArgs, graph: &Graph, ran: &Ran<BfsReport>) {
@@ -390,17 +408,32 @@ pub fn dfs(args: GraphArgs, config: &ConfigFile) -> Outcome {
     let model = args.params.model()?;
     let graph = build_graph(&args.graph, args.vertices, args.seed)?;
     let external = graph.vertices() * 16 + graph.edge_entries() * 4;
+    let page = args.io.algorithm_sizes(model.sizes).read_bytes;
+    if let Some(cache) = args.cache
+        && cache.0 < 2 * page
+    {
+        // The default (half the graph) is raised to two pages on a tiny graph; a cache the
+        // user sized is not changed behind their back.
+        return Err(Failure::Usage(anyhow!(
+            "--cache {} holds fewer than the 2 pages of {page} B the DFS needs (a vertex's \
+             record and its adjacency); give at least {} B",
+            cache.0,
+            2 * page
+        )));
+    }
     let cache = args.cache.map_or(external / 2, |s| s.0);
     let algorithm = |io: &mut dyn PhysicalIo| dfs::run(io, &graph, 0, cache);
     let ran = on_device(&args, config, model.sizes, ("DFS", algorithm))?;
     let equal = ran.result.order == graph.dfs_order(0);
+    let cost = model.cost(&ran.result.io);
     print_dfs(&args, &graph, &ran);
+    print_cost(&cost);
     print_check(
         &ran,
         "visiting order checked against an in-memory DFS",
         equal,
     );
-    save(&args, &ran)
+    save(&args, &ran, cost)
 }
 
 fn print_dfs(args: &GraphArgs, graph: &Graph, ran: &Ran<DfsReport>) {
