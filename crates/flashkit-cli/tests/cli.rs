@@ -639,6 +639,27 @@ fn a_failed_run_names_itself_and_keeps_the_others() {
             .is_some_and(|e| e.contains("out of space")),
         "{doc}"
     );
+    // Every run failing still leaves a JSON that says which and why (none was written).
+    let all = dir.path().join("all.json");
+    let output = flashkit(&[
+        "compare",
+        "--requests",
+        "2000",
+        "--capacity",
+        "64M",
+        "--endurance",
+        "5",
+        "--ftl",
+        "bast,fast",
+        "--json",
+        path_str(&all),
+    ]);
+    assert_error(&output, 1, "error: bast: preconditioning");
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&all).expect("json written")).expect("json");
+    assert_eq!(doc["runs"].as_array().map(Vec::len), Some(0), "{doc}");
+    assert_eq!(doc["failed"][0]["label"], "bast");
+    assert_eq!(doc["failed"][1]["label"], "fast");
 }
 
 /// `flashkit completions bash` prints a script that bash loads and that completes

@@ -130,15 +130,20 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     }
     // A run that fails (an FTL worn out, out of space) does not take the others' results
     // with it: they are printed and saved, and the failures are reported after them.
+    let recorded: Vec<FailedRun> = failed
+        .iter()
+        .map(|(label, error)| FailedRun {
+            label: label.clone(),
+            error: error.to_string(),
+        })
+        .collect();
     if !finished.is_empty() {
-        let recorded: Vec<FailedRun> = failed
-            .iter()
-            .map(|(label, error)| FailedRun {
-                label: label.clone(),
-                error: error.to_string(),
-            })
-            .collect();
         print_and_save(&finished, &args.output, workers, &recorded)?;
+    } else if let Some(path) = &args.output.json {
+        // Every run failed: the JSON still says which and why (there is no table, so no
+        // CSV).
+        let wall_clock = args.output.wall_clock_in_json;
+        write_json(path, &runs_document(&[], wall_clock, workers, &recorded))?;
     }
     if failed.is_empty() {
         return Ok(());
