@@ -49,6 +49,7 @@ pub fn run(args: ReportArgs) -> Outcome {
         )));
     }
     let (results, source_name) = load(&args.results)?;
+    crate::output::check_outputs(&[("--html", args.html.as_deref())]).map_err(Failure::Usage)?;
     if results.is_empty() {
         return Err(Failure::Runtime(anyhow!(
             "{} holds no results",
@@ -124,6 +125,13 @@ fn load(path: &Path) -> Result<(Vec<CellResult>, String), Failure> {
     crate::output::note_input(&jsonl);
     if jsonl.extension().is_some_and(|e| e == "jsonl") {
         let existing = read_results(&jsonl).map_err(sim_failure)?;
+        if existing.dropped_partial_line {
+            eprintln!(
+                "note: left out the torn last line of {} (a sweep still writing it, or one \
+                 interrupted mid-write: `flashkit sweep --resume` runs that cell again)",
+                jsonl.display()
+            );
+        }
         return Ok((existing.results, name));
     }
     let text = std::fs::read_to_string(&jsonl)
@@ -131,7 +139,7 @@ fn load(path: &Path) -> Result<(Vec<CellResult>, String), Failure> {
     let doc: serde_json::Value =
         serde_json::from_str(&text).with_context(|| format!("{}: not JSON", jsonl.display()))?;
     let runs = doc["runs"].as_array().ok_or_else(|| {
-        Failure::Runtime(anyhow!(
+        Failure::Usage(anyhow!(
             "{}: neither a sweep's results.jsonl nor a --json document with \"runs\"",
             jsonl.display()
         ))
