@@ -495,8 +495,9 @@ pub struct FtlArgs {
     #[arg(long, value_delimiter = ',', value_name = "LIST")]
     #[serde(deserialize_with = "one_or_many")]
     pub gc: Vec<GcPolicy>,
-    /// Collect garbage while fewer blocks than this are free [default: 4].
-    #[arg(long, value_name = "BLOCKS")]
+    /// Collect garbage while fewer blocks than this are free, 2 or more [default: 4].
+    #[arg(long, value_name = "BLOCKS", value_parser = clap::value_parser!(u32).range(2..))]
+    #[serde(deserialize_with = "gc_threshold")]
     pub gc_threshold: Option<u32>,
     /// Static wear leveling: allowed erase-count spread, or "off" [default: 100].
     #[arg(long, value_name = "SPREAD|off")]
@@ -556,23 +557,24 @@ pub struct WorkloadArgs {
     pub size: Option<Size>,
     /// Weighted request sizes [default: 4K:70,16K:20,64K:10].
     #[arg(long, value_name = "LIST")]
-    pub sizes: Option<String>,
+    pub sizes: Option<SizeList>,
     /// Weighted read sizes where reads differ from writes, e.g. 8K:50,16K:50 [default: the
     /// request sizes].
     #[arg(long, value_name = "LIST")]
-    pub read_sizes: Option<String>,
+    pub read_sizes: Option<SizeList>,
     /// Share of reads, 0 to 1 [default: 0.3].
     #[arg(long, value_name = "FRACTION")]
-    pub read_fraction: Option<f64>,
+    pub read_fraction: Option<Fraction>,
     /// Share of trims, 0 to 1 [default: 0.01].
     #[arg(long, value_name = "FRACTION")]
-    pub trim_fraction: Option<f64>,
+    pub trim_fraction: Option<Fraction>,
     /// Zipf exponent [default: 0.99].
     #[arg(long)]
     pub theta: Option<f64>,
-    /// Hot/cold split as ACCESS/SPACE percentages [default: 80/20].
+    /// Hot/cold split as ACCESS/SPACE percentages: ACCESS% of requests go to the first
+    /// SPACE% of the span, the others anywhere in it [default: 80/20].
     #[arg(long, value_name = "ACCESS/SPACE")]
-    pub hot: Option<String>,
+    pub hot: Option<HotSplit>,
     /// Gaussian centre, a fraction of the span [default: 0.5].
     #[arg(long)]
     pub center: Option<f64>,
@@ -711,7 +713,127 @@ fn one_or_many<'de, D: Deserializer<'de>, T: serde::de::DeserializeOwned>(
     let one = |value: toml::Value| T::deserialize(value).map_err(serde::de::Error::custom);
     match toml::Value::deserialize(d)? {
         toml::Value::Array(values) => values.into_iter().map(one).collect(),
+        // "greedy,fifo", as the flag takes it.
+        toml::Value::String(text) => text
+            .split(',')
+            .map(|item| one(toml::Value::String(item.trim().to_string())))
+            .collect(),
         value => Ok(vec![one(value)?]),
+    }
+}
+
+/// `gc_threshold` in a config file: 2 or more, as `--gc-threshold` (the page FTL needs a
+/// block to collect into and one to spare).
+fn gc_threshold<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    match u32::deserialize(d)? {
+        blocks @ 2.. => Ok(Some(blocks)),
+        blocks => Err(serde::de::Error::custom(format!(
+            "gc_threshold {blocks} is below the minimum of 2 blocks"
+        ))),
+    }
+}
+
+/// A share from 0 to 1 (`--read-fraction`, `read_fraction` in a config file), checked where
+/// it is read, so that a bad one in a file is reported at its line.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fraction(pub f64);
+
+impl Fraction {
+    fn new(value: f64) -> Result<Fraction, String> {
+        if (0.0..=1.0).contains(&value) {
+            Ok(Fraction(value))
+        } else {
+            Err(format!("{value} is not a fraction from 0 to 1"))
+        }
+    }
+}
+
+impl FromStr for Fraction {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let value = text
+            .trim()
+            .parse()
+            .map_err(|_| format!("{text:?} is not a number"))?;
+        Fraction::new(value)
+    }
+}
+
+impl<'de> Deserialize<'de> for Fraction {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Fraction::new(f64::deserialize(d)?).map_err(serde::de::Error::custom)
+    }
+}
+
+/// A hot/cold split, `ACCESS/SPACE` percentages such as `80/20`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HotSplit {
+    /// Share of requests sent to the hot space, percent.
+    pub access_percent: f64,
+    /// Share of the span that is hot, percent.
+    pub space_percent: f64,
+}
+
+impl FromStr for HotSplit {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let percent = |part: &str| {
+            part.trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|p| (0.0..=100.0).contains(p))
+        };
+        let split = text.split_once('/').and_then(|(access, space)| {
+            Some(HotSplit {
+                access_percent: percent(access)?,
+                space_percent: percent(space)?,
+            })
+        });
+        split.ok_or_else(|| {
+            format!("{text:?} is not ACCESS/SPACE percentages (0 to 100), like 80/20")
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for HotSplit {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// Weighted sizes, `SIZE[:WEIGHT],...` such as `4K:70,16K:20,64K:10` (weight 1 if left
+/// out).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SizeList(pub flashkit_trace::workload::SizeDist);
+
+impl FromStr for SizeList {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let mut sizes = Vec::new();
+        for item in text.split(',') {
+            let (size, weight) = item.split_once(':').unwrap_or((item, "1"));
+            let bytes = parse_size(size).map_err(|why| format!("item {item:?}: {why}"))?;
+            let bytes = u32::try_from(bytes)
+                .map_err(|_| format!("item {item:?}: {bytes} B is not below 4 GiB"))?;
+            let weight: u32 = weight
+                .trim()
+                .parse()
+                .map_err(|_| format!("item {item:?}: weight {weight:?} is not a whole number"))?;
+            sizes.push((bytes, weight));
+        }
+        Ok(SizeList(flashkit_trace::workload::SizeDist::Choice {
+            sizes,
+        }))
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d)?
+            .parse()
+            .map_err(serde::de::Error::custom)
     }
 }
 

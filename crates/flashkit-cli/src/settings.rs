@@ -1,6 +1,6 @@
 //! Resolve options: command-line flags, then the config file, then built-in defaults.
 
-use crate::args::{DeviceArgs, FtlArgs, RunArgs, Size, TraceArgs, WorkloadArgs, given};
+use crate::args::{DeviceArgs, FtlArgs, HotSplit, RunArgs, TraceArgs, WorkloadArgs, given};
 use anyhow::{Context, Result, bail};
 use flashkit_ftl::{
     FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, VetConfig, VetTable,
@@ -267,11 +267,13 @@ pub fn workload_spec(
             theta: pick!(theta).unwrap_or(0.99),
         },
         "hot-cold" => {
-            let (access_percent, space_percent) =
-                parse_hot(&pick!(hot).unwrap_or_else(|| "80/20".into()))?;
+            let hot = pick!(hot).unwrap_or(HotSplit {
+                access_percent: 80.0,
+                space_percent: 20.0,
+            });
             Pattern::HotCold {
-                access_percent,
-                space_percent,
+                access_percent: hot.access_percent,
+                space_percent: hot.space_percent,
             }
         }
         "gaussian" => Pattern::Gaussian {
@@ -316,22 +318,20 @@ pub fn workload_spec(
         (Some(size), _) => SizeDist::Fixed {
             bytes: to_u32("request size", size.0)?,
         },
-        (None, Some(list)) => parse_sizes(&list)?,
+        (None, Some(list)) => list.0,
         (None, None) => SizeDist::Choice {
             sizes: vec![(4096, 70), (16384, 20), (65536, 10)],
         },
     };
-    let read_size = pick!(read_sizes)
-        .map(|list| parse_sizes(&list).context("--read-sizes"))
-        .transpose()?;
+    let read_size = pick!(read_sizes).map(|list| list.0);
     Ok(WorkloadSpec {
         pattern,
         size,
         read_size,
         requests: pick!(requests).map_or(300_000, |c| c.0),
         span_bytes: pick!(span).map_or(capacity, |s| s.0),
-        read_fraction: pick!(read_fraction).unwrap_or(0.3),
-        trim_fraction: pick!(trim_fraction).unwrap_or(0.01),
+        read_fraction: pick!(read_fraction).map_or(0.3, |f| f.0),
+        trim_fraction: pick!(trim_fraction).map_or(0.01, |f| f.0),
         align_bytes: to_u32("alignment", pick!(align).map_or(4096, |s| s.0))?,
         interarrival_ns: pick!(interarrival_ns).unwrap_or(0),
     })
@@ -352,34 +352,10 @@ fn to_u32(what: &str, value: u64) -> Result<u32> {
     u32::try_from(value).map_err(|_| anyhow::anyhow!("{what} {value} B is not below 4 GiB"))
 }
 
-fn parse_hot(text: &str) -> Result<(f64, f64)> {
-    let parse = || -> Option<(f64, f64)> {
-        let (access, space) = text.split_once('/')?;
-        Some((access.trim().parse().ok()?, space.trim().parse().ok()?))
-    };
-    parse().with_context(|| format!("--hot {text:?} is not ACCESS/SPACE percentages, like 80/20"))
-}
-
-fn parse_sizes(text: &str) -> Result<SizeDist> {
-    let mut sizes = Vec::new();
-    for item in text.split(',') {
-        let (size, weight) = item.split_once(':').unwrap_or((item, "1"));
-        let bytes: Size = size
-            .trim()
-            .parse()
-            .map_err(anyhow::Error::msg)
-            .with_context(|| format!("--sizes item {item:?}"))?;
-        let weight: u32 = weight.trim().parse().with_context(|| {
-            format!("--sizes item {item:?}: weight {weight:?} is not a whole number")
-        })?;
-        sizes.push((to_u32("request size", bytes.0)?, weight));
-    }
-    Ok(SizeDist::Choice { sizes })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::args::{Size, SizeList};
 
     /// `--precondition-overwrites` given on the command line used to be ignored under a
     /// file's `no_precondition`; `--no-precondition` still wins over the file's overwrites.
@@ -488,13 +464,61 @@ mod tests {
     #[test]
     fn size_lists_and_hot_splits_parse() {
         assert_eq!(
-            parse_sizes("4K:3, 64K:1").expect("valid"),
+            "4K:3, 64K:1".parse::<SizeList>().expect("valid").0,
             SizeDist::Choice {
                 sizes: vec![(4096, 3), (65536, 1)]
             }
         );
-        assert!(parse_sizes("4K:x").is_err());
-        assert_eq!(parse_hot("90/10").expect("valid"), (90.0, 10.0));
-        assert!(parse_hot("90").is_err());
+        assert!("4K:x".parse::<SizeList>().is_err());
+        assert_eq!(
+            "90/10".parse::<HotSplit>().expect("valid"),
+            HotSplit {
+                access_percent: 90.0,
+                space_percent: 10.0
+            }
+        );
+        for bad in ["90", "120/10", "80:20", "-5/50"] {
+            assert!(bad.parse::<HotSplit>().is_err(), "{bad}");
+        }
+    }
+
+    /// A value out of range in a config file is reported at its line, naming the key: these
+    /// errors came after the merge with the flags, naming neither the file's line nor the
+    /// key, and some blamed a flag nobody gave (`--hot "80:20"`).
+    #[test]
+    fn bad_values_in_a_config_file_name_their_line_and_key() {
+        for (text, line, needle) in [
+            (
+                "[workload]\nrequests = 5\nread_fraction = 1.5\n",
+                3,
+                "1.5 is not a fraction from 0 to 1",
+            ),
+            (
+                "[workload]\nhot = \"80:20\"\n",
+                2,
+                "\"80:20\" is not ACCESS/SPACE percentages",
+            ),
+            (
+                "[workload]\n\nsizes = \"4K:x\"\n",
+                3,
+                "item \"4K:x\": weight \"x\" is not a whole number",
+            ),
+            ("[workload]\nread_sizes = \"9G\"\n", 2, "is not below 4 GiB"),
+            (
+                "[ftl]\ngc_threshold = 0\n",
+                2,
+                "gc_threshold 0 is below the minimum of 2 blocks",
+            ),
+        ] {
+            let error = toml::from_str::<ConfigFile>(text)
+                .expect_err(text)
+                .to_string();
+            assert!(
+                error.contains(&format!("line {line}")) && error.contains(needle),
+                "{text}: {error}"
+            );
+        }
+        let file: ConfigFile = toml::from_str("[ftl]\ngc = \"greedy, fifo\"\n").expect("a list");
+        assert_eq!(file.ftl.gc, [GcPolicy::Greedy, GcPolicy::Fifo]);
     }
 }

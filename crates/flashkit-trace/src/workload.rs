@@ -10,7 +10,9 @@
 //! - `zipf`: Zipf-distributed popularity with exponent `theta` over aligned offsets; ranks
 //!   are scattered over the span by a fixed permutation (YCSB's "scrambled Zipfian"), so
 //!   popular pages are not all neighbours.
-//! - `hot-cold`: `access_percent` of requests go to the first `space_percent` of the span.
+//! - `hot-cold`: `access_percent` of requests go to the first `space_percent` of the span,
+//!   the rest anywhere in the span, hot part included (so 80/20 sends 84% of requests to the
+//!   hot fifth).
 //! - `gaussian`: offsets normally distributed around `center` (a fraction of the span) with
 //!   standard deviation `stddev` (also a fraction); the fat-list paper's skewed keys.
 //! - `camera`: a digital camera on a FAT file system (the FAST paper's patterns B and C):
@@ -39,7 +41,8 @@ pub enum Pattern {
         /// Skew exponent.
         theta: f64,
     },
-    /// `access_percent` of requests to the first `space_percent` of the span.
+    /// `access_percent` of requests to the first `space_percent` of the span; the others
+    /// uniformly over the whole span, the hot part included.
     HotCold {
         /// Share of requests that go to the hot region, in percent.
         access_percent: f64,
