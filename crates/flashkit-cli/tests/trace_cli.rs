@@ -433,6 +433,13 @@ fn convert_to_binary_and_csv_keeps_every_request() {
     assert_eq!(original["writes"]["bytes"], 12288);
     assert_eq!(summary(&binary), original);
     assert_eq!(summary(&csv), original);
+    // A newline in the input's name split the CSV's comment line, and the second half was
+    // then read as its header.
+    let odd = files.write("hm\nname.csv", MSR);
+    let odd_csv = files.path("odd.csv");
+    let out = flashkit(&["trace", "convert", &odd, "-o", &odd_csv]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(summary(&odd_csv), original);
 }
 
 #[test]

@@ -362,6 +362,12 @@ fn write_csv(
 ) -> Result<u64, Failure> {
     let mut out = crate::output::create(path)?;
     let io = |e: std::io::Error| runtime(anyhow!("writing {}: {e}", path.display()));
+    // One comment line, whatever the input's name holds (a newline in a file name split
+    // it, and the second half read as a header).
+    let description: String = description
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     writeln!(out, "# {description}").map_err(io)?;
     writeln!(out, "{CSV_HEADER}").map_err(io)?;
     let mut written = 0;
