@@ -62,11 +62,35 @@ fn index_bench_json_is_deterministic() {
         args.extend(SMALL);
         assert!(flashkit(&args).status.success());
         let text = std::fs::read_to_string(&path).expect("written");
-        let mut doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-        doc["wall_seconds"] = serde_json::Value::Null;
-        docs.push(doc);
+        docs.push(text);
     }
+    // Byte for byte: the wall clock is left out unless asked for.
     assert_eq!(docs[0], docs[1]);
+    let docs: Vec<serde_json::Value> = docs
+        .iter()
+        .map(|text| serde_json::from_str(text).expect("valid JSON"))
+        .collect();
+    assert!(docs[0].get("wall_seconds").is_none());
+    let timed = dir.path().join("timed.json");
+    let mut args = vec![
+        "index",
+        "bench",
+        "--structure",
+        "fatlist",
+        "--json",
+        timed.to_str().expect("utf-8 path"),
+        "--wall-clock-in-json",
+    ];
+    args.extend(SMALL);
+    assert!(flashkit(&args).status.success());
+    let doc: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(&timed).expect("written")).expect("JSON");
+    assert!(
+        doc["wall_seconds"].as_f64().is_some_and(|s| s > 0.0),
+        "{doc}"
+    );
+    let out = flashkit(&["index", "bench", "--wall-clock-in-json"]);
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         docs[0]["phases"][1]["time"]["write_s"]
             .as_f64()
@@ -315,11 +339,11 @@ fn index_bench_btree_json_is_deterministic_and_grr_beats_ipl_on_writes() {
             String::from_utf8_lossy(&out.stderr)
         );
         let text = std::fs::read_to_string(&path).expect("written");
-        let mut doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
-        doc["wall_seconds"] = serde_json::Value::Null;
+        let doc: serde_json::Value = serde_json::from_str(&text).expect("valid JSON");
         docs.push(doc);
     }
     assert_eq!(docs[0], docs[1], "same seed, same document");
+    assert!(docs[0].get("wall_seconds").is_none(), "not asked for");
     let erases = |doc: &serde_json::Value| {
         let e = &doc["report"]["total"]["counters"]["erases"];
         e["host"].as_u64().expect("a count") + e["gc"].as_u64().expect("a count")

@@ -146,6 +146,32 @@ fn bad_options_are_usage_errors() {
         "{}",
         text(&output.stderr)
     );
+    // A traces directory the user named must exist (it was a note, and exit 0); the default
+    // one may be missing.
+    for paper in ["fast", "vet"] {
+        let output = flashkit(&[
+            "reproduce",
+            paper,
+            "--quick",
+            "--traces",
+            "/nonexistent/traces",
+        ]);
+        assert_eq!(output.status.code(), Some(2), "{paper}");
+        assert!(
+            text(&output.stderr).contains("--traces /nonexistent/traces: no such directory"),
+            "{}",
+            text(&output.stderr)
+        );
+    }
+    for paper in ["grr", "fatlist"] {
+        let output = flashkit(&["reproduce", paper, "--quick", "--wall-clock-in-json"]);
+        assert_eq!(output.status.code(), Some(2), "{paper}");
+        assert!(
+            text(&output.stderr).contains("--wall-clock-in-json needs a JSON to write"),
+            "{}",
+            text(&output.stderr)
+        );
+    }
 }
 
 /// `--quick` chooses the scale and the log blocks itself, so giving either with it is a

@@ -54,6 +54,9 @@ pub struct FatlistArgs {
     /// Write every figure as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Include the wall-clock time in the JSON (which is otherwise identical for equal seeds).
+    #[arg(long)]
+    pub wall_clock_in_json: bool,
     /// Write fatlist.json (what --json writes) and the paper's figures as SVG into this
     /// directory, created if missing: fig14a-d.svg, fig15.svg, ..., fig21b.svg,
     /// table-probes.svg, table-init.svg (those of the experiments run).
@@ -71,7 +74,8 @@ struct Document {
     turnstiles: Vec<Labelled>,
     init: Vec<InitRow>,
     sensor: Vec<Labelled>,
-    wall_seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wall_seconds: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -179,8 +183,9 @@ pub fn run(args: &FatlistArgs, given: &[String]) -> Outcome {
     if wants("sensor") {
         sensor(args, &mut doc)?;
     }
-    doc.wall_seconds = started.elapsed().as_secs_f64();
-    println!("wall clock: {:.1} s", doc.wall_seconds);
+    let wall_seconds = started.elapsed().as_secs_f64();
+    println!("wall clock: {wall_seconds:.1} s");
+    doc.wall_seconds = args.wall_clock_in_json.then_some(wall_seconds);
     if let Some(path) = &args.json {
         write_json(path, &doc)?;
     }

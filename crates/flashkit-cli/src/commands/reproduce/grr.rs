@@ -64,6 +64,9 @@ pub struct GrrArgs {
     /// Write every run's figures as JSON.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Include the wall-clock time in the JSON (which is otherwise identical for equal seeds).
+    #[arg(long)]
+    pub wall_clock_in_json: bool,
     /// Write grr.json (what --json writes) and the paper's figures as SVG into this
     /// directory, created if missing: fig6a.svg, fig6b.svg, fig7a-c.svg, fig8a.svg,
     /// fig8b.svg (those of the experiments run).
@@ -92,7 +95,8 @@ struct Document<'a> {
     workload: FileWorkload,
     buffer_bytes: u64,
     runs: &'a [Run],
-    wall_seconds: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    wall_seconds: Option<f64>,
 }
 
 /// What to run: a scheme, a buffer policy, a window and a read share.
@@ -272,7 +276,7 @@ pub fn run(args: &GrrArgs) -> Outcome {
         workload,
         buffer_bytes: args.buffer_size.0,
         runs: &runner.runs,
-        wall_seconds,
+        wall_seconds: args.wall_clock_in_json.then_some(wall_seconds),
     };
     if let Some(path) = &args.json {
         write_json(path, &doc)?;

@@ -55,6 +55,33 @@ pub fn run(paper: Paper, given: &[String]) -> Outcome {
         _ => Vec::new(),
     };
     crate::output::check_outputs(&outputs).map_err(Failure::Usage)?;
+    // --wall-clock-in-json needs a JSON: --json or the one --out writes.
+    let wall_without_json = match &paper {
+        Paper::Fatlist(a) => a.wall_clock_in_json && a.json.is_none() && a.out.is_none(),
+        Paper::Grr(a) => a.wall_clock_in_json && a.json.is_none() && a.out.is_none(),
+        _ => false,
+    };
+    if wall_without_json {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--wall-clock-in-json needs a JSON to write: give --json FILE or --out DIR"
+        )));
+    }
+    // The default directory may be missing (the excerpts are optional: the run notes it and
+    // goes on); one the user named must exist.
+    let traces = match &paper {
+        Paper::Fast(a) => Some(&a.traces),
+        Paper::Vet(a) => Some(&a.traces),
+        _ => None,
+    };
+    if let Some(dir) = traces
+        && given.iter().any(|id| id == "traces")
+        && !dir.is_dir()
+    {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--traces {}: no such directory",
+            dir.display()
+        )));
+    }
     match paper {
         Paper::All(args) => all::run(&args),
         Paper::Fast(args) => fast::run(args),

@@ -76,7 +76,7 @@ pub fn render(args: &FastArgs, device: &DeviceSpec, done: &[Done], notes: &[Stri
     out.push_str(&table_ii(args, done));
     out.push_str(&claims(args, done));
     out.push_str(&section_3_5(done));
-    out.push_str(&traces(done, notes));
+    out.push_str(&traces(done, notes, &args.traces));
     out
 }
 
@@ -440,7 +440,7 @@ fn section_3_5(done: &[Done]) -> String {
     )
 }
 
-fn traces(done: &[Done], notes: &[String]) -> String {
+fn traces(done: &[Done], notes: &[String], dir: &std::path::Path) -> String {
     let schemes = ["page", "block", "bast", "fast", "ofast"];
     let mut names: Vec<&str> = Vec::new();
     for d in done {
@@ -486,9 +486,10 @@ fn traces(done: &[Done], notes: &[String]) -> String {
         }
         let _ = write!(
             out,
-            "Real trace excerpts (../shared/traces), all five FTLs: the paper's NAND, the device \
-             sized to each trace's footprint (compact mapping) with 10% over-provisioning, data \
-             blocks filled first, 8 log blocks\n{}\n",
+            "Real trace excerpts ({}), all five FTLs: the paper's NAND, the device sized to \
+             each trace's footprint (compact mapping) with 10% over-provisioning, data blocks \
+             filled first, 8 log blocks\n{}\n",
+            dir.display(),
             table.render()
         );
     }
