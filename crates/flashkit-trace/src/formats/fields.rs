@@ -184,8 +184,22 @@ pub fn hex(field: &'static str, text: &[u8]) -> Result<u64, FieldError> {
 /// toward zero).
 #[inline]
 pub fn decimal_ns(field: &'static str, text: &[u8], unit_ns: u64) -> Result<u64, FieldError> {
-    decimal_scaled(text, unit_ns)
-        .ok_or_else(|| FieldError::bad(field, text, "a non-negative decimal number"))
+    decimal_scaled(text, unit_ns).ok_or_else(|| {
+        let digits = text.iter().filter(|b| b.is_ascii_digit()).count();
+        let dots = text.iter().filter(|&&b| b == b'.').count();
+        if digits > 0 && digits + dots == text.len() && dots <= 1 {
+            // A number, only too large.
+            FieldError::new(
+                field,
+                format!(
+                    "{} is past the 2^64 ns (584 years) a time can hold",
+                    quote(text)
+                ),
+            )
+        } else {
+            FieldError::bad(field, text, "a non-negative decimal number")
+        }
+    })
 }
 
 fn decimal_scaled(text: &[u8], unit: u64) -> Option<u64> {
@@ -310,12 +324,14 @@ mod tests {
             938_513_000_000
         );
         for bad in [&b"."[..], b"", b"1.2.3", b"-1", b"1e5", b"1.x"] {
-            assert!(decimal_ns("t", bad, s).is_err(), "{:?}", quote(bad));
+            let error = decimal_ns("t", bad, s).expect_err("not a number").message;
+            assert!(error.contains("is not a non-negative"), "{error}");
         }
-        assert!(
-            decimal_ns("t", b"99999999999999999999", s).is_err(),
-            "overflow"
-        );
+        // Too large is said as such (it read "not a non-negative decimal number").
+        for large in [&b"99999999999999999999"[..], b"18446744073.709551616"] {
+            let error = decimal_ns("t", large, s).expect_err("overflow").message;
+            assert!(error.contains("is past the 2^64 ns"), "{error}");
+        }
     }
 
     #[test]
