@@ -484,6 +484,22 @@ fn detect_explains_and_stats_shows_volumes() {
     assert!(stdout.contains("by volume"), "{stdout}");
     let out = flashkit(&["trace", "stats", &trace, "--asu", "2"]);
     assert!(text(&out.stderr).contains("1 requests of other volumes"));
+    // A replay of a volume the trace does not have replayed nothing, with only a note.
+    let out = flashkit(&[
+        "replay",
+        "--trace",
+        &trace,
+        "--asu",
+        "9",
+        "--capacity",
+        "1G",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("--asu 9: none of the requests of"),
+        "{}",
+        text(&out.stderr)
+    );
     let out = flashkit(&["trace", "stats", &trace, "--format", "msr"]);
     assert_eq!(
         out.status.code(),

@@ -302,8 +302,22 @@ impl PreparedTrace {
         };
         let mut stream = open(path, &first_pass)?;
         let mut scan = TraceScan::new(chunk_bytes);
+        let mut kept = 0u64;
         for request in stream.by_ref() {
             scan.add(&request?);
+            kept += 1;
+        }
+        let other_volumes = stream.report().other_volumes;
+        if let Some(volume) = options.volume
+            && kept == 0
+            && other_volumes > 0
+        {
+            // Replaying nothing would look like a run.
+            return Err(TraceError::Options(format!(
+                "--asu {volume}: none of the requests of {} is on volume {volume} ({other_volumes} \
+                 are on others; `flashkit trace stats --volumes` lists them)",
+                path.display()
+            )));
         }
         // A binary trace carries the digest of the source it was made from (a text trace
         // it was converted from, a generator's spec): keep that, so that one input has one
