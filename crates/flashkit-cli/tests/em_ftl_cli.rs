@@ -340,6 +340,13 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
     );
     let model = flashkit(&["em", "model", "--vertices", "0"]);
     assert_error(&model, 2, "--vertices 0: the BFS and DFS predictions need");
+    // "stat of - at byte 0: No such file or directory" before.
+    let stdin = flashkit(&["em", "sort", "--input", "-", "--output", "o"]);
+    assert_error(
+        &stdin,
+        2,
+        "--input -: the sort reads its input by offset, so not from standard input",
+    );
 }
 
 /// `--c` prices the general model's writes: bfs and dfs printed and saved nothing it

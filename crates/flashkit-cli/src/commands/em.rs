@@ -417,6 +417,25 @@ fn sort(args: SortArgs) -> Outcome {
         .input
         .clone()
         .expect("invariant: clap requires --input without --records");
+    let mode = if args.tl { IoMode::Tl } else { args.io };
+    if mode == IoMode::Tl && args.threads.is_some() {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--threads does nothing in mode tl (the translation layer merges serially): drop it"
+        )));
+    }
+    // (A pipe or a directory is refused where the sort opens it.)
+    if input.as_os_str() == "-" || !input.exists() {
+        // The sort reads its input by offset (O_DIRECT where it can), so a pipe will not do.
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--input {}: {}; give a file of raw records",
+            input.display(),
+            if input.as_os_str() == "-" {
+                "the sort reads its input by offset, so not from standard input"
+            } else {
+                "no such file"
+            }
+        )));
+    }
     crate::output::note_input(&input);
     crate::output::check_outputs(&[
         ("--output", args.output.as_deref()),
@@ -431,12 +450,6 @@ fn sort(args: SortArgs) -> Outcome {
         };
     }
     let model = args.params.model()?;
-    let mode = if args.tl { IoMode::Tl } else { args.io };
-    if mode == IoMode::Tl && args.threads.is_some() {
-        return Err(Failure::Usage(anyhow::anyhow!(
-            "--threads does nothing in mode tl (the translation layer merges serially): drop it"
-        )));
-    }
     let output = args
         .output
         .clone()
