@@ -406,7 +406,8 @@ pub struct SweepArgs {
     /// The experiment file (see examples/sweep-gc.toml).
     #[arg(value_name = "FILE")]
     pub file: std::path::PathBuf,
-    /// Directory for results.jsonl and results.csv.
+    /// Directory for results.jsonl, results.csv and cells.json (what each cell runs, which
+    /// --resume checks against the file).
     #[arg(long, value_name = "DIR")]
     pub out: std::path::PathBuf,
     /// Continue an interrupted sweep: run only the cells without a recorded result.

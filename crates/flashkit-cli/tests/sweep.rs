@@ -265,7 +265,8 @@ fn the_report_is_self_contained_with_parseable_figures() {
 
 /// Two cells that are one run are refused before anything runs: `seed = [1, 1]` ran the
 /// cell twice under one id, and `64M` beside `64MiB` (or `t.csv` beside `./t.csv`) drew one
-/// run as two points.
+/// run as two points. (A grid `seed` beside a grid `run.seed` is one setting given twice,
+/// refused as such: see `a_grid_setting_given_twice_is_refused_naming_both`.)
 #[test]
 fn two_cells_that_are_one_run_are_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -280,7 +281,6 @@ fn two_cells_that_are_one_run_are_refused() {
         "ftl = [\"page\"]\nseed = [1, 1]\n",
         "trace = [\"t.csv\", \"./t.csv\"]\n",
         "\"device.capacity\" = [\"64M\", \"64MiB\"]\n",
-        "\"run.seed\" = [1, 2]\nseed = [3]\n",
     ] {
         std::fs::write(&file, format!("{base}{grid}")).expect("write");
         let out = dir.path().join("out");
@@ -419,4 +419,259 @@ fn a_grid_option_its_cells_ignore_is_a_usage_error() {
     let out = dir.path().join("ok");
     let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
     assert!(output.status.success(), "{}", text(&output.stderr));
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .expect("read")
+        .lines()
+        .map(String::from)
+        .collect()
+}
+
+/// `--resume` reused results made under another `[base]` (the cell id names only the grid
+/// values) and mixed them with new ones: now a recorded cell whose run differs from what the
+/// file gives it, or that the grid no longer has, is refused saying what differs. A new grid
+/// value, or a setting spelt another way, resumes.
+#[test]
+fn resume_refuses_results_made_under_other_settings() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("r.toml");
+    let experiment = "name = \"r\"\n[base.device]\ncapacity = \"64M\"\n[base.workload]\n\
+                      requests = \"1k\"\n[grid]\nftl = [\"page\"]\n\"device.op\" = [0.1, 0.2]\n";
+    std::fs::write(&file, experiment).expect("write");
+    let out = dir.path().join("ro");
+    let first = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let results = out.join("results.jsonl");
+    let recorded = lines(&results);
+
+    // Another base: refused, naming the cell, the setting and what to do; nothing changes.
+    std::fs::write(&file, experiment.replace("\"1k\"", "\"5k\"")).expect("write");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
+    let stderr = text(&output.stderr);
+    for needle in [
+        "holds results made under other settings than",
+        "cell device.op=0.1;ftl=page (and 1 other cell)",
+        "workload.requests: \"1k\" before, \"5k\" now",
+        "use a new --out, or --force instead of --resume",
+    ] {
+        assert!(stderr.contains(needle), "{needle:?} not in {stderr}");
+    }
+    assert_eq!(
+        lines(&results),
+        recorded,
+        "the results are left as they were"
+    );
+    assert!(
+        out.join("cells.json").exists(),
+        "what each cell ran is kept"
+    );
+
+    // The same run spelt another way resumes, and so does a new grid value: only the new
+    // cell runs.
+    std::fs::write(
+        &file,
+        experiment
+            .replace("\"64M\"", "\"64MiB\"")
+            .replace("[0.1, 0.2]", "[0.1, 0.2, 0.3]"),
+    )
+    .expect("write");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let stdout = text(&output.stdout);
+    assert!(
+        stdout.contains("3 cells; ran 1 (1 ok, 0 failed)") && stdout.contains("skipped 2"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(out.join("results.csv")).expect("csv");
+    assert_eq!(csv.lines().count(), 4, "{csv}");
+
+    // A grid without some recorded cells: refused rather than left among the results.
+    std::fs::write(&file, experiment.replace("[0.1, 0.2]", "[0.1]")).expect("write");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
+    let stderr = text(&output.stderr);
+    assert!(
+        stderr.contains("holds results of 2 cells that the grid of")
+            && stderr.contains("device.op=0.2;ftl=page, device.op=0.3;ftl=page"),
+        "{stderr}"
+    );
+
+    // A directory written before cells.json was: refused with a reason, not a panic.
+    std::fs::remove_file(out.join("cells.json")).expect("remove");
+    std::fs::write(&file, experiment.replace("[0.1, 0.2]", "[0.1, 0.2, 0.3]")).expect("write");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stderr).contains("holds results but no cells.json"),
+        "{}",
+        text(&output.stderr)
+    );
+    // --force starts over.
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--force"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert_eq!(ids(&results).len(), 3);
+}
+
+/// A trace file whose content changed since its cells ran is another experiment.
+#[test]
+fn resume_refuses_results_of_a_trace_that_changed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = dir.path().join("t.csv");
+    std::fs::write(
+        &trace,
+        "time_ns,op,offset,size\n0,write,0,4096\n1,read,0,4096\n",
+    )
+    .expect("write");
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(
+        &file,
+        "[base.device]\ncapacity = \"64M\"\n[grid]\ntrace = [\"t.csv\"]\n\"device.op\" = [0.1, 0.2]\n",
+    )
+    .expect("write");
+    let out = dir.path().join("out");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("ran 0"));
+    std::fs::write(
+        &trace,
+        "time_ns,op,offset,size\n0,write,0,4096\n1,write,8192,4096\n",
+    )
+    .expect("write");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
+    assert!(
+        text(&output.stderr).contains("trace content: "),
+        "{}",
+        text(&output.stderr)
+    );
+}
+
+/// One setting given twice in the grid (`"device.op"` beside `[grid.device] op`, `seed`
+/// beside `run.seed`) kept one of them silently, or ran a seed other than the one recorded:
+/// refused, naming both spellings and their lines.
+#[test]
+fn a_grid_setting_given_twice_is_refused_naming_both() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    let base = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n[grid]\nftl = [\"page\"]\n";
+    for (grid, needle) in [
+        (
+            "\"device.op\" = [0.1]\n[grid.device]\nop = [0.2]\n",
+            "line 7 (\"device.op\" in [grid]) and line 9 (op in [grid.device]) both set device.op: \
+             keep one",
+        ),
+        (
+            "\"device.op\" = [0.1]\n[grid.device]\nop = [0.2, 0.3]\n",
+            "both set device.op",
+        ),
+        (
+            "\"run.seed\" = [1]\nseed = [2]\n",
+            "line 7 (\"run.seed\" in [grid]) and line 8 (seed in [grid]) both set run.seed (a \
+             grid seed is run.seed): keep one",
+        ),
+        (
+            "seed = [2]\n[grid.run]\nseed = [1]\n",
+            "line 7 (seed in [grid]) and line 9 (seed in [grid.run]) both set run.seed",
+        ),
+    ] {
+        std::fs::write(&file, format!("{base}{grid}")).expect("write");
+        let out = dir.path().join("out");
+        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+        assert_eq!(
+            output.status.code(),
+            Some(2),
+            "{grid}: {}",
+            text(&output.stdout)
+        );
+        assert!(
+            text(&output.stderr).contains(needle),
+            "{needle:?} not in {}",
+            text(&output.stderr)
+        );
+        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+    }
+}
+
+/// An empty `[grid]` ran one cell with an empty id: refused, as is an empty grid table.
+#[test]
+fn an_empty_grid_is_a_usage_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    let base = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n[grid]\n";
+    for (grid, needle) in [
+        ("", "sweep.toml: [grid] has no keys"),
+        (
+            "[grid.device]\n",
+            "sweep.toml: line 6: [grid.device] has no keys",
+        ),
+    ] {
+        std::fs::write(&file, format!("{base}{grid}")).expect("write");
+        let out = dir.path().join("out");
+        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
+        assert!(
+            text(&output.stderr).contains(needle),
+            "{needle:?} not in {}",
+            text(&output.stderr)
+        );
+        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+    }
+}
+
+/// An unknown key or a value of the wrong type in `[base.*]` or `[grid]` is named with its
+/// line (it was reported as a "grid cell" error, without one, even for a `[base]` key).
+#[test]
+fn a_bad_key_or_value_is_named_with_its_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    for (sweep, needle) in [
+        (
+            "[base.device]\ncapacity = \"64M\"\nop = \"x\"\n[grid]\nftl = [\"page\"]\n",
+            "sweep.toml: line 3: base.device.op: invalid type: string \"x\", expected f64",
+        ),
+        (
+            "[base.device]\ncapcity = \"64M\"\n[grid]\nftl = [\"page\"]\n",
+            "sweep.toml: line 2: base.device.capcity: unknown field `capcity`",
+        ),
+        (
+            "[base.devise]\ncapacity = \"64M\"\n[grid]\nftl = [\"page\"]\n",
+            "sweep.toml: line 1: base.devise: unknown field `devise`",
+        ),
+        (
+            "[base]\n\"device.op\" = 0.1\n[grid]\nftl = [\"page\"]\n",
+            "sweep.toml: line 2: base.\"device.op\": unknown field `device.op`",
+        ),
+        (
+            "[grid]\nftl = [\"page\"]\n\"device.op\" = [\n  0.1,\n  \"x\",\n]\n",
+            "sweep.toml: line 5: grid key device.op: invalid type: string \"x\", expected f64",
+        ),
+        (
+            "[grid]\nftl = [\"page\"]\n[grid.device]\nopp = [0.1]\n",
+            "sweep.toml: line 4: grid key device.opp: unknown field `opp`",
+        ),
+        (
+            "[grid]\nftl = [\"page\", \"pag\"]\n",
+            "sweep.toml: line 2: grid ftl: unknown FTL \"pag\"",
+        ),
+        (
+            "[grid]\nftl = [\"page\"]\nfoo = [1]\n",
+            "sweep.toml: line 3: grid key \"foo\" is neither ftl, trace, seed nor section.option",
+        ),
+    ] {
+        std::fs::write(&file, sweep).expect("write");
+        let out = dir.path().join("out");
+        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
+        assert!(
+            text(&output.stderr).contains(needle),
+            "{needle:?} not in {}",
+            text(&output.stderr)
+        );
+        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+    }
 }

@@ -10,6 +10,10 @@
 //! and flushed per result. Reopening a store reads the finished cell ids so that a resumed
 //! sweep runs only what is missing; a torn last line (the process was killed mid-write) is
 //! dropped with a note rather than failing the resume.
+//!
+//! Beside it, `cells.json` says what each cell ran (its [`Setup`]): a resumed sweep compares
+//! it with the cells of the experiment file as it is now, so that results made under other
+//! settings are refused rather than mixed with new ones.
 
 use crate::metrics::{MetricValue, RunReport, WallClock};
 use crate::run::{RunSpec, Source};
@@ -33,6 +37,87 @@ pub struct Cell {
     pub spec: RunSpec,
     /// On what.
     pub source: Source,
+    /// What it runs, as recorded beside its result (see [`Setup`]).
+    pub setup: Setup,
+}
+
+/// What a cell runs, recorded beside its result so that a resumed sweep can tell a result of
+/// this experiment from one made under other settings (another `[base]`, a trace file whose
+/// content changed): the cell id names only the grid values.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Setup {
+    /// A digest of everything that decides the run (the resolved spec and its input): two
+    /// setups with one digest are one run, however their settings are spelt.
+    pub run: String,
+    /// The settings the run was made from, by name, as text: what a difference in `run` is
+    /// explained by.
+    #[serde(default)]
+    pub settings: BTreeMap<String, String>,
+}
+
+impl Setup {
+    /// Whether `self` and `other` run the same.
+    pub fn same_run(&self, other: &Setup) -> bool {
+        self.run == other.run
+    }
+
+    /// The settings that differ from `self` in `now`, one `name: X before, Y now` each
+    /// (`not set` for a setting one of them lacks), in name order.
+    pub fn differences(&self, now: &Setup) -> Vec<String> {
+        let names: BTreeSet<&String> = self.settings.keys().chain(now.settings.keys()).collect();
+        let shown = |value: Option<&String>| value.map_or_else(|| "not set".into(), Clone::clone);
+        names
+            .into_iter()
+            .filter(|name| self.settings.get(*name) != now.settings.get(*name))
+            .map(|name| {
+                format!(
+                    "{name}: {} before, {} now",
+                    shown(self.settings.get(name)),
+                    shown(now.settings.get(name))
+                )
+            })
+            .collect()
+    }
+}
+
+/// The file beside a sweep's results that says what each cell ran, by cell id.
+#[derive(Debug, Default, Deserialize)]
+struct SetupFile {
+    cells: BTreeMap<String, Setup>,
+}
+
+/// Read what each cell recorded in a sweep directory ran (`cells.json`), by cell id; `None`
+/// when there is no such file (a directory written before flashkit recorded it).
+pub fn read_setups(path: &Path) -> Result<Option<BTreeMap<String, Setup>>, SimError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(SimError::Io(format!("{}: {e}", path.display()))),
+    };
+    let file: SetupFile = serde_json::from_str(&text).map_err(|e| {
+        SimError::Io(format!(
+            "{}: not a record of a sweep's cells: {e}",
+            path.display()
+        ))
+    })?;
+    Ok(Some(file.cells))
+}
+
+/// Write what each cell runs, by cell id, replacing the file at once (a temporary file
+/// renamed over it) so that a kill never leaves half a record.
+pub fn write_setups(path: &Path, cells: &BTreeMap<String, Setup>) -> Result<(), SimError> {
+    let io = |e: std::io::Error| SimError::Io(format!("{}: {e}", path.display()));
+    let file = serde_json::json!({ "cells": cells });
+    let mut text = serde_json::to_vec_pretty(&file).map_err(|e| io(std::io::Error::other(e)))?;
+    text.push(b'\n');
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".tmp");
+    let temporary = PathBuf::from(temporary);
+    let mut out = File::create(&temporary).map_err(io)?;
+    out.write_all(&text)
+        .and_then(|()| out.sync_data())
+        .map_err(io)?;
+    std::fs::rename(&temporary, path).map_err(io)
 }
 
 impl Cell {
@@ -259,4 +344,81 @@ pub fn read_results(path: &Path) -> Result<Existing, SimError> {
 /// Ids of the results already recorded (finished or failed).
 pub fn recorded_ids(existing: &Existing) -> BTreeSet<String> {
     existing.results.iter().map(|r| r.id.clone()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup(run: &str, settings: &[(&str, &str)]) -> Setup {
+        Setup {
+            run: run.into(),
+            settings: settings
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn setups_compare_by_run_and_explain_by_settings() {
+        let before = setup(
+            "a",
+            &[
+                ("device.capacity", "\"64M\""),
+                ("workload.requests", "\"1k\""),
+            ],
+        );
+        let respelt = setup(
+            "a",
+            &[
+                ("device.capacity", "\"64MiB\""),
+                ("workload.requests", "\"1k\""),
+            ],
+        );
+        assert!(before.same_run(&respelt), "one run however it is spelt");
+        let now = setup(
+            "b",
+            &[
+                ("device.capacity", "\"64M\""),
+                ("workload.requests", "\"5k\""),
+                ("device.op", "0.2"),
+            ],
+        );
+        assert!(!before.same_run(&now));
+        assert_eq!(
+            before.differences(&now),
+            [
+                "device.op: not set before, 0.2 now",
+                "workload.requests: \"1k\" before, \"5k\" now"
+            ]
+        );
+        assert!(before.differences(&before).is_empty());
+    }
+
+    #[test]
+    fn setups_are_written_and_read_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("cells.json");
+        assert!(
+            read_setups(&path).expect("no file").is_none(),
+            "an older directory"
+        );
+        let cells: BTreeMap<String, Setup> = [
+            ("ftl=page".to_string(), setup("a", &[("ftl", "page")])),
+            ("ftl=vet".to_string(), setup("b", &[("ftl", "vet")])),
+        ]
+        .into_iter()
+        .collect();
+        write_setups(&path, &cells).expect("write");
+        assert_eq!(read_setups(&path).expect("read"), Some(cells));
+        std::fs::write(&path, "{\"cells\": 3}").expect("write");
+        let error = read_setups(&path).expect_err("not a record");
+        assert!(
+            error
+                .to_string()
+                .contains("not a record of a sweep's cells"),
+            "{error}"
+        );
+    }
 }

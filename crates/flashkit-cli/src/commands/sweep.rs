@@ -19,17 +19,23 @@
 //! ```
 //!
 //! Grid keys other than `ftl`, `trace` and `seed` are `section.option` with the names of the
-//! config file (and of the flags); `[grid.device] op = [...]` is the same as `"device.op"`.
+//! config file (and of the flags); `[grid.device] op = [...]` is the same as `"device.op"`, and
+//! a grid `seed` is `run.seed`: a setting given twice is refused. A grid value overrides the
+//! same option in `[base]`. Errors about a key or value name its line of the file.
+//!
+//! `cells.json` in the output directory records what each cell ran ([`sweep::Setup`]), so that
+//! `--resume` refuses a directory whose results were made under other settings.
 
 use crate::Outcome;
 use crate::args::{FtlArgs, SweepArgs, TraceArgs, WorkloadArgs};
 use crate::progress::WorkerBars;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, sim_failure};
-use anyhow::{Context, anyhow};
+use anyhow::{Context, anyhow, bail};
+use flashkit_core::StateHasher;
 use flashkit_ftl::FtlKind;
 use flashkit_report::Table;
-use flashkit_sim::sweep::{self, Cell, CellResult, ResultStore};
+use flashkit_sim::sweep::{self, Cell, CellResult, ResultStore, Setup};
 use flashkit_sim::{RunSpec, Source};
 use flashkit_trace::formats::layout::PreparedTrace;
 use serde::Deserialize;
@@ -37,6 +43,8 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
 
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -48,24 +56,211 @@ struct SweepFile {
     grid: toml::Table,
 }
 
-/// Grid dimensions in key order: (name, values).
-type Grid = Vec<(String, Vec<toml::Value>)>;
+/// One grid dimension: its name (the cell parameter), how and where the file gives it, and
+/// its values, each with its line.
+struct Dimension {
+    name: String,
+    /// How the file spells it: `"device.op" in [grid]`, `op in [grid.device]`.
+    spelt: String,
+    line: usize,
+    values: Vec<(toml::Value, usize)>,
+}
 
-fn flatten(prefix: &str, table: &toml::Table, out: &mut Grid) -> anyhow::Result<()> {
-    for (key, value) in table {
-        let name = if prefix.is_empty() {
-            key.clone()
-        } else {
-            format!("{prefix}.{key}")
+/// Grid dimensions in key order.
+type Grid = Vec<Dimension>;
+
+/// The line (from 1) of a byte offset of `text`.
+fn line_of(text: &str, span: std::ops::Range<usize>) -> usize {
+    let start = span.start.min(text.len());
+    text.as_bytes()[..start]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// A key as it would be written in its table: quoted if it holds a dot.
+fn key_text(key: &str) -> String {
+    if key.contains('.') || key.is_empty() {
+        format!("{key:?}")
+    } else {
+        key.to_string()
+    }
+}
+
+/// A parsed value without its spans.
+fn plain(value: &Spanned<DeValue<'_>>) -> anyhow::Result<toml::Value> {
+    toml::Value::deserialize(toml::de::ValueDeserializer::from(value.clone()))
+        .map_err(|e| anyhow!("{}", e.message()))
+}
+
+/// The setting a grid key names: a grid `seed` is `run.seed`.
+fn setting(name: &str) -> &str {
+    if name == "seed" { "run.seed" } else { name }
+}
+
+/// The grid's dimensions, from the parsed `table` under `[grid]` (`path` the tables between),
+/// each checked against the options it sets. A setting given twice (`"device.op"` beside
+/// `[grid.device] op`, `seed` beside `run.seed`) is refused naming both.
+fn flatten(text: &str, path: &[String], table: &DeTable<'_>, out: &mut Grid) -> anyhow::Result<()> {
+    let here = path
+        .iter()
+        .map(|p| format!(".{}", key_text(p)))
+        .collect::<String>();
+    for (key, value) in table.iter() {
+        let line = line_of(text, key.span());
+        let mut inner = path.to_vec();
+        inner.push(key.get_ref().to_string());
+        let name = inner.join(".");
+        let spelt = format!("{} in [grid{here}]", key_text(key.get_ref()));
+        let values = match value.get_ref() {
+            DeValue::Table(table) if table.is_empty() => {
+                bail!(
+                    "line {line}: [grid{here}.{}] has no keys",
+                    key_text(key.get_ref())
+                )
+            }
+            DeValue::Table(table) => {
+                flatten(text, &inner, table, out)?;
+                continue;
+            }
+            DeValue::Array(values) if values.is_empty() => {
+                bail!("line {line}: grid key {name} has no values")
+            }
+            DeValue::Array(values) => values
+                .iter()
+                .map(|v| Ok((plain(v)?, line_of(text, v.span()))))
+                .collect::<anyhow::Result<Vec<_>>>()?,
+            _ => vec![(plain(value)?, line_of(text, value.span()))],
         };
-        match value {
-            toml::Value::Array(values) if !values.is_empty() => out.push((name, values.clone())),
-            toml::Value::Array(_) => return Err(anyhow!("grid key {name} has no values")),
-            toml::Value::Table(inner) => flatten(&name, inner, out)?,
-            other => out.push((name, vec![other.clone()])),
+        if let Some(first) = out.iter().find(|d| setting(&d.name) == setting(&name)) {
+            let (a, b) = if first.line <= line {
+                ((&first.spelt, first.line), (&spelt, line))
+            } else {
+                ((&spelt, line), (&first.spelt, first.line))
+            };
+            let alias = if first.name == name {
+                String::new()
+            } else {
+                " (a grid seed is run.seed)".to_string()
+            };
+            bail!(
+                "line {} ({}) and line {} ({}) both set {}{alias}: keep one",
+                a.1,
+                a.0,
+                b.1,
+                b.0,
+                setting(&name)
+            );
+        }
+        let dimension = Dimension {
+            name,
+            spelt,
+            line,
+            values,
+        };
+        check_dimension(&dimension)?;
+        out.push(dimension);
+    }
+    Ok(())
+}
+
+/// Refuse a grid key that is no setting, or a value its setting cannot take, naming the
+/// line: otherwise the error would come later, naming a cell.
+fn check_dimension(dimension: &Dimension) -> anyhow::Result<()> {
+    let name = &dimension.name;
+    for (value, line) in &dimension.values {
+        match name.as_str() {
+            "ftl" => {
+                value_text(value)
+                    .parse::<FtlKind>()
+                    .map_err(|e| anyhow!("line {line}: grid ftl: {e}"))?;
+            }
+            "seed" => {
+                seed_of(value).map_err(|e| anyhow!("line {line}: {e}"))?;
+            }
+            "trace" => {
+                if !value.is_str() {
+                    bail!(
+                        "line {line}: grid trace {value} is neither \"builtin\" nor a file name \
+                         (a string)"
+                    );
+                }
+            }
+            dotted => {
+                let Some((section, option)) = dotted.split_once('.') else {
+                    bail!(
+                        "line {}: grid key {dotted:?} is neither ftl, trace, seed nor \
+                         section.option",
+                        dimension.line
+                    );
+                };
+                check_option(section, Some((option, value)))
+                    .map_err(|e| anyhow!("line {line}: grid key {dotted}: {e}"))?;
+            }
         }
     }
     Ok(())
+}
+
+/// Whether a config file with `option = value` in `[section]` (or an empty `[section]`)
+/// would be read: the error of the option alone, so that it can be given its line.
+fn check_option(section: &str, option: Option<(&str, &toml::Value)>) -> Result<(), String> {
+    let mut options = toml::Table::new();
+    if let Some((option, value)) = option {
+        options.insert(option.to_string(), value.clone());
+    }
+    let mut file = toml::Table::new();
+    file.insert(section.to_string(), toml::Value::Table(options));
+    toml::Value::Table(file)
+        .try_into::<ConfigFile>()
+        .map(drop)
+        .map_err(|e| e.message().to_string())
+}
+
+/// Refuse a `[base]` section or option that a config file could not hold, naming its line.
+fn check_base(text: &str, base: &Spanned<DeValue<'_>>) -> anyhow::Result<()> {
+    let DeValue::Table(sections) = base.get_ref() else {
+        bail!(
+            "line {}: base is not a table of sections",
+            line_of(text, base.span())
+        );
+    };
+    for (section, options) in sections.iter() {
+        let line = line_of(text, section.span());
+        let name = key_text(section.get_ref());
+        let DeValue::Table(options) = options.get_ref() else {
+            let value = plain(options)?;
+            let mut file = toml::Table::new();
+            file.insert(section.get_ref().to_string(), value);
+            let e = toml::Value::Table(file)
+                .try_into::<ConfigFile>()
+                .err()
+                .map_or_else(|| "not a table".to_string(), |e| e.message().to_string());
+            bail!("line {line}: base.{name}: {e}");
+        };
+        check_option(section.get_ref(), None)
+            .map_err(|e| anyhow!("line {line}: base.{name}: {e}"))?;
+        for (option, value) in options.iter() {
+            let line = line_of(text, option.span());
+            let value = plain(value)?;
+            check_option(section.get_ref(), Some((option.get_ref(), &value))).map_err(|e| {
+                anyhow!(
+                    "line {line}: base.{name}.{}: {e}",
+                    key_text(option.get_ref())
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// A grid seed: a non-negative integer.
+fn seed_of(value: &toml::Value) -> anyhow::Result<u64> {
+    value
+        .as_integer()
+        .and_then(|s| u64::try_from(s).ok())
+        .ok_or_else(|| anyhow!("grid seed {value} is not a non-negative integer"))
 }
 
 fn value_text(value: &toml::Value) -> String {
@@ -78,12 +273,12 @@ fn value_text(value: &toml::Value) -> String {
 /// Every combination of the grid's values, as parameter maps.
 fn combinations(grid: &Grid) -> Vec<BTreeMap<String, toml::Value>> {
     let mut cells = vec![BTreeMap::new()];
-    for (name, values) in grid {
-        let mut next = Vec::with_capacity(cells.len() * values.len());
+    for dimension in grid {
+        let mut next = Vec::with_capacity(cells.len() * dimension.values.len());
         for cell in &cells {
-            for value in values {
+            for (value, _) in &dimension.values {
                 let mut extended = cell.clone();
-                extended.insert(name.clone(), value.clone());
+                extended.insert(dimension.name.clone(), value.clone());
                 next.push(extended);
             }
         }
@@ -114,16 +309,7 @@ fn cell(
                     .map_err(|e: String| anyhow!("grid ftl: {e}"))?
             }
             "trace" => trace = value_text(value),
-            "seed" => {
-                seed = Some(
-                    value
-                        .as_integer()
-                        .and_then(|s| u64::try_from(s).ok())
-                        .ok_or_else(|| {
-                            anyhow!("grid seed {value} is not a non-negative integer")
-                        })?,
-                )
-            }
+            "seed" => seed = Some(seed_of(value)?),
             dotted => {
                 let (section, option) = dotted.split_once('.').ok_or_else(|| {
                     anyhow!("grid key {dotted:?} is neither ftl, trace, seed nor section.option")
@@ -136,6 +322,26 @@ fn cell(
                 section_table.insert(option.to_string(), value.clone());
             }
         }
+    }
+    // What the cell runs, recorded beside its result: the settings it is made from (the
+    // base's and the grid's, as the file spells them) and, below, a digest of the run.
+    let mut setup = BTreeMap::new();
+    for (section, options) in &table {
+        match options.as_table() {
+            Some(options) => setup.extend(
+                options
+                    .iter()
+                    .map(|(option, value)| (format!("{section}.{option}"), value.to_string())),
+            ),
+            None => {
+                setup.insert(section.clone(), options.to_string());
+            }
+        }
+    }
+    setup.insert("ftl".to_string(), kind.to_string());
+    setup.insert("trace".to_string(), trace.clone());
+    if let Some(seed) = seed {
+        setup.insert("seed".to_string(), seed.to_string());
     }
     let config: ConfigFile = toml::Value::Table(table)
         .try_into()
@@ -204,11 +410,13 @@ fn cell(
     if let Some(&policy) = policies.first() {
         options.page.gc_policy = policy;
     }
+    let input;
     let source = if trace == "builtin" {
-        Source::Workload(
+        let workload =
             settings::workload_spec(&grid_workload, &config.workload, device.capacity_bytes)
-                .with_context(|| format!("grid cell {}", describe(combo)))?,
-        )
+                .with_context(|| format!("grid cell {}", describe(combo)))?;
+        input = workload.canonical();
+        Source::Workload(workload)
     } else {
         // Any trace format, read once per sweep; the device is sized to it unless the cell
         // gives a capacity, as `replay --trace` does.
@@ -218,7 +426,8 @@ fn cell(
         // One file however it is spelt (`t.csv`, `./t.csv`, a link): read once, and its
         // cells compared as one input.
         let file = std::fs::canonicalize(&path).unwrap_or_else(|_| path.clone());
-        let key = (file, format!("{options:?} {mapping:?}"), block);
+        let reading = format!("{options:?} {mapping:?}");
+        let key = (file, reading.clone(), block);
         let prepared = match traces.get(&key) {
             Some(prepared) => prepared.clone(),
             None => {
@@ -230,6 +439,9 @@ fn cell(
         if config.device.capacity.is_none() {
             device = device.sized_for(&prepared)?;
         }
+        let digest = format!("{:032x}", prepared.digest);
+        input = format!("trace {digest} {reading}");
+        setup.insert("trace content".to_string(), digest);
         Source::Trace(prepared)
     };
     let spec = RunSpec {
@@ -244,11 +456,19 @@ fn cell(
         .iter()
         .map(|(k, v)| (k.clone(), value_text(v)))
         .collect();
+    // Everything that decides the run: two cells with one digest run the same, however the
+    // file spells their settings.
+    let mut digest = StateHasher::new();
+    digest.bytes(format!("{spec:?} {input}").as_bytes());
     Ok(Cell {
         id: Cell::id_of(&params),
         params,
         spec,
         source,
+        setup: Setup {
+            run: format!("{:016x}", digest.finish()),
+            settings: setup,
+        },
     })
 }
 
@@ -260,14 +480,39 @@ fn describe(combo: &BTreeMap<String, toml::Value>) -> String {
         .join(", ")
 }
 
+/// The grid of a sweep file, its `[base]` checked too: every error about a key or a value
+/// names its line.
+fn grid_of(text: &str, file: &SweepFile) -> anyhow::Result<Grid> {
+    let doc = DeTable::parse(text).map_err(|e| anyhow!("{e}"))?;
+    let doc = doc.get_ref();
+    let section = |name: &str| doc.iter().find(|(key, _)| key.get_ref() == name);
+    if let Some((_, base)) = section("base") {
+        check_base(text, base)?;
+    }
+    let mut grid = Grid::new();
+    if let Some((key, table)) = section("grid") {
+        let DeValue::Table(table) = table.get_ref() else {
+            bail!("line {}: grid is not a table", line_of(text, key.span()));
+        };
+        flatten(text, &[], table, &mut grid)?;
+    }
+    // An empty grid would make one cell with an empty id, which nothing could name.
+    if file.grid.is_empty() || grid.is_empty() {
+        bail!(
+            "[grid] has no keys: a sweep needs at least one (for a single run, one value, such \
+             as ftl = [\"page\"])"
+        );
+    }
+    Ok(grid)
+}
+
 fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
     crate::output::note_input(path);
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let file: SweepFile =
         toml::from_str(&text).with_context(|| format!("sweep file {}", path.display()))?;
-    let mut grid = Grid::new();
-    flatten("", &file.grid, &mut grid).with_context(|| format!("sweep file {}", path.display()))?;
+    let grid = grid_of(&text, &file).with_context(|| format!("sweep file {}", path.display()))?;
     let dir = path
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
@@ -283,8 +528,7 @@ fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
             .map_err(|e| anyhow!("sweep file {}: cell {}: {e}", path.display(), c.id))?;
     }
     // Two cells that are one run would run twice and be drawn as two points (or, with one
-    // id, recorded twice): a value listed twice, two spellings of a value (`64M`, `64MiB`),
-    // a grid `seed` over a grid `run.seed`.
+    // id, recorded twice): a value listed twice, two spellings of a value (`64M`, `64MiB`).
     let mut runs: HashMap<String, &str> = HashMap::new();
     for c in &cells {
         let input = match &c.source {
@@ -296,7 +540,7 @@ fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
         if let Some(first) = runs.insert(format!("{:?} {input}", c.spec), &c.id) {
             return Err(anyhow!(
                 "sweep file {}: grid cells {first} and {} are the same run (a value listed \
-                 twice, two spellings of one value, or a grid seed over run.seed): drop one",
+                 twice, or two spellings of one value): drop one",
                 path.display(),
                 c.id
             ));
@@ -332,8 +576,19 @@ pub fn run(args: SweepArgs) -> Outcome {
             args.out.display()
         )));
     }
+    let cells_path = args.out.join("cells.json");
+    if has_results && args.resume {
+        let recorded = sweep::read_results(&results_path).map_err(sim_failure)?;
+        check_resume(&args, &cells, &recorded.results, &cells_path)?;
+    }
     let (mut store, existing) =
         ResultStore::open(&results_path, args.force).map_err(sim_failure)?;
+    // Every cell recorded is one of these, with the same run.
+    let setups = cells
+        .iter()
+        .map(|c| (c.id.clone(), c.setup.clone()))
+        .collect();
+    sweep::write_setups(&cells_path, &setups).map_err(sim_failure)?;
     if existing.dropped_partial_line {
         eprintln!(
             "note: dropped a torn last line of {} (the previous sweep was interrupted)",
@@ -396,6 +651,89 @@ pub fn run(args: SweepArgs) -> Outcome {
         )));
     }
     Ok(())
+}
+
+/// A resumed directory must hold results of this experiment only, or the sweep would mix two
+/// (a cell id names only its grid values): refuse results of cells the grid no longer has,
+/// and results whose run (`cells.json`) differs from what the file now gives their cell,
+/// saying what differs.
+fn check_resume(
+    args: &SweepArgs,
+    cells: &[Cell],
+    recorded: &[CellResult],
+    setups_path: &Path,
+) -> Outcome {
+    let out = args.out.display();
+    let file = args.file.display();
+    let instead = "use a new --out, or --force instead of --resume to start over";
+    let current: HashMap<&str, &Cell> = cells.iter().map(|c| (c.id.as_str(), c)).collect();
+    let ids: BTreeSet<&str> = recorded.iter().map(|r| r.id.as_str()).collect();
+    let gone: Vec<&str> = ids
+        .iter()
+        .copied()
+        .filter(|id| !current.contains_key(id))
+        .collect();
+    if !gone.is_empty() {
+        return Err(Failure::Usage(anyhow!(
+            "{out} holds results of {} that the grid of {file} no longer has ({}); resuming \
+             would leave them among this experiment's results: put their values back in the \
+             grid, use a new --out, or --force instead of --resume to start over",
+            count(gone.len(), "cell"),
+            listed(&gone)
+        )));
+    }
+    let Some(setups) = sweep::read_setups(setups_path).map_err(sim_failure)? else {
+        return Err(Failure::Usage(anyhow!(
+            "{out} holds results but no cells.json saying what they ran (an older flashkit \
+             wrote it), so --resume cannot check that they were made under the settings of \
+             {file}: {instead}"
+        )));
+    };
+    let mut changed: Vec<(&str, String)> = Vec::new();
+    for id in ids {
+        let now = &current[id].setup;
+        let why = match setups.get(id) {
+            None => format!("{} does not say what it ran", setups_path.display()),
+            Some(before) if !before.same_run(now) => {
+                let differences = before.differences(now);
+                if differences.is_empty() {
+                    "its settings are the same, but what this flashkit makes of them is not \
+                     (another version of flashkit ran it)"
+                        .to_string()
+                } else {
+                    differences.join("; ")
+                }
+            }
+            Some(_) => continue,
+        };
+        changed.push((id, why));
+    }
+    let Some((id, why)) = changed.first() else {
+        return Ok(());
+    };
+    let others = match changed.len() {
+        1 => String::new(),
+        2 => " (and 1 other cell)".to_string(),
+        n => format!(" (and {} other cells)", n - 1),
+    };
+    Err(Failure::Usage(anyhow!(
+        "{out} holds results made under other settings than {file} gives now, and resuming \
+         would mix the two: cell {id}{others}: {why}; {instead}"
+    )))
+}
+
+/// `n` things: "1 cell", "3 cells".
+fn count(n: usize, thing: &str) -> String {
+    format!("{n} {thing}{}", if n == 1 { "" } else { "s" })
+}
+
+/// A few ids, and how many more.
+fn listed(ids: &[&str]) -> String {
+    let shown = ids.iter().take(3).copied().collect::<Vec<_>>().join(", ");
+    match ids.len() {
+        n if n > 3 => format!("{shown} and {} more", n - 3),
+        _ => shown,
+    }
 }
 
 /// Every result as one CSV row: id, label, status, error, the parameters, then the metrics.
