@@ -29,6 +29,26 @@ requests = "4k"
 op = [0.07, 0.1, 0.15, 0.2, 0.3]
 "#;
 
+/// Write `sweep` to `file` and run it: a usage error (exit 2) naming `needle`, and nothing
+/// ran (no results file in the output directory).
+fn assert_refused(file: &Path, sweep: &str, needle: &str) {
+    std::fs::write(file, sweep).expect("write");
+    let out = file.with_file_name("out");
+    let output = flashkit(&["sweep", s(file), "--out", s(&out)]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "{sweep}: {}",
+        text(&output.stderr)
+    );
+    assert!(
+        text(&output.stderr).contains(needle),
+        "{needle:?} not in {}",
+        text(&output.stderr)
+    );
+    assert!(!out.join("results.jsonl").exists(), "nothing ran");
+}
+
 fn ids(results: &Path) -> Vec<String> {
     std::fs::read_to_string(results)
         .expect("results")
@@ -282,21 +302,7 @@ fn two_cells_that_are_one_run_are_refused() {
         "trace = [\"t.csv\", \"./t.csv\"]\n",
         "\"device.capacity\" = [\"64M\", \"64MiB\"]\n",
     ] {
-        std::fs::write(&file, format!("{base}{grid}")).expect("write");
-        let out = dir.path().join("out");
-        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{grid}: {}",
-            text(&output.stderr)
-        );
-        assert!(
-            text(&output.stderr).contains("are the same run"),
-            "{grid}: {}",
-            text(&output.stderr)
-        );
-        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+        assert_refused(&file, &format!("{base}{grid}"), "are the same run");
     }
 }
 
@@ -399,16 +405,7 @@ fn a_grid_option_its_cells_ignore_is_a_usage_error() {
              ofast, and the cell runs page",
         ),
     ] {
-        std::fs::write(&file, format!("{base}{grid}")).expect("write");
-        let out = dir.path().join("out");
-        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
-        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-        assert!(
-            text(&output.stderr).contains(needle),
-            "{needle:?} not in {}",
-            text(&output.stderr)
-        );
-        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+        assert_refused(&file, &format!("{base}{grid}"), needle);
     }
     // The base may hold an option its cells do not use (theta above, for a zipf cell).
     std::fs::write(
@@ -579,21 +576,7 @@ fn a_grid_setting_given_twice_is_refused_naming_both() {
             "line 7 (seed in [grid]) and line 9 (seed in [grid.run]) both set run.seed",
         ),
     ] {
-        std::fs::write(&file, format!("{base}{grid}")).expect("write");
-        let out = dir.path().join("out");
-        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
-        assert_eq!(
-            output.status.code(),
-            Some(2),
-            "{grid}: {}",
-            text(&output.stdout)
-        );
-        assert!(
-            text(&output.stderr).contains(needle),
-            "{needle:?} not in {}",
-            text(&output.stderr)
-        );
-        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+        assert_refused(&file, &format!("{base}{grid}"), needle);
     }
 }
 
@@ -610,16 +593,7 @@ fn an_empty_grid_is_a_usage_error() {
             "sweep.toml: line 6: [grid.device] has no keys",
         ),
     ] {
-        std::fs::write(&file, format!("{base}{grid}")).expect("write");
-        let out = dir.path().join("out");
-        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
-        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
-        assert!(
-            text(&output.stderr).contains(needle),
-            "{needle:?} not in {}",
-            text(&output.stderr)
-        );
-        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+        assert_refused(&file, &format!("{base}{grid}"), needle);
     }
 }
 
@@ -663,15 +637,6 @@ fn a_bad_key_or_value_is_named_with_its_line() {
             "sweep.toml: line 3: grid key \"foo\" is neither ftl, trace, seed nor section.option",
         ),
     ] {
-        std::fs::write(&file, sweep).expect("write");
-        let out = dir.path().join("out");
-        let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
-        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stdout));
-        assert!(
-            text(&output.stderr).contains(needle),
-            "{needle:?} not in {}",
-            text(&output.stderr)
-        );
-        assert!(!out.join("results.jsonl").exists(), "nothing ran");
+        assert_refused(&file, sweep, needle);
     }
 }
