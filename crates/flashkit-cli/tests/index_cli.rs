@@ -47,56 +47,41 @@ fn index_bench_reports_each_phase_for_every_structure() {
 #[test]
 fn index_bench_json_is_deterministic() {
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut docs = Vec::new();
-    for name in ["a.json", "b.json"] {
+    // A small fatlist bench writing its JSON to `name`: the document's text.
+    let bench = |name: &str, extra: &[&str]| -> String {
         let path = dir.path().join(name);
-        let path_text = path.to_str().expect("utf-8 path");
         let mut args = vec![
             "index",
             "bench",
             "--structure",
             "fatlist",
             "--json",
-            path_text,
+            path.to_str().expect("utf-8 path"),
         ];
+        args.extend(extra);
         args.extend(SMALL);
         assert!(flashkit(&args).status.success());
-        let text = std::fs::read_to_string(&path).expect("written");
-        docs.push(text);
-    }
+        std::fs::read_to_string(&path).expect("written")
+    };
+    let docs = [bench("a.json", &[]), bench("b.json", &[])];
     // Byte for byte: the wall clock is left out unless asked for.
     assert_eq!(docs[0], docs[1]);
-    let docs: Vec<serde_json::Value> = docs
-        .iter()
-        .map(|text| serde_json::from_str(text).expect("valid JSON"))
-        .collect();
-    assert!(docs[0].get("wall_seconds").is_none());
-    let timed = dir.path().join("timed.json");
-    let mut args = vec![
-        "index",
-        "bench",
-        "--structure",
-        "fatlist",
-        "--json",
-        timed.to_str().expect("utf-8 path"),
-        "--wall-clock-in-json",
-    ];
-    args.extend(SMALL);
-    assert!(flashkit(&args).status.success());
-    let doc: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(&timed).expect("written")).expect("JSON");
+    let doc: serde_json::Value = serde_json::from_str(&docs[0]).expect("valid JSON");
+    assert!(doc.get("wall_seconds").is_none());
     assert!(
-        doc["wall_seconds"].as_f64().is_some_and(|s| s > 0.0),
-        "{doc}"
-    );
-    let out = flashkit(&["index", "bench", "--wall-clock-in-json"]);
-    assert_eq!(out.status.code(), Some(2));
-    assert!(
-        docs[0]["phases"][1]["time"]["write_s"]
+        doc["phases"][1]["time"]["write_s"]
             .as_f64()
             .expect("a number")
             > 0.0
     );
+    let timed: serde_json::Value =
+        serde_json::from_str(&bench("timed.json", &["--wall-clock-in-json"])).expect("JSON");
+    assert!(
+        timed["wall_seconds"].as_f64().is_some_and(|s| s > 0.0),
+        "{timed}"
+    );
+    let out = flashkit(&["index", "bench", "--wall-clock-in-json"]);
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]
