@@ -218,8 +218,15 @@ pub fn run(command: EmCommand, config: &ConfigFile) -> Outcome {
 }
 
 /// Gigabytes with two decimals, as the paper's tables print volumes.
+/// Bytes in GB (10^9 B): two decimals from 1 GB up, three significant digits below, so
+/// that a small run's volumes do not all read 0.00.
 pub fn gb(bytes: u64) -> String {
-    format!("{:.2}", bytes as f64 / 1e9)
+    let value = bytes as f64 / 1e9;
+    if bytes == 0 || value >= 1.0 {
+        return format!("{value:.2}");
+    }
+    let decimals = 2 + (-value.log10().floor()) as usize;
+    format!("{value:.decimals$}")
 }
 
 /// A plan's predicted I/O as it reaches the device in `mode` (under the translation layer,
@@ -643,5 +650,24 @@ mod tests {
         assert_eq!(parse_records("10k"), Ok(10_000));
         assert!(parse_records("2^64").is_err());
         assert!(parse_records("2^x").is_err());
+    }
+
+    /// A small run's volumes read 0.00 GB, every one of them.
+    #[test]
+    fn small_volumes_keep_three_significant_digits() {
+        let cases = [
+            (0, "0.00"),
+            (520_000, "0.000520"),
+            (15_872, "0.0000159"),
+            (50_000_000, "0.0500"),
+            (994_000_000, "0.994"),
+            (999_500_000, "1.000"),
+            (1_000_000_000, "1.00"),
+            (1_234_567_890, "1.23"),
+            (548_000_000_000, "548.00"),
+        ];
+        for (bytes, shown) in cases {
+            assert_eq!(gb(bytes), shown, "{bytes} B");
+        }
     }
 }
