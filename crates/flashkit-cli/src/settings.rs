@@ -160,6 +160,32 @@ pub fn unused_ftl_options(
 
 /// The VET variants to run (every insertion scheme by every node layout asked for), the
 /// defaults where none is given.
+/// The FTL options given several values (`--gc greedy,fifo`, `vet_table = "swiss,std"`), by
+/// flag name: `compare` runs every combination, and a command that runs one FTL refuses them
+/// (it ran the first and dropped the others).
+pub fn listed_ftl_options(flags: &FtlArgs, file: &FtlArgs) -> Vec<&'static str> {
+    let count = |a: usize, b: usize| if a == 0 { b } else { a };
+    [
+        (count(flags.gc.len(), file.gc.len()), "--gc"),
+        (
+            count(flags.vet_insert.len(), file.vet_insert.len()),
+            "--vet-insert",
+        ),
+        (
+            count(flags.vet_nodes.len(), file.vet_nodes.len()),
+            "--vet-nodes",
+        ),
+        (
+            count(flags.vet_table.len(), file.vet_table.len()),
+            "--vet-table",
+        ),
+    ]
+    .into_iter()
+    .filter(|&(values, _)| values > 1)
+    .map(|(_, name)| name)
+    .collect()
+}
+
 pub fn vet_variants(flags: &FtlArgs, file: &FtlArgs) -> Vec<VetConfig> {
     fn pick<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
         if a.is_empty() { b.to_vec() } else { a.to_vec() }

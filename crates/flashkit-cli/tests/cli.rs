@@ -294,7 +294,21 @@ fn usage_errors_exit_2_with_one_clear_line() {
     assert_error(
         &flashkit(&["replay", "--gc", "greedy,fifo"]),
         2,
-        "give one --gc policy",
+        "replay runs one FTL: give one value of --gc (compare runs several)",
+    );
+    // The VET lists ran their first value under replay.
+    assert_error(
+        &flashkit(&[
+            "replay",
+            "--ftl",
+            "vet",
+            "--vet-insert",
+            "lis,bis",
+            "--vet-table",
+            "swiss,std",
+        ]),
+        2,
+        "give one value of --vet-insert, --vet-table (compare runs several)",
     );
     assert_error(
         &flashkit(&["compare", "--endurance", "0", "--capacity", "64M"]),

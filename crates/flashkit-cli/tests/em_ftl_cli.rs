@@ -288,7 +288,11 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
         "B_r = 2KiB and B_w = 16KiB must both be multiples",
     );
     let two_policies = flashkit(&[SORT, &["--ftl", "page", "--gc", "greedy,fifo"]].concat());
-    assert_error(&two_policies, 2, "one --gc policy");
+    assert_error(
+        &two_policies,
+        2,
+        "an em command runs one FTL: give one value of --gc (compare runs several)",
+    );
     let tl = flashkit(&[SORT, &["--io", "tl"]].concat());
     assert_error(&tl, 2, "--io tl sorts real files only");
     // Options the run would not read (each ran before, ignoring it).

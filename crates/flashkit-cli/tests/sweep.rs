@@ -580,6 +580,29 @@ fn a_grid_setting_given_twice_is_refused_naming_both() {
     }
 }
 
+/// A cell runs one FTL: a list in one grid value or in the base (`"greedy,fifo"`) ran its
+/// first value under an id naming them all.
+#[test]
+fn a_cell_with_a_list_of_ftl_options_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    let base = "[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n";
+    for (sweep, needle) in [
+        (
+            format!(
+                "{base}[grid]\nftl = [\"vet\"]\n\"ftl.vet_table\" = [\"swiss,std\", \"cuckoo\"]\n"
+            ),
+            "ftl.vet_table has several values, and a cell runs one FTL",
+        ),
+        (
+            format!("{base}[base.ftl]\ngc = \"greedy,fifo\"\n[grid]\nftl = [\"page\"]\n"),
+            "ftl.gc has several values, and a cell runs one FTL",
+        ),
+    ] {
+        assert_refused(&file, &sweep, needle);
+    }
+}
+
 /// An empty `[grid]` ran one cell with an empty id: refused, as is an empty grid table.
 #[test]
 fn an_empty_grid_is_a_usage_error() {

@@ -77,14 +77,14 @@ impl FtlChoice {
         };
         let (_, geometry, _) = probe.resolve().map_err(sim_failure)?;
         check_pages(sizes, u64::from(geometry.page_size_bytes()), &device.preset)?;
-        let (policies, options) = settings::ftl_options(&args.ftl, &config.ftl);
-        let vets = settings::vet_variants(&args.ftl, &config.ftl);
-        if policies.len() > 1 || vets.len() > 1 {
+        let listed = settings::listed_ftl_options(&args.ftl, &config.ftl);
+        if !listed.is_empty() {
             return Err(Failure::Usage(anyhow!(
-                "an em command runs one FTL: give one --gc policy, one --vet-insert, one \
-                 --vet-nodes and one --vet-table (compare runs several)"
+                "an em command runs one FTL: give one value of {} (compare runs several)",
+                listed.join(", ")
             )));
         }
+        let (_, options) = settings::ftl_options(&args.ftl, &config.ftl);
         Ok(FtlChoice {
             kind,
             label: settings::label(kind, &options),

@@ -16,12 +16,14 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
         &format!("--ftl {}", args.ftl),
     )
     .map_err(Failure::Usage)?;
-    let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
-    if policies.len() > 1 {
+    let listed = settings::listed_ftl_options(&args.ftl_options, &config.ftl);
+    if !listed.is_empty() {
         return Err(Failure::Usage(anyhow::anyhow!(
-            "replay runs one FTL: give one --gc policy (compare runs several)"
+            "replay runs one FTL: give one value of {} (compare runs several)",
+            listed.join(", ")
         )));
     }
+    let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
     let label = settings::label(args.ftl, &options);
     let (source, _stdin) = super::trace_tools::source(

@@ -406,6 +406,21 @@ fn cell(
         ));
     }
     let mut device = settings::device_spec(&Default::default(), &config.device)?;
+    // A cell runs one FTL: a list (`"ftl.gc" = ["greedy,fifo"]`, `gc = "greedy,fifo"` in the
+    // base) ran its first value under an id naming them all.
+    let listed: Vec<String> = settings::listed_ftl_options(&Default::default(), &config.ftl)
+        .into_iter()
+        .map(|flag| format!("ftl.{}", flag.trim_start_matches("--").replace('-', "_")))
+        .collect();
+    if !listed.is_empty() {
+        return Err(anyhow!(
+            "grid cell {}: {} {} several values, and a cell runs one FTL: make them grid \
+             values (\"ftl.gc\" = [\"greedy\", \"fifo\"])",
+            describe(combo),
+            listed.join(", "),
+            if listed.len() == 1 { "has" } else { "have" }
+        ));
+    }
     let (policies, mut options) = settings::ftl_options(&Default::default(), &config.ftl);
     if let Some(&policy) = policies.first() {
         options.page.gc_policy = policy;
