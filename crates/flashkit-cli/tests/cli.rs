@@ -1361,6 +1361,24 @@ fn reproduce_vet_replays_a_papers_own_trace_in_its_column() {
     );
     assert!(text.contains("wdev trace (compact)"), "{text}");
 
+    // The reading options read --paper-trace files only: without one they did nothing.
+    assert_error(
+        &flashkit(&[
+            "reproduce",
+            "vet",
+            "--quick",
+            "--format",
+            "spc",
+            "--asu",
+            "3",
+            "--address-map",
+            "compact",
+        ]),
+        2,
+        "--format, --asu, --address-map are options for reading --paper-trace files, and none \
+         was given: drop them",
+    );
+
     // Names are checked before any file is read; a bad line names its file, line and field.
     assert_error(
         &flashkit(&[

@@ -335,6 +335,24 @@ struct Document {
 }
 
 pub fn run(args: VetReproArgs, given: &[String]) -> Outcome {
+    let trace_options: Vec<String> = args
+        .paper_trace_options
+        .given()
+        .into_iter()
+        .map(String::from)
+        .collect();
+    if args.paper_trace.is_empty() && !trace_options.is_empty() {
+        // They read the paper's own traces only; the excerpts have fixed reading options.
+        return Err(Failure::Usage(anyhow!(
+            "{}, and none was given: drop {}",
+            crate::settings::unused_options(&trace_options, "reading --paper-trace files"),
+            if trace_options.len() == 1 {
+                "it"
+            } else {
+                "them"
+            }
+        )));
+    }
     if !args.workload.is_empty() || !args.scheme.is_empty() {
         let spew: Vec<String> = ["spew_requests", "spew_max_gib"]
             .into_iter()
