@@ -197,6 +197,32 @@ fn quick_refuses_the_options_it_sets() {
             text(&output.stderr)
         );
     }
+    // The real-disk part skipped, its directories would do nothing (--out was made empty and
+    // reported as written). Refused before the simulated tables run.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("fm");
+    let output = flashkit(&[
+        "reproduce",
+        "flashmodel",
+        "--disk-max-log",
+        "0",
+        "--bfs-max-log",
+        "16",
+        "--tmp",
+        "/nonexistent",
+        "--out",
+        out.to_str().expect("UTF-8 path"),
+    ]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stderr).contains(
+            "--tmp, --out are options for the real-disk part, which --disk-max-log 0 (below 25) \
+             skips: drop them"
+        ),
+        "{}",
+        text(&output.stderr)
+    );
+    assert!(!out.exists(), "no directory made");
 }
 
 /// The MSR excerpts through all five FTLs. Fails loudly in CI when the shared traces are

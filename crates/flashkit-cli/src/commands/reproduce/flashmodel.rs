@@ -191,6 +191,23 @@ pub fn run(mut args: FlashmodelArgs) -> Outcome {
         args.bfs_max_log = args.bfs_min_log;
         args.disk_max_log = DISK_MIN_LOG;
     }
+    // --tmp and --out serve the real-disk part only: skipped, they would do nothing (and
+    // --out made an empty directory it then said it wrote).
+    if args.disk_max_log < DISK_MIN_LOG {
+        let unused: Vec<String> = [(args.tmp.is_some(), "--tmp"), (args.out.is_some(), "--out")]
+            .into_iter()
+            .filter(|&(given, _)| given)
+            .map(|(_, flag)| flag.to_string())
+            .collect();
+        if !unused.is_empty() {
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "{}, which --disk-max-log {} (below {DISK_MIN_LOG}) skips: drop {}",
+                crate::settings::unused_options(&unused, "the real-disk part"),
+                args.disk_max_log,
+                if unused.len() == 1 { "it" } else { "them" }
+            )));
+        }
+    }
     // The real-disk part's directory is checked before the simulated tables, not after.
     if let Some(tmp) = args
         .tmp
