@@ -119,7 +119,7 @@ pub fn check_outputs(outputs: &[(&str, Option<&Path>)]) -> Result<()> {
 
 /// Whether two output paths name one file, whether or not it exists yet (a device such as
 /// `/dev/null` or `/dev/stdout` may take several outputs).
-fn same_output(a: &Path, b: &Path) -> bool {
+pub fn same_output(a: &Path, b: &Path) -> bool {
     let device = |p: &Path| std::fs::metadata(p).is_ok_and(|m| !m.file_type().is_file());
     if device(a) || device(b) {
         return false;

@@ -92,3 +92,60 @@ fn a_torn_last_line_is_left_out_with_a_note() {
         text(&output.stdout)
     );
 }
+
+/// `--html P --svg P` drew the figures into a directory P and then failed to write the page;
+/// an `--html` over a sweep's own `cells.json` broke its resume. Both are refused before
+/// anything is written.
+#[test]
+fn outputs_that_collide_are_refused_before_drawing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("r.json");
+    let output = flashkit(&[
+        "replay",
+        "--no-precondition",
+        "--capacity",
+        "64M",
+        "--requests",
+        "500",
+        "--json",
+        s(&json),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let page = dir.path().join("out.html");
+    for flag in ["--svg", "--png"] {
+        let output = flashkit(&["report", s(&json), "--html", s(&page), flag, s(&page)]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+        assert!(
+            text(&output.stderr).contains(&format!("--html and {flag} both name")),
+            "{}",
+            text(&output.stderr)
+        );
+        assert!(!page.exists(), "nothing written");
+    }
+    let output = flashkit(&["report", s(&json), "--svg", s(&json)]);
+    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    assert!(text(&output.stderr).contains("a file is there; give a directory"));
+
+    let grid = dir.path().join("g.toml");
+    std::fs::write(
+        &grid,
+        "name = \"own\"\n[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n\
+         [grid]\nftl = [\"page\"]\n",
+    )
+    .expect("write");
+    let out = dir.path().join("sweep");
+    let output = flashkit(&["sweep", s(&grid), "--out", s(&out)]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    for own in ["cells.json", "results.csv"] {
+        let target = out.join(own);
+        let before = std::fs::read(&target).expect("the sweep wrote it");
+        let output = flashkit(&["report", s(&out), "--html", s(&target)]);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+        assert!(
+            text(&output.stderr).contains("is an input of this run"),
+            "{}",
+            text(&output.stderr)
+        );
+        assert_eq!(std::fs::read(&target).expect("kept"), before);
+    }
+}

@@ -50,6 +50,29 @@ pub fn run(args: ReportArgs) -> Outcome {
     }
     let (results, source_name) = load(&args.results)?;
     crate::output::check_outputs(&[("--html", args.html.as_deref())]).map_err(Failure::Usage)?;
+    // The figure directories too, before anything is drawn: `--html P --svg P` wrote the
+    // figures into a directory P and then failed to write the page.
+    for (flag, dir) in [
+        ("--svg", args.svg.as_deref()),
+        ("--png", args.png.as_deref()),
+    ] {
+        let Some(dir) = dir else { continue };
+        if dir.exists() && !dir.is_dir() {
+            return Err(Failure::Usage(anyhow!(
+                "{flag} {}: a file is there; give a directory for the figures",
+                dir.display()
+            )));
+        }
+        if let Some(html) = &args.html
+            && crate::output::same_output(html, dir)
+        {
+            return Err(Failure::Usage(anyhow!(
+                "--html and {flag} both name {}: the page is a file and the figures go in a \
+                 directory; give each its own path",
+                dir.display()
+            )));
+        }
+    }
     if results.is_empty() {
         return Err(Failure::Runtime(anyhow!(
             "{} holds no results",
@@ -113,6 +136,10 @@ fn load(path: &Path) -> Result<(Vec<CellResult>, String), Failure> {
                  paper's figures already)",
                 path.display()
             )));
+        }
+        // The sweep's other files are inputs too: an --html over them would break a resume.
+        for name in ["results.csv", "cells.json"] {
+            crate::output::note_input(&path.join(name));
         }
         jsonl
     } else {
