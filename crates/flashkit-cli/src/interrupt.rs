@@ -7,6 +7,7 @@
 //! directory. Outputs being written are on the list too ([`crate::output::Staged`]): they
 //! are written under a temporary name and renamed into place when whole.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
 
@@ -31,13 +32,29 @@ pub fn install() {
 /// panics ("failed printing to stdout: Broken pipe"), which printed a panic message and a
 /// backtrace after the lines `head` kept. Stop instead as a program killed by SIGPIPE would:
 /// quietly, with exit status 141 (128 + 13), after removing the temporary files, as Ctrl-C
-/// does. Any other panic goes to the default hook.
+/// does. Any other failure to print (`> /dev/full`: no space left) is an error like any
+/// other output's, exit 1, not a panic with exit 101. Any other panic goes to the default
+/// hook.
 pub fn stop_quietly_on_broken_pipe() {
     let default = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        if is_broken_pipe_print(info.payload_as_str().unwrap_or_default()) {
+        let message = info.payload_as_str().unwrap_or_default();
+        if is_broken_pipe_print(message) {
             remove_all();
             std::process::exit(141);
+        }
+        if let Some(error) = message.strip_prefix("failed printing to stdout: ") {
+            remove_all();
+            // Standard error may still work; if it does not, the status says it all.
+            let _ = writeln!(
+                std::io::stderr(),
+                "error: cannot write to standard output: {error}"
+            );
+            std::process::exit(1);
+        }
+        if message.starts_with("failed printing to stderr") {
+            remove_all();
+            std::process::exit(1);
         }
         default(info);
     }));

@@ -715,6 +715,31 @@ fn the_bash_completion_script_completes_commands_and_flags() {
     }
 }
 
+/// Standard output that cannot take the text (`> /dev/full`) is an error like any output's,
+/// exit 1 with one line saying so; it was a panic, exit 101.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_standard_output_is_an_error_not_a_panic() {
+    use std::process::{Command, Stdio};
+    let Ok(full) = std::fs::OpenOptions::new().write(true).open("/dev/full") else {
+        eprintln!("skipped: no /dev/full here");
+        return;
+    };
+    let output = Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .arg("presets")
+        .stdout(Stdio::from(full))
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the flashkit binary runs");
+    assert_eq!(output.status.code(), Some(1), "{}", stderr(&output));
+    assert!(
+        stderr(&output).starts_with("error: cannot write to standard output: No space left"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!stderr(&output).contains("panicked"), "{}", stderr(&output));
+}
+
 /// A reader that stops reading (`flashkit replay | head -1`) ends the run as SIGPIPE ends
 /// `cat`: exit 141, no panic message (println! panicked with a backtrace).
 #[test]
