@@ -62,6 +62,13 @@ pub fn note_input(path: &Path) {
 /// it). Commands call it before their work, so that the mistake costs nothing, and every
 /// writer here calls it again before it creates the file.
 pub fn check_output(path: &Path) -> Result<()> {
+    // `-` means standard input to `--trace`; as an output it made a file named `-`.
+    if path.as_os_str() == "-" {
+        return Err(anyhow!(
+            "- is not standard output here: outputs are files (the tables already go to \
+             standard output); give a path, or ./- for a file named -"
+        ));
+    }
     // Found when the file was written otherwise, after the run: a long compare lost its
     // results to a typo in the directory.
     if path.is_dir() {

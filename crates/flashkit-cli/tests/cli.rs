@@ -931,6 +931,19 @@ fn two_outputs_naming_one_file_are_refused() {
         assert_error(&flashkit(&args), 2, &format!("{flags} both name"));
         assert!(!report.exists(), "{args:?}: nothing is written");
     }
+    // `-` made a file named `-` in the working directory.
+    for args in [
+        vec!["replay", "--requests", "100", "--json", "-"],
+        vec!["trace", "gen", "--requests", "100", "-o", "-"],
+    ] {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_flashkit"))
+            .args(&args)
+            .current_dir(dir.path())
+            .output()
+            .expect("runs");
+        assert_error(&output, 2, "- is not standard output here");
+        assert!(!dir.path().join("-").exists(), "{args:?}");
+    }
     // A device takes any number of outputs.
     let output = flashkit(&[
         "replay",
