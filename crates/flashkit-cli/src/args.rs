@@ -193,6 +193,9 @@ pub enum TraceCommand {
 }
 
 #[derive(Args, Debug)]
+// --address-map lays a trace onto a device, which this command has not: refused, so not
+// offered in the help.
+#[command(mut_arg("address_map", |a| a.hide(true)))]
 pub struct ConvertArgs {
     /// The trace to convert (any supported format).
     #[arg(value_name = "FILE")]
@@ -236,6 +239,9 @@ pub struct DetectArgs {
 }
 
 #[derive(Args, Debug)]
+// --address-map lays a trace onto a device, which this command has not: refused, so not
+// offered in the help.
+#[command(mut_arg("address_map", |a| a.hide(true)))]
 pub struct TraceBenchArgs {
     /// Trace files (any supported format).
     #[arg(required = true, value_name = "FILE")]
@@ -351,6 +357,9 @@ pub struct GenArgs {
 }
 
 #[derive(Args, Debug)]
+// --address-map lays a trace onto a device, which this command has not: refused, so not
+// offered in the help.
+#[command(mut_arg("address_map", |a| a.hide(true)))]
 pub struct StatsArgs {
     /// Trace files (any supported format; see docs/TRACES.md).
     #[arg(required = true, value_name = "FILE")]
