@@ -315,6 +315,11 @@ fn usage_errors_exit_2_with_one_clear_line() {
         2,
         "endurance 0 erase cycles",
     );
+    assert_error(
+        &flashkit(&["bench", "--requests", "0"]),
+        2,
+        "--requests 0: the benchmark needs at least one host write to time",
+    );
     let output = flashkit(&["frobnicate"]);
     assert_eq!(output.status.code(), Some(2));
 }

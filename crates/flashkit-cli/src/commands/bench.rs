@@ -52,6 +52,12 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         args.requests = Count(200_000);
         args.capacity = Size(256 << 20);
     }
+    if args.requests.0 == 0 {
+        // Nothing to time: it printed 0 writes a second and no write amplification.
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--requests 0: the benchmark needs at least one host write to time"
+        )));
+    }
     let spec = WorkloadSpec::new(
         Pattern::Uniform,
         SizeDist::Fixed { bytes: 4096 },
