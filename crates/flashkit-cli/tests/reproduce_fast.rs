@@ -223,6 +223,31 @@ fn quick_refuses_the_options_it_sets() {
         text(&output.stderr)
     );
     assert!(!out.exists(), "no directory made");
+    // Odd grid bounds were rounded down, and bounds the wrong way round dropped Table 2.
+    for (args, needle) in [
+        (
+            &["--bfs-min-log", "15"][..],
+            "--bfs-min-log 15: the BFS grids are square, so log2 |V| is even; give 14 or 16",
+        ),
+        (
+            &["--bfs-min-log", "18", "--bfs-max-log", "16"],
+            "--bfs-max-log 16 is below --bfs-min-log 18: Table 2 would have no grid",
+        ),
+    ] {
+        let output = flashkit(
+            &[
+                &["reproduce", "flashmodel", "--disk-max-log", "0"][..],
+                args,
+            ]
+            .concat(),
+        );
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+        assert!(
+            text(&output.stderr).contains(needle),
+            "{}",
+            text(&output.stderr)
+        );
+    }
 }
 
 /// The MSR excerpts through all five FTLs. Fails loudly in CI when the shared traces are

@@ -36,10 +36,10 @@ use std::time::Instant;
 
 #[derive(Args, Debug)]
 pub struct FlashmodelArgs {
-    /// Smallest BFS grid, as log2 |V| (even).
+    /// Smallest BFS grid, as log2 |V| (even: the grids are square).
     #[arg(long, default_value_t = 16)]
     pub bfs_min_log: u32,
-    /// Largest BFS grid, as log2 |V| (each step of 2 is four times the work).
+    /// Largest BFS grid, as log2 |V| (even; each step of 2 is four times the work).
     #[arg(long, default_value_t = 20)]
     pub bfs_max_log: u32,
     /// Largest real-disk sort, as log2 of the number of 4-byte integers (below 25 skips it).
@@ -191,6 +191,27 @@ pub fn run(mut args: FlashmodelArgs) -> Outcome {
         args.bfs_max_log = args.bfs_min_log;
         args.disk_max_log = DISK_MIN_LOG;
     }
+    // A square grid has an even log2 |V|: an odd bound was rounded down behind the user's
+    // back, and bounds the wrong way round left Table 2 out without a word.
+    for (flag, log) in [
+        ("--bfs-min-log", args.bfs_min_log),
+        ("--bfs-max-log", args.bfs_max_log),
+    ] {
+        if log % 2 == 1 {
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "{flag} {log}: the BFS grids are square, so log2 |V| is even; give {} or {}",
+                log - 1,
+                log + 1
+            )));
+        }
+    }
+    if args.bfs_max_log < args.bfs_min_log {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--bfs-max-log {} is below --bfs-min-log {}: Table 2 would have no grid",
+            args.bfs_max_log,
+            args.bfs_min_log
+        )));
+    }
     // --tmp and --out serve the real-disk part only: skipped, they would do nothing (and
     // --out made an empty directory it then said it wrote).
     if args.disk_max_log < DISK_MIN_LOG {
@@ -341,9 +362,6 @@ fn table1() -> Outcome {
 }
 
 fn table2(args: &FlashmodelArgs) -> Outcome {
-    if args.bfs_max_log < args.bfs_min_log {
-        return Ok(());
-    }
     println!(
         "Table 2: Mehlhorn-Meyer BFS on square grids, simulated device; read and write volume \
          [GB, 10^9 B as the paper], preprocessing (pp) and BFS phase"
@@ -361,7 +379,7 @@ fn table2(args: &FlashmodelArgs) -> Outcome {
         "paper pp/bfs write",
         "seconds",
     ]);
-    let mut log_v = args.bfs_min_log & !1;
+    let mut log_v = args.bfs_min_log;
     while log_v <= args.bfs_max_log {
         for (i, mode) in MODES.into_iter().enumerate() {
             let graph = Graph::grid(1 << (log_v / 2));
