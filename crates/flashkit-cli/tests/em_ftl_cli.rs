@@ -351,6 +351,31 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
         2,
         "--input -: the sort reads its input by offset, so not from standard input",
     );
+    let dir = tempfile::tempdir().expect("tempdir");
+    let records = dir.path().join("in.u32");
+    assert!(
+        flashkit(&[
+            "em",
+            "gen",
+            "-o",
+            records.to_str().expect("UTF-8"),
+            "--records",
+            "1000"
+        ])
+        .status
+        .success()
+    );
+    let tmp = flashkit(&[
+        "em",
+        "sort",
+        "--input",
+        records.to_str().expect("UTF-8"),
+        "--output",
+        dir.path().join("out").to_str().expect("UTF-8"),
+        "--tmp",
+        "/nonexistent/scratch",
+    ]);
+    assert_error(&tmp, 2, "--tmp /nonexistent/scratch is not a directory");
 }
 
 /// `--c` prices the general model's writes: bfs and dfs printed and saved nothing it

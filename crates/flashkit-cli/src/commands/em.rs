@@ -462,6 +462,14 @@ fn sort(args: SortArgs) -> Outcome {
         .clone()
         .expect("invariant: clap requires --output without --in-memory");
     let scratch_dir = match &args.tmp {
+        Some(dir) if !dir.is_dir() => {
+            // As `reproduce flashmodel --tmp` says it (this one failed at the scratch file's
+            // open, exit 1, naming a file the user never named).
+            return Err(Failure::Usage(anyhow::anyhow!(
+                "--tmp {} is not a directory",
+                dir.display()
+            )));
+        }
         Some(dir) => dir.clone(),
         None => output
             .parent()
