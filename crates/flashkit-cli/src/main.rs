@@ -62,8 +62,9 @@ fn main() -> ExitCode {
         && let Some(why) = ignores_config(&cli.command)
     {
         return report(Failure::Usage(anyhow::anyhow!(
-            "--config gives defaults to compare, replay, trace gen, stats, convert and bench, \
-             and the em commands run on an FTL (--ftl); {why}: drop --config"
+            "--config gives defaults to compare, replay, trace gen, trace stats, trace \
+             convert, trace bench, and the em commands run on an FTL (--ftl); {why}: drop \
+             --config"
         )));
     }
     let config = match settings::ConfigFile::load(cli.config.as_deref()) {

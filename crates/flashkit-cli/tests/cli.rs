@@ -484,8 +484,8 @@ fn options_no_chosen_ftl_or_command_reads_are_usage_errors() {
         assert_error(
             &flashkit(&args),
             2,
-            "--config gives defaults to compare, replay, trace gen, stats, convert and bench, and \
-             the em commands run on an FTL (--ftl)",
+            "--config gives defaults to compare, replay, trace gen, trace stats, trace convert, \
+             trace bench, and the em commands run on an FTL (--ftl)",
         );
     }
 }
