@@ -714,13 +714,18 @@ fn nand_command(args: &IndexBenchArgs) -> Outcome {
     let wall = started.elapsed().as_secs_f64();
     println!(
         "B-tree on {} on {} of grr-paper NAND (2 KiB pages, 64 a block; read 80 us, program \
-         200 us, erase 1.5 ms), {} buffer of {} (w = {}, {} B log sectors); {} files, fmc {}, \
+         200 us, erase 1.5 ms), {} buffer of {} ({}{} B log sectors); {} files, fmc {}, \
          R/W {}/{}, AWL {}; seed {}",
         report.scheme,
         format_size(spec.geometry.physical_bytes()),
         spec.replacement,
         format_size(spec.buffer.capacity_bytes),
-        spec.buffer.window,
+        // The window is the clean-first buffers' (LRU has none).
+        if args.buffer == AnyReplacement::Lru {
+            String::new()
+        } else {
+            format!("w = {}, ", spec.buffer.window)
+        },
         spec.buffer.sector_bytes,
         workload.files,
         workload.modification_coefficient,
