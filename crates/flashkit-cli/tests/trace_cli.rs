@@ -395,6 +395,43 @@ fn a_trace_larger_than_the_device_exits_2_saying_what_to_change() {
         "compact mapping fits: {}",
         text(&out.stderr)
     );
+    // On a device too small for the FTL as well, the trace's size is what to say first (the
+    // FTL's spare-block error said nothing of the trace); in a sweep, before any cell runs
+    // (it failed when its cell ran, exit 1).
+    let out = flashkit(&[
+        "replay",
+        "--trace",
+        &trace,
+        "--capacity",
+        "1M",
+        "--address-map",
+        "identity",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("raise --capacity to at least"),
+        "{}",
+        text(&out.stderr)
+    );
+    let sweep = files.write(
+        "s.toml",
+        "name = \"small\"\n[base.device]\ncapacity = \"64M\"\n[base.trace]\naddress_map = \
+         \"identity\"\n[grid]\nftl = [\"page\"]\ntrace = [\"hm.csv\"]\n",
+    );
+    let out_dir = files.path("sweep-out");
+    let out = flashkit(&["sweep", &sweep, "--out", &out_dir]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("cell ftl=page;trace=hm.csv: trace ")
+            && text(&out.stderr).contains("hm.csv needs a logical capacity"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(
+        !std::path::Path::new(&out_dir)
+            .join("results.jsonl")
+            .exists()
+    );
 }
 
 #[test]

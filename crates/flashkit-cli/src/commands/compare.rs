@@ -95,7 +95,7 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         );
     }
     for spec in &specs {
-        spec.check().map_err(sim_failure)?;
+        spec.check_on(&source).map_err(sim_failure)?;
     }
     // The runs share nothing but the source, so they run side by side; the results come
     // back in the table's order and are the same on any number of threads.

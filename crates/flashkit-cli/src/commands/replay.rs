@@ -43,7 +43,7 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
         precondition: settings::precondition(&args.run, &config.run),
         seed: settings::seed(&args.run, &config.run),
     };
-    spec.check().map_err(sim_failure)?;
+    spec.check_on(&source).map_err(sim_failure)?;
     let outcome =
         flashkit_sim::run(&spec, &source, &mut Bar::new(&spec.label)).map_err(sim_failure)?;
     super::compare::print_and_save(&[outcome], &args.output, 1, &[])

@@ -539,7 +539,7 @@ fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
         .with_context(|| format!("sweep file {}", path.display()))?;
     for c in &cells {
         c.spec
-            .check()
+            .check_on(&c.source)
             .map_err(|e| anyhow!("sweep file {}: cell {}: {e}", path.display(), c.id))?;
     }
     // Two cells that are one run would run twice and be drawn as two points (or, with one

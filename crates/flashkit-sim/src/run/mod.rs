@@ -55,6 +55,16 @@ impl Default for DeviceSpec {
 }
 
 impl RunSpec {
+    /// [`RunSpec::check`], and before it, whether a trace fits the device: a trace larger
+    /// than the device is the first thing to say (a small device's FTL error said nothing of
+    /// the trace), and a sweep's cell learned it only when it ran.
+    pub fn check_on(&self, source: &Source) -> Result<(), SimError> {
+        if let Source::Trace(prepared) = source {
+            check_fits(self, prepared)?;
+        }
+        self.check()
+    }
+
     /// Refuse a run that cannot start (impossible geometry, an FTL that does not fit it)
     /// before anything is allocated or read.
     pub fn check(&self) -> Result<(), SimError> {
