@@ -330,6 +330,33 @@ pub fn workload_spec(
         };
         bail!("{flag} applies to --workload {wanted}, but the workload is {pattern_name}{whose}");
     }
+    // The camera writes files in chunks and metadata, nothing else: the op mix and the
+    // request sizes are not its (they were accepted and changed nothing).
+    if pattern_name == "camera" {
+        let ignored: Vec<String> = [
+            (flags.read_fraction.is_some(), "--read-fraction"),
+            (flags.trim_fraction.is_some(), "--trim-fraction"),
+            (flags.size.is_some(), "--size"),
+            (flags.sizes.is_some(), "--sizes"),
+            (flags.read_sizes.is_some(), "--read-sizes"),
+        ]
+        .into_iter()
+        .filter(|&(given, _)| given)
+        .map(|(_, flag)| flag.to_string())
+        .collect();
+        if !ignored.is_empty() {
+            bail!(
+                "{}: the camera workload only writes (its sizes are --file-size and \
+                 --chunk-size), so drop {}",
+                unused_options(&ignored, "the other workloads"),
+                if ignored.len() == 1 { "it" } else { "them" }
+            );
+        }
+    }
+    // Read sizes with no reads would size nothing.
+    if flags.read_sizes.is_some() && pick!(read_fraction).is_some_and(|f| f.0 == 0.0) {
+        bail!("--read-sizes sizes reads, and the read fraction is 0: drop it");
+    }
     // The command line's sizes win over the file's, whichever of --size and --sizes each
     // uses; clap keeps the two flags apart, the file is checked here.
     let (size, sizes) = if flags.size.is_some() || flags.sizes.is_some() {

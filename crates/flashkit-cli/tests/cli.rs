@@ -368,6 +368,29 @@ fn options_that_would_be_ignored_are_usage_errors() {
         2,
         "--stddev applies to --workload gaussian",
     );
+    // The camera only writes, in its own chunks: these changed no byte of its trace.
+    assert_error(
+        &flashkit(&[
+            "trace",
+            "gen",
+            "--workload",
+            "camera",
+            "--read-fraction",
+            "0.5",
+            "--sizes",
+            "8K",
+            "-o",
+            path_str(&trace),
+        ]),
+        2,
+        "--read-fraction, --sizes are options for the other workloads: the camera workload only \
+         writes",
+    );
+    assert_error(
+        &flashkit(&["replay", "--read-fraction", "0", "--read-sizes", "8K"]),
+        2,
+        "--read-sizes sizes reads, and the read fraction is 0",
+    );
     // A fresh drive has no preconditioning to size; a single pass has no best pass.
     assert_error(
         &flashkit(&[
