@@ -444,7 +444,7 @@ pub struct ReportArgs {
     /// Write every figure as PNG (twice the size, for print) into this directory.
     #[arg(long, value_name = "DIR")]
     pub png: Option<std::path::PathBuf>,
-    /// Report title [default: the sweep's name].
+    /// Report title [default: "flashkit results: " and the results' directory or file name].
     #[arg(long)]
     pub title: Option<String>,
 }

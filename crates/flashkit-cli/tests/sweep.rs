@@ -580,6 +580,47 @@ fn a_grid_setting_given_twice_is_refused_naming_both() {
     }
 }
 
+/// The finished results.csv lists the cells in the grid's order, whichever worker finished
+/// first: two runs of one sweep on two workers wrote their rows in different orders.
+#[test]
+fn results_csv_is_in_grid_order_on_any_number_of_workers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(
+        &file,
+        "name = \"order\"\n[base.device]\ncapacity = \"64M\"\n[base.workload]\n\
+         requests = \"2k\"\n[grid]\nftl = [\"page\", \"fast\", \"block\"]\n\
+         \"device.op\" = [0.3, 0.1]\n",
+    )
+    .expect("write");
+    let mut files = Vec::new();
+    for jobs in ["1", "2", "2"] {
+        let out = dir.path().join(format!("out{}", files.len()));
+        let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--jobs", jobs]);
+        assert!(output.status.success(), "{}", text(&output.stderr));
+        files.push(std::fs::read_to_string(out.join("results.csv")).expect("csv"));
+    }
+    let ids: Vec<&str> = files[0]
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().expect("id"))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "device.op=0.3;ftl=page",
+            "device.op=0.3;ftl=fast",
+            "device.op=0.3;ftl=block",
+            "device.op=0.1;ftl=page",
+            "device.op=0.1;ftl=fast",
+            "device.op=0.1;ftl=block",
+        ],
+        "the grid's keys in order, each one's values as listed"
+    );
+    assert_eq!(files[0], files[1]);
+    assert_eq!(files[1], files[2]);
+}
+
 /// A cell runs one FTL: a list in one grid value or in the base (`"greedy,fifo"`) ran its
 /// first value under an id naming them all.
 #[test]

@@ -159,7 +159,10 @@ fn load(path: &Path) -> Result<(Vec<CellResult>, String), Failure> {
                 jsonl.display()
             );
         }
-        return Ok((existing.results, name));
+        // In id order: the file holds them in the order the workers finished.
+        let mut results = existing.results;
+        results.sort_by(|a, b| a.id.cmp(&b.id));
+        return Ok((results, name));
     }
     let text = std::fs::read_to_string(&jsonl)
         .with_context(|| format!("cannot read {}", jsonl.display()))?;

@@ -646,6 +646,14 @@ pub fn run(args: SweepArgs) -> Outcome {
     if let Some(error) = write_error {
         return Err(sim_failure(error));
     }
+    // The finished file in the grid's order, whichever worker finished first (the same
+    // sweep wrote its rows in a different order on every run).
+    let order: HashMap<&str, usize> = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.as_str(), i))
+        .collect();
+    results.sort_by_key(|r| order.get(r.id.as_str()).copied().unwrap_or(usize::MAX));
     write_csv(&csv_path, &results)?;
     println!(
         "sweep {name:?}: {} cells; ran {ran} ({} ok, {failed} failed) in {:.1} s with {jobs} worker{}; skipped {skipped} already recorded",

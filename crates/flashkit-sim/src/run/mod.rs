@@ -255,7 +255,7 @@ fn describe(prepared: &PreparedTrace) -> String {
         ));
     }
     if let Some(unit) = o.time_unit {
-        text.push_str(&format!(", time unit {unit:?}"));
+        text.push_str(&format!(", time unit {unit}"));
     }
     if o.skip_bad_lines {
         text.push_str(&format!(

@@ -199,6 +199,18 @@ impl TimeUnit {
     }
 }
 
+impl fmt::Display for TimeUnit {
+    /// As the flag takes it: `ns`, `us`, `ms`, `s`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            TimeUnit::Ns => "ns",
+            TimeUnit::Us => "us",
+            TimeUnit::Ms => "ms",
+            TimeUnit::S => "s",
+        })
+    }
+}
+
 impl FromStr for TimeUnit {
     type Err = String;
     fn from_str(text: &str) -> Result<Self, String> {
