@@ -446,6 +446,38 @@ fn an_empty_trace_has_nothing_to_size_a_device_for() {
     assert!(text(&out.stdout).contains("empty"));
 }
 
+/// Flushes and zero-length requests are counted and skipped, and said so in the table and
+/// the CSV as in the JSON (only the JSON had them).
+#[test]
+fn skipped_requests_are_in_every_report() {
+    let files = Files::new();
+    let trace = files.write(
+        "z.csv",
+        "time_us,op,offset,size\n0,write,0,4096\n20,read,0,4096\n100,flush,0,0\n120,write,8192,0\n",
+    );
+    let (json, csv) = (files.path("z.json"), files.path("z-out.csv"));
+    let out = flashkit(&["replay", "--trace", &trace, "--json", &json, "--csv", &csv]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let stdout = text(&out.stdout);
+    for row in ["flush requests (skipped)", "zero-length requests (skipped)"] {
+        let line = stdout
+            .lines()
+            .find(|l| l.starts_with(row))
+            .unwrap_or_else(|| panic!("{row}: {stdout}"));
+        assert!(line.trim_end().ends_with(" 1"), "{line}");
+    }
+    let csv = std::fs::read_to_string(&csv).expect("csv");
+    let header: Vec<&str> = csv.lines().next().expect("header").split(',').collect();
+    let row: Vec<&str> = csv.lines().nth(1).expect("row").split(',').collect();
+    for key in ["flush_requests", "zero_length_requests"] {
+        let i = header
+            .iter()
+            .position(|h| *h == key)
+            .unwrap_or_else(|| panic!("{key}: {csv}"));
+        assert_eq!(row[i], "1", "{key}");
+    }
+}
+
 #[test]
 fn convert_to_binary_and_csv_keeps_every_request() {
     let files = Files::new();

@@ -196,6 +196,22 @@ impl RunReport {
             Count(h.pages_trimmed),
         );
         push("rmw_reads", "read-modify-write reads", Count(h.rmw_reads));
+        // Requests that move no data, counted and skipped: shown when a trace has them (the
+        // JSON always holds them; the table and the CSV left them out).
+        if h.flush_requests > 0 {
+            push(
+                "flush_requests",
+                "flush requests (skipped)",
+                Count(h.flush_requests),
+            );
+        }
+        if h.zero_length_requests > 0 {
+            push(
+                "zero_length_requests",
+                "zero-length requests (skipped)",
+                Count(h.zero_length_requests),
+            );
+        }
         push("flash_reads", "flash page reads", Count(f.reads.total()));
         push("flash_reads_gc", "  by GC", Count(f.reads.gc));
         push(
