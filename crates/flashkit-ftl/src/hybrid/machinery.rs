@@ -14,8 +14,9 @@
 //! page. So a data page can be written in place only at or beyond its data block's write
 //! pointer; pages skipped on the way are programmed as *padding* (no data), and a merge that
 //! leaves a hole below its last page pads it too. On a drive whose data blocks are full, as
-//! in the paper's examples and in every measurement flashkit reports, no padding happens;
-//! the count is reported (`padding_programs`) so that any that does is visible.
+//! in the paper's examples, no padding happens; trims empty data blocks, so a workload with
+//! trims pads. A padding program counts under the cause of the write that needed it (a
+//! merge's as GC, an in-place write's as host), and `padding_programs` counts them all.
 //!
 //! Free blocks are taken least worn first ([`FreePool`]). The paper leaves wear leveling out
 //! of scope (section 2.1); a first-in, first-out free list is not neutral here: BAST takes
