@@ -198,7 +198,7 @@ fn stats_table(summaries: &[FileSummary]) -> Table {
         "trim bytes",
         "flushes",
         "zero-length",
-        "read fraction",
+        "reads / (reads + writes)",
         "min offset",
         "max end",
         "footprint pages",
