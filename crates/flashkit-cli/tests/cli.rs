@@ -702,6 +702,26 @@ fn a_failed_run_names_itself_and_keeps_the_others() {
     assert_eq!(doc["runs"].as_array().map(Vec::len), Some(0), "{doc}");
     assert_eq!(doc["failed"][0]["label"], "bast");
     assert_eq!(doc["failed"][1]["label"], "fast");
+    let csv = dir.path().join("all.csv");
+    let output = flashkit(&[
+        "compare",
+        "--requests",
+        "2000",
+        "--capacity",
+        "64M",
+        "--endurance",
+        "5",
+        "--ftl",
+        "bast,fast",
+        "--csv",
+        path_str(&csv),
+    ]);
+    assert!(
+        stderr(&output).contains("all.csv not written: no run finished"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!csv.exists());
 }
 
 /// `flashkit completions bash` prints a script that bash loads and that completes

@@ -139,11 +139,16 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         .collect();
     if !finished.is_empty() {
         print_and_save(&finished, &args.output, workers, &recorded)?;
-    } else if let Some(path) = &args.output.json {
-        // Every run failed: the JSON still says which and why (there is no table, so no
-        // CSV).
-        let wall_clock = args.output.wall_clock_in_json;
-        write_json(path, &runs_document(&[], wall_clock, workers, &recorded))?;
+    } else {
+        // Every run failed: the JSON still says which and why; the CSV, a row a finished
+        // run, would be a header alone, so it is not written, and that is said.
+        if let Some(path) = &args.output.json {
+            let wall_clock = args.output.wall_clock_in_json;
+            write_json(path, &runs_document(&[], wall_clock, workers, &recorded))?;
+        }
+        if let Some(path) = &args.output.csv {
+            eprintln!("note: {} not written: no run finished", path.display());
+        }
     }
     if failed.is_empty() {
         return Ok(());
