@@ -681,8 +681,9 @@ fn a_failed_run_names_itself_and_keeps_the_others() {
             .is_some_and(|e| e.contains("out of space")),
         "{doc}"
     );
-    // Every run failing still leaves a JSON that says which and why (none was written).
-    let all = dir.path().join("all.json");
+    // Every run failing still leaves a JSON that says which and why (none was written); the
+    // CSV, a row a finished run, is not written, and that is said.
+    let (all, csv) = (dir.path().join("all.json"), dir.path().join("all.csv"));
     let output = flashkit(&[
         "compare",
         "--requests",
@@ -695,6 +696,8 @@ fn a_failed_run_names_itself_and_keeps_the_others() {
         "bast,fast",
         "--json",
         path_str(&all),
+        "--csv",
+        path_str(&csv),
     ]);
     assert_error(&output, 1, "error: bast: preconditioning");
     let doc: serde_json::Value =
@@ -702,20 +705,6 @@ fn a_failed_run_names_itself_and_keeps_the_others() {
     assert_eq!(doc["runs"].as_array().map(Vec::len), Some(0), "{doc}");
     assert_eq!(doc["failed"][0]["label"], "bast");
     assert_eq!(doc["failed"][1]["label"], "fast");
-    let csv = dir.path().join("all.csv");
-    let output = flashkit(&[
-        "compare",
-        "--requests",
-        "2000",
-        "--capacity",
-        "64M",
-        "--endurance",
-        "5",
-        "--ftl",
-        "bast,fast",
-        "--csv",
-        path_str(&csv),
-    ]);
     assert!(
         stderr(&output).contains("all.csv not written: no run finished"),
         "{}",

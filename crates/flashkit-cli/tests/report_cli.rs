@@ -14,6 +14,23 @@ fn s(path: &Path) -> &str {
     path.to_str().expect("UTF-8 temporary path")
 }
 
+/// A small replay's `--json` in `dir`: a run document to report on.
+fn replay_json(dir: &Path) -> std::path::PathBuf {
+    let json = dir.join("r.json");
+    let output = flashkit(&[
+        "replay",
+        "--no-precondition",
+        "--capacity",
+        "64M",
+        "--requests",
+        "500",
+        "--json",
+        s(&json),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    json
+}
+
 /// A JSON that is not a run document is a usage error, whoever wrote it (a `trace stats`
 /// JSON exited 1 where a malformed run exited 2); so is an HTML path that is a directory
 /// (found only when writing, exit 1).
@@ -31,18 +48,7 @@ fn foreign_documents_and_directory_outputs_are_usage_errors() {
         "{}",
         text(&output.stderr)
     );
-    let json = dir.path().join("r.json");
-    let output = flashkit(&[
-        "replay",
-        "--no-precondition",
-        "--capacity",
-        "64M",
-        "--requests",
-        "500",
-        "--json",
-        s(&json),
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    let json = replay_json(dir.path());
     let output = flashkit(&["report", s(&json), "--html", s(dir.path())]);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
     assert!(
@@ -99,18 +105,7 @@ fn a_torn_last_line_is_left_out_with_a_note() {
 #[test]
 fn outputs_that_collide_are_refused_before_drawing() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let json = dir.path().join("r.json");
-    let output = flashkit(&[
-        "replay",
-        "--no-precondition",
-        "--capacity",
-        "64M",
-        "--requests",
-        "500",
-        "--json",
-        s(&json),
-    ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    let json = replay_json(dir.path());
     let page = dir.path().join("out.html");
     for flag in ["--svg", "--png"] {
         let output = flashkit(&["report", s(&json), "--html", s(&page), flag, s(&page)]);
