@@ -284,6 +284,31 @@ fn numeric_value(text: &str) -> Option<f64> {
         .or_else(|| parse_size(text).ok().map(|b| b as f64))
 }
 
+/// For a parameter that is a size in bytes (`device.capacity`, `workload.span`, ...): the
+/// divisor and axis label that write it in KiB, MiB or GiB, whichever its smallest value
+/// reaches; any other parameter is drawn as it is.
+fn byte_unit(dim: &str, values: impl Iterator<Item = f64>) -> (f64, String) {
+    let option = dim.rsplit('.').next().unwrap_or(dim);
+    if ![
+        "capacity",
+        "span",
+        "size",
+        "align",
+        "file_size",
+        "chunk_size",
+    ]
+    .contains(&option)
+    {
+        return (1.0, dim.to_string());
+    }
+    let smallest = values.fold(f64::INFINITY, f64::min);
+    let (unit, name) = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        .into_iter()
+        .find(|&(unit, _)| smallest >= unit as f64)
+        .unwrap_or((1, "bytes"));
+    (unit as f64, format!("{dim} ({name})"))
+}
+
 fn is_numeric_dim(results: &[&CellResult], dim: &str) -> bool {
     results.iter().all(|r| {
         r.params
@@ -333,12 +358,15 @@ fn metric_against(
     if lines.is_empty() {
         return None;
     }
+    // A size in bytes is drawn in the binary unit its smallest value reaches (32 MiB read
+    // "33.55M" on an axis of bytes).
+    let (unit, x_label) = byte_unit(x, lines.values().flat_map(|p| p.values().map(|v| v.0)));
     let series: Vec<Series> = lines
         .into_iter()
         .map(|(name, points)| {
             let mut points: Vec<(f64, f64)> = points
                 .into_values()
-                .map(|(x, sum, n)| (x, sum / f64::from(n)))
+                .map(|(x, sum, n)| (x / unit, sum / f64::from(n)))
                 .collect();
             points.sort_by(|a, b| a.0.total_cmp(&b.0));
             Series { name, points }
@@ -346,11 +374,6 @@ fn metric_against(
         .collect();
     let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
     let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
-    let x_label = if x.ends_with("capacity") {
-        format!("{x} (bytes)")
-    } else {
-        x.to_string()
-    };
     let chart = LineChart {
         title: format!(
             "{} against {x}",
@@ -624,4 +647,32 @@ fn write_figures(
         dir.display()
     );
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::byte_unit;
+
+    /// Sizes in bytes are drawn in the binary unit their smallest value reaches: 32 MiB read
+    /// "33.55M" on an axis of bytes.
+    #[test]
+    fn byte_sizes_are_drawn_in_binary_units() {
+        let mib = f64::from(1u32 << 20);
+        assert_eq!(
+            byte_unit("device.capacity", [32.0 * mib, 4096.0 * mib].into_iter()),
+            (mib, "device.capacity (MiB)".to_string())
+        );
+        assert_eq!(
+            byte_unit("workload.span", [4096.0 * mib].into_iter()).1,
+            "workload.span (GiB)"
+        );
+        assert_eq!(
+            byte_unit("workload.align", [512.0, 4096.0].into_iter()),
+            (1.0, "workload.align (bytes)".to_string())
+        );
+        assert_eq!(
+            byte_unit("device.op", [0.07, 0.2].into_iter()),
+            (1.0, "device.op".to_string())
+        );
+    }
 }
