@@ -18,8 +18,8 @@ use std::str::FromStr;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// TOML file giving defaults for the options of compare, replay, trace and em --ftl
-    /// (sections: device, ftl, run, workload, trace).
+    /// TOML file giving defaults for the options of compare, replay, trace gen, stats,
+    /// convert and bench, and em --ftl (sections: device, ftl, run, workload, trace).
     #[arg(long, global = true, value_name = "FILE")]
     pub config: Option<PathBuf>,
     #[command(subcommand)]
@@ -74,7 +74,7 @@ pub struct VetReproArgs {
     /// Directory holding the public trace excerpts.
     #[arg(long, value_name = "DIR", default_value = "../shared/traces")]
     pub traces: PathBuf,
-    /// Write vet.json and the figures (fig15.svg, fig16.svg) here.
+    /// Write vet.json and the figures (fig10, fig11, fig12, fig14, fig15, fig16 as SVG) here.
     #[arg(long, value_name = "DIR")]
     pub out: Option<PathBuf>,
     /// Write requests of each Fig. 16 workload.
