@@ -376,6 +376,74 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
         "/nonexistent/scratch",
     ]);
     assert_error(&tmp, 2, "--tmp /nonexistent/scratch is not a directory");
+    // Buffers no machine has were a panic (exit 101), and left the scratch file behind.
+    let out = dir.path().join("huge");
+    let huge = flashkit(&[
+        "em",
+        "sort",
+        "--input",
+        records.to_str().expect("UTF-8"),
+        "--output",
+        out.to_str().expect("UTF-8"),
+        "--memory",
+        "8P",
+        "--br",
+        "4K",
+        "--bw",
+        "1P",
+    ]);
+    assert_error(
+        &huge,
+        2,
+        "cannot allocate 1125899906842624 B for one of run formation's four buffers",
+    );
+    let left: Vec<_> = std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|name| name.ends_with(".tmp"))
+        .collect();
+    assert!(left.is_empty(), "scratch left behind: {left:?}");
+    // A file past 2^64 bytes was written until the disk was full.
+    let generated = flashkit(&[
+        "em",
+        "gen",
+        "-o",
+        out.to_str().expect("UTF-8"),
+        "--records",
+        "2^63",
+    ]);
+    assert_error(
+        &generated,
+        2,
+        "--records 9223372036854775808 of 8 B each are more than 2^64 bytes",
+    );
+    assert!(!out.exists());
+    let probe_dir = dir.path().join("probe");
+    std::fs::create_dir(&probe_dir).expect("mkdir");
+    let probe = flashkit(&[
+        "em",
+        "probe",
+        "--dir",
+        probe_dir.to_str().expect("UTF-8"),
+        "--file-size",
+        "1P",
+        "--max-block",
+        "1P",
+        "--seconds",
+        "0.01",
+        "--max-bytes",
+        "64K",
+    ]);
+    assert_error(
+        &probe,
+        2,
+        "cannot allocate 1125899906842624 B for a probe worker's block",
+    );
+    assert_eq!(
+        std::fs::read_dir(&probe_dir).expect("dir").count(),
+        0,
+        "probe file removed"
+    );
 }
 
 /// `--c` prices the general model's writes: bfs and dfs printed and saved nothing it

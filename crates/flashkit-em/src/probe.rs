@@ -276,14 +276,15 @@ pub fn probe(
     // hold a pattern, not zeros, which some devices and filesystems store for free.
     let mut workers: Vec<(SimRng, AlignedBuf)> = (0..spec.depth)
         .map(|w| {
-            let mut buffer = AlignedBuf::new(spec.max_block as usize);
+            let mut buffer =
+                AlignedBuf::try_new(spec.max_block as usize, "a probe worker's block")?;
             for (i, byte) in buffer.bytes_mut().iter_mut().enumerate() {
                 *byte = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15).to_le_bytes()[7];
             }
             let rng = SimRng::for_stream(spec.seed, &format!("device-probe-{w}"));
-            (rng, buffer)
+            Ok((rng, buffer))
         })
-        .collect();
+        .collect::<Result<_, EmError>>()?;
     // Fill the file, so that reads find data written to the device.
     progress.phase("writing the probe file", spec.file_bytes);
     let started = Instant::now();

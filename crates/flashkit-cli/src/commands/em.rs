@@ -359,6 +359,14 @@ fn print_bounds(model: &FlashModel, args: &ModelArgs) {
 }
 
 fn generate(args: GenArgs) -> Outcome {
+    // A file past 2^64 bytes cannot exist; it was written until the disk was full.
+    if args.records.checked_mul(args.record.bytes()).is_none() {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--records {} of {} B each are more than 2^64 bytes",
+            args.records,
+            args.record.bytes()
+        )));
+    }
     let started = Instant::now();
     let bar = SharedBar::new("em gen");
     let staged = crate::output::Staged::new(&args.output).map_err(Failure::Usage)?;

@@ -30,6 +30,18 @@ impl AlignedBuf {
         }
     }
 
+    /// [`AlignedBuf::new`], or an error where the memory cannot be had (a `--bw 32G` sort's
+    /// buffers panicked the process; `what` says what the buffer is for).
+    pub fn try_new(bytes: usize, what: &str) -> Result<Self, crate::EmError> {
+        bytemuck::try_zeroed_vec(bytes.div_ceil(DIRECT_ALIGN))
+            .map(|pages| AlignedBuf { pages })
+            .map_err(|()| {
+                crate::EmError::Config(format!(
+                    "cannot allocate {bytes} B for {what}: this machine does not have the memory"
+                ))
+            })
+    }
+
     /// Length in bytes.
     pub fn len(&self) -> usize {
         self.pages.len() * DIRECT_ALIGN

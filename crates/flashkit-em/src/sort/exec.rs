@@ -149,8 +149,11 @@ fn form_runs<R: Record>(
     let rb = plan.record_bytes;
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
     let buffer_bytes = padded(plan.run_len(0) * rb, bw).max(bw) as usize;
-    let mut free: Vec<AlignedBuf> = (0..3).map(|_| AlignedBuf::new(buffer_bytes)).collect();
-    let mut scratch = AlignedBuf::new(buffer_bytes);
+    let what = "one of run formation's four buffers (a run, padded to B_w)";
+    let mut free: Vec<AlignedBuf> = (0..3)
+        .map(|_| AlignedBuf::try_new(buffer_bytes, what))
+        .collect::<Result<_, _>>()?;
+    let mut scratch = AlignedBuf::try_new(buffer_bytes, what)?;
     let read_run = |pipe: &mut Pipeline, i: u64, buf: AlignedBuf| {
         let len = padded(plan.run_len(i) * rb, br);
         pipe.read(
