@@ -388,8 +388,10 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
         "--quick",
         "--only",
         "flashmodel,vet",
+        // A directory (so refused by no check up front) where no file can be made: flashmodel
+        // fails when it runs.
         "--tmp",
-        "/nonexistent/dir",
+        "/proc",
         "--out",
         out.to_str().expect("utf-8 path"),
     ]);
@@ -415,5 +417,23 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
     ]);
     assert_eq!(output.status.code(), Some(2));
     assert!(text(&output.stderr).contains("--tmp is flashmodel's"));
+    assert!(!std::path::Path::new("x").exists(), "nothing was created");
+    // A --tmp that is not a directory ran four papers before flashmodel refused it.
+    let output = flashkit(&[
+        "reproduce",
+        "all",
+        "--only",
+        "fast,flashmodel",
+        "--tmp",
+        "/nonexistent/tmp",
+        "--out",
+        "x",
+    ]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        text(&output.stderr).contains("--tmp /nonexistent/tmp is not a directory"),
+        "{}",
+        text(&output.stderr)
+    );
     assert!(!std::path::Path::new("x").exists(), "nothing was created");
 }

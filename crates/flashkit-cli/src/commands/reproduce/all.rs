@@ -101,6 +101,21 @@ pub fn run(args: &AllArgs) -> Outcome {
             args.only.join(",")
         )));
     }
+    // Checked before four papers run, not when flashmodel, the last, refuses it.
+    if let Some(tmp) = &args.tmp
+        && !tmp.is_dir()
+    {
+        return Err(Failure::Usage(anyhow!(
+            "--tmp {} is not a directory",
+            tmp.display()
+        )));
+    }
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(Failure::Usage(anyhow!(
+            "--out {} is not a directory",
+            args.out.display()
+        )));
+    }
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))
         .map_err(Failure::Runtime)?;
