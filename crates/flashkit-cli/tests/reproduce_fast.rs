@@ -437,3 +437,54 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
     );
     assert!(!std::path::Path::new("x").exists(), "nothing was created");
 }
+
+/// An interrupt sent to `reproduce all` alone (not to its process group, as Ctrl-C does)
+/// reaches the paper it is running: the child was left running with no parent until its
+/// next print failed. The parent exits 130 only once the child has finished.
+#[cfg(target_os = "linux")]
+#[test]
+fn interrupting_reproduce_all_interrupts_its_paper() {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut parent = Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(["reproduce", "all", "--quick", "--only", "fatlist", "--out"])
+        .arg(dir.path().join("out"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the flashkit binary runs");
+    let children = format!("/proc/{0}/task/{0}/children", parent.id());
+    let started = Instant::now();
+    let child = loop {
+        let listed = match std::fs::read_to_string(&children) {
+            Ok(listed) => listed,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                // A kernel without CONFIG_PROC_CHILDREN cannot list them.
+                eprintln!("skipped: {children} cannot be read on this kernel");
+                let _ = parent.kill();
+                let _ = parent.wait();
+                return;
+            }
+            Err(e) => panic!("{children}: {e}"),
+        };
+        if let Some(pid) = listed.split_whitespace().next() {
+            break pid.parse::<i32>().expect("a pid");
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "no paper started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let parent_pid = i32::try_from(parent.id()).expect("a pid");
+    kill(Pid::from_raw(parent_pid), Signal::SIGINT).expect("signal the parent");
+    let output = parent.wait_with_output().expect("the parent ends");
+    assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
+    assert!(
+        !std::path::Path::new(&format!("/proc/{child}")).exists(),
+        "the paper's process {child} outlived its parent"
+    );
+}

@@ -195,16 +195,28 @@ fn run_child(words: &[String]) -> anyhow::Result<(bool, String)> {
     let mut child = command
         .spawn()
         .with_context(|| format!("cannot run {}", exe.display()))?;
+    let stdout = child.stdout.take();
+    // Where an interrupt of this process reaches it too.
+    crate::interrupt::hold_child(child);
     let mut output = String::new();
-    if let Some(stdout) = child.stdout.take() {
+    let read = stdout.map_or(Ok(()), |stdout| {
         for line in BufReader::new(stdout).lines() {
             let line = line.context("cannot read the paper's output")?;
             println!("{line}");
             output.push_str(&line);
             output.push('\n');
         }
-    }
+        anyhow::Ok(())
+    });
+    let Some(mut child) = crate::interrupt::take_child() else {
+        // The interrupt handler took it: it waits for the child and then ends the process
+        // with 130, which an error from here must not overtake.
+        loop {
+            std::thread::park();
+        }
+    };
     let status = child.wait().context("cannot wait for the paper's run")?;
+    read?;
     Ok((status.success(), output))
 }
 
