@@ -353,47 +353,26 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
     );
     let dir = tempfile::tempdir().expect("tempdir");
     let records = dir.path().join("in.u32");
-    assert!(
-        flashkit(&[
-            "em",
-            "gen",
-            "-o",
-            records.to_str().expect("UTF-8"),
-            "--records",
-            "1000"
-        ])
-        .status
-        .success()
-    );
-    let tmp = flashkit(&[
-        "em",
-        "sort",
-        "--input",
-        records.to_str().expect("UTF-8"),
-        "--output",
-        dir.path().join("out").to_str().expect("UTF-8"),
-        "--tmp",
-        "/nonexistent/scratch",
-    ]);
-    assert_error(&tmp, 2, "--tmp /nonexistent/scratch is not a directory");
-    // Buffers no machine has were a panic (exit 101), and left the scratch file behind.
+    let input = records.to_str().expect("UTF-8");
     let out = dir.path().join("huge");
-    let huge = flashkit(&[
-        "em",
-        "sort",
-        "--input",
-        records.to_str().expect("UTF-8"),
-        "--output",
-        out.to_str().expect("UTF-8"),
-        "--memory",
-        "8P",
-        "--br",
-        "4K",
-        "--bw",
-        "1P",
-    ]);
+    let output = out.to_str().expect("UTF-8");
+    assert!(
+        flashkit(&["em", "gen", "-o", input, "--records", "1000"])
+            .status
+            .success()
+    );
+    // A sort of the records to `output` with `extra` options.
+    let sort = |extra: &[&str]| {
+        flashkit(&[&["em", "sort", "--input", input, "--output", output], extra].concat())
+    };
     assert_error(
-        &huge,
+        &sort(&["--tmp", "/nonexistent/scratch"]),
+        2,
+        "--tmp /nonexistent/scratch is not a directory",
+    );
+    // Buffers no machine has were a panic (exit 101), and left the scratch file behind.
+    assert_error(
+        &sort(&["--memory", "8P", "--br", "4K", "--bw", "1P"]),
         2,
         "cannot allocate 1125899906842624 B for one of run formation's four buffers",
     );
@@ -404,16 +383,8 @@ fn file_and_generated_inputs_and_device_options_without_ftl_are_usage_errors() {
         .collect();
     assert!(left.is_empty(), "scratch left behind: {left:?}");
     // A file past 2^64 bytes was written until the disk was full.
-    let generated = flashkit(&[
-        "em",
-        "gen",
-        "-o",
-        out.to_str().expect("UTF-8"),
-        "--records",
-        "2^63",
-    ]);
     assert_error(
-        &generated,
+        &flashkit(&["em", "gen", "-o", output, "--records", "2^63"]),
         2,
         "--records 9223372036854775808 of 8 B each are more than 2^64 bytes",
     );

@@ -2,20 +2,23 @@
 //! directory, a results file whose last line is torn.
 
 mod common;
-use common::flashkit;
+use common::{flashkit, stderr, stdout};
 
-use std::path::Path;
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
+use std::path::{Path, PathBuf};
+use std::process::Output;
 
 fn s(path: &Path) -> &str {
     path.to_str().expect("UTF-8 temporary path")
 }
 
+/// A usage error (exit 2) whose message holds `needle`.
+fn assert_usage(output: &Output, needle: &str) {
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
+    assert!(stderr(output).contains(needle), "{}", stderr(output));
+}
+
 /// A small replay's `--json` in `dir`: a run document to report on.
-fn replay_json(dir: &Path) -> std::path::PathBuf {
+fn replay_json(dir: &Path) -> PathBuf {
     let json = dir.join("r.json");
     let output = flashkit(&[
         "replay",
@@ -27,8 +30,26 @@ fn replay_json(dir: &Path) -> std::path::PathBuf {
         "--json",
         s(&json),
     ]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.status.success(), "{}", stderr(&output));
     json
+}
+
+/// A sweep of the page FTL on a 64 MiB device, 1,000 requests a cell, over `grid` (extra
+/// `[grid]` lines), run into `dir/out` on one worker: the output directory.
+fn small_sweep(dir: &Path, grid: &str) -> PathBuf {
+    let file = dir.join("g.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "name = \"small\"\n[base.device]\ncapacity = \"64M\"\n[base.workload]\n\
+             requests = \"1k\"\n[grid]\nftl = [\"page\"]\n{grid}"
+        ),
+    )
+    .expect("write");
+    let out = dir.join("out");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out), "--jobs", "1"]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    out
 }
 
 /// A JSON that is not a run document is a usage error, whoever wrote it (a `trace stats`
@@ -40,21 +61,14 @@ fn foreign_documents_and_directory_outputs_are_usage_errors() {
     let doc = dir.path().join("stats.json");
     std::fs::write(&doc, "{\"requests\": 3}").expect("write");
     let html = dir.path().join("r.html");
-    let output = flashkit(&["report", s(&doc), "--html", s(&html)]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-    assert!(
-        text(&output.stderr)
-            .contains("neither a sweep's results.jsonl nor a --json document with \"runs\""),
-        "{}",
-        text(&output.stderr)
+    assert_usage(
+        &flashkit(&["report", s(&doc), "--html", s(&html)]),
+        "neither a sweep's results.jsonl nor a --json document with \"runs\"",
     );
     let json = replay_json(dir.path());
-    let output = flashkit(&["report", s(&json), "--html", s(dir.path())]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-    assert!(
-        text(&output.stderr).contains("is a directory: give a file's path"),
-        "{}",
-        text(&output.stderr)
+    assert_usage(
+        &flashkit(&["report", s(&json), "--html", s(dir.path())]),
+        "is a directory: give a file's path",
     );
 }
 
@@ -63,16 +77,7 @@ fn foreign_documents_and_directory_outputs_are_usage_errors() {
 #[test]
 fn a_torn_last_line_is_left_out_with_a_note() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let grid = dir.path().join("g.toml");
-    std::fs::write(
-        &grid,
-        "name = \"torn\"\n[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n\
-         [grid]\nftl = [\"page\"]\n\"device.op\" = [0.1, 0.2, 0.3]\n",
-    )
-    .expect("write");
-    let out = dir.path().join("out");
-    let output = flashkit(&["sweep", s(&grid), "--out", s(&out), "--jobs", "1"]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    let out = small_sweep(dir.path(), "\"device.op\" = [0.1, 0.2, 0.3]\n");
     let jsonl = out.join("results.jsonl");
     let whole = std::fs::read_to_string(&jsonl).expect("results");
     let lines: Vec<&str> = whole.lines().collect();
@@ -86,17 +91,13 @@ fn a_torn_last_line_is_left_out_with_a_note() {
     std::fs::write(&jsonl, torn).expect("write");
     let html = dir.path().join("r.html");
     let output = flashkit(&["report", s(&out), "--html", s(&html)]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(output.status.success(), "{}", stderr(&output));
     assert!(
-        text(&output.stderr).contains("note: left out the torn last line of"),
+        stderr(&output).contains("note: left out the torn last line of"),
         "{}",
-        text(&output.stderr)
+        stderr(&output)
     );
-    assert!(
-        text(&output.stdout).contains("(2 runs, "),
-        "{}",
-        text(&output.stdout)
-    );
+    assert!(stdout(&output).contains("(2 runs, "), "{}", stdout(&output));
 }
 
 /// `--html P --svg P` drew the figures into a directory P and then failed to write the page;
@@ -108,38 +109,24 @@ fn outputs_that_collide_are_refused_before_drawing() {
     let json = replay_json(dir.path());
     let page = dir.path().join("out.html");
     for flag in ["--svg", "--png"] {
-        let output = flashkit(&["report", s(&json), "--html", s(&page), flag, s(&page)]);
-        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-        assert!(
-            text(&output.stderr).contains(&format!("--html and {flag} both name")),
-            "{}",
-            text(&output.stderr)
+        assert_usage(
+            &flashkit(&["report", s(&json), "--html", s(&page), flag, s(&page)]),
+            &format!("--html and {flag} both name"),
         );
         assert!(!page.exists(), "nothing written");
     }
-    let output = flashkit(&["report", s(&json), "--svg", s(&json)]);
-    assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-    assert!(text(&output.stderr).contains("a file is there; give a directory"));
+    assert_usage(
+        &flashkit(&["report", s(&json), "--svg", s(&json)]),
+        "a file is there; give a directory",
+    );
 
-    let grid = dir.path().join("g.toml");
-    std::fs::write(
-        &grid,
-        "name = \"own\"\n[base.device]\ncapacity = \"64M\"\n[base.workload]\nrequests = \"1k\"\n\
-         [grid]\nftl = [\"page\"]\n",
-    )
-    .expect("write");
-    let out = dir.path().join("sweep");
-    let output = flashkit(&["sweep", s(&grid), "--out", s(&out)]);
-    assert!(output.status.success(), "{}", text(&output.stderr));
+    let out = small_sweep(dir.path(), "");
     for own in ["cells.json", "results.csv"] {
         let target = out.join(own);
         let before = std::fs::read(&target).expect("the sweep wrote it");
-        let output = flashkit(&["report", s(&out), "--html", s(&target)]);
-        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
-        assert!(
-            text(&output.stderr).contains("is an input of this run"),
-            "{}",
-            text(&output.stderr)
+        assert_usage(
+            &flashkit(&["report", s(&out), "--html", s(&target)]),
+            "is an input of this run",
         );
         assert_eq!(std::fs::read(&target).expect("kept"), before);
     }

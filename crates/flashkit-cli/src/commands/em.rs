@@ -263,13 +263,7 @@ fn model(args: ModelArgs) -> Outcome {
         )));
     }
     let record_bytes = args.record.bytes();
-    let input = args.records.checked_mul(record_bytes).ok_or_else(|| {
-        Failure::Usage(anyhow::anyhow!(
-            "--records {} of {} B each are more than 2^64 bytes",
-            args.records,
-            record_bytes
-        ))
-    })?;
+    let input = records_bytes(args.records, args.record)?;
     println!(
         "flash model: M = {}, B_r = {}, B_w = {}, c = {}; sorting {} {} records ({} GB)",
         format_size(model.memory_bytes),
@@ -358,15 +352,19 @@ fn print_bounds(model: &FlashModel, args: &ModelArgs) {
     );
 }
 
+/// The bytes of `records` records of `kind`, or a usage error past 2^64.
+fn records_bytes(records: u64, kind: RecordKind) -> Result<u64, Failure> {
+    records.checked_mul(kind.bytes()).ok_or_else(|| {
+        Failure::Usage(anyhow::anyhow!(
+            "--records {records} of {} B each are more than 2^64 bytes",
+            kind.bytes()
+        ))
+    })
+}
+
 fn generate(args: GenArgs) -> Outcome {
     // A file past 2^64 bytes cannot exist; it was written until the disk was full.
-    if args.records.checked_mul(args.record.bytes()).is_none() {
-        return Err(Failure::Usage(anyhow::anyhow!(
-            "--records {} of {} B each are more than 2^64 bytes",
-            args.records,
-            args.record.bytes()
-        )));
-    }
+    records_bytes(args.records, args.record)?;
     let started = Instant::now();
     let bar = SharedBar::new("em gen");
     let staged = crate::output::Staged::new(&args.output).map_err(Failure::Usage)?;
