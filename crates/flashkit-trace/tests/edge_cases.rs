@@ -420,3 +420,66 @@ fn an_early_bad_line_is_reported_by_number_not_as_an_unknown_format() {
         .to_string();
     assert!(message.contains("line 3: field Offset"), "{message}");
 }
+
+/// Found by an outside bad-input hunt: detection sampled only the first 64 KiB, so a file
+/// whose first 64 KiB held no complete non-blank line was detected as "empty" and read as a
+/// trace of no requests (exit 0): an MSR trace with a 70 KB host name, a trace behind 70,000
+/// blank lines, 2 MB of zero bytes.
+#[test]
+fn a_trace_is_found_past_long_first_lines_and_many_blank_lines() {
+    let dir = Dir::new();
+    let mut long_host = MSR.replacen(",hm,", &format!(",{},", "h".repeat(70_000)), 1);
+    long_host.push_str(MSR);
+    let blanks = format!("{}{MSR}", "\n".repeat(70_000));
+    for (name, text) in [("long-host.csv", long_host), ("blanks.csv", blanks)] {
+        for path in [
+            dir.file(name, text.as_bytes()),
+            dir.gzip(name, text.as_bytes()),
+        ] {
+            let detection = detect(&path).expect("detected");
+            assert_eq!(detection.format, Some(Format::Msr), "{name}");
+            let requests = all(&path, &TraceOptions::default()).expect(name);
+            assert_eq!(
+                requests.len(),
+                MSR.lines().count() * (1 + name.contains("long") as usize)
+            );
+        }
+    }
+    let zeros = dir.file("zeros", &vec![0u8; 2_000_000]);
+    let message = detect(&zeros).expect_err("no trace").to_string();
+    assert!(
+        message.contains("line 1") && message.contains("longer than 1048576 bytes"),
+        "{message}"
+    );
+    let message = all(&zeros, &TraceOptions::default())
+        .expect_err("no trace")
+        .to_string();
+    assert!(message.contains("line 1"), "{message}");
+    // Zero bytes in lines of ordinary length are no format's line either.
+    let nul_lines = dir.file("nul-lines", &[0u8, 0, 0, b'\n'].repeat(1000));
+    let message = detect(&nul_lines).expect_err("no trace").to_string();
+    assert!(
+        message.contains("cannot tell the trace format"),
+        "{message}"
+    );
+}
+
+/// A file whose every request line is malformed is no trace, even with `skip_bad_lines`
+/// (it read as an empty trace: the wrong `--format`, silently).
+#[test]
+fn a_file_of_malformed_lines_only_is_an_error_even_when_skipping_bad_lines() {
+    let dir = Dir::new();
+    let path = dir.file("spc.csv", b"1,31244784,32768,R,0.011565\n1,0,512,W,0.2\n");
+    let options = TraceOptions {
+        skip_bad_lines: true,
+        ..forced(Format::Msr)
+    };
+    let message = all(&path, &options).expect_err("nothing read").to_string();
+    assert!(
+        message.contains("no line was read as msr") && message.contains("all 2 lines"),
+        "{message}"
+    );
+    // One good line is a trace, its bad lines counted.
+    let mixed = dir.file("mixed.csv", format!("1,0,512,W,0.2\n{MSR}").as_bytes());
+    assert_eq!(all(&mixed, &options).expect("one good line").len(), 2);
+}

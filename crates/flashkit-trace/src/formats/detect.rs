@@ -1,8 +1,9 @@
 //! Telling a trace's format from its content.
 //!
-//! The binary format is recognised by its signature. Otherwise the first 64 KiB of text
-//! (decompressed if the file is gzip) are cut into lines, and every text format's parser is
-//! run over the first [`SAMPLE_LINES`] non-blank lines with default options. A format
+//! The binary format is recognised by its signature. Otherwise the text (decompressed if the
+//! file is gzip) is cut into lines, and every text format's parser is run over the first
+//! [`SAMPLE_LINES`] non-blank lines with default options, however far into the file they
+//! are and however long (up to the longest line a trace may hold). A format
 //! matches when its parser accepts every sampled line (as a request or a counted skip). The
 //! layouts differ enough that at most one matches the published files (a fio header, a
 //! `maj,min` first word, 7 vs 6 vs 5 comma-separated fields, a letter vs a digit for the
@@ -13,7 +14,7 @@
 //! say why each was taken or refused.
 
 use super::fields::trim;
-use super::lines::{LineReader, open_text};
+use super::lines::{LineError, LineReader, MAX_LINE_BYTES, open_text};
 use super::{Format, Parsed, Parser, TraceOptions};
 use crate::TraceError;
 use crate::binary::is_binary_trace;
@@ -23,7 +24,6 @@ use std::path::{Path, PathBuf};
 
 /// Non-blank lines each format is tried on.
 pub const SAMPLE_LINES: usize = 50;
-const SAMPLE_BYTES: usize = 64 << 10;
 
 /// One format's verdict on the sample.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -237,69 +237,64 @@ fn try_format(format: Format, sample: &[(u64, Vec<u8>)]) -> Verdict {
     }
 }
 
-/// The first [`SAMPLE_LINES`] non-blank whole lines of the file's first 64 KiB of text,
-/// with their line numbers. A line cut by the 64 KiB limit is left out; a read error (a
-/// gzip file truncated inside the sample) ends the sample where it happened.
+/// The first [`SAMPLE_LINES`] non-blank lines of the file's text, with their line numbers.
+/// Blank lines are passed over however many there are (a trace may open with thousands),
+/// and a line may be as long as any line a trace may hold ([`MAX_LINE_BYTES`]): a longer
+/// one is an error naming it, as reading the file would report. A read error (a gzip file
+/// truncated inside the sample) ends the sample where it happened; the error is reported
+/// here only when it comes before the first non-blank line, and otherwise, with its line
+/// number, when the file is read.
 pub(crate) fn sample_lines(path: &Path) -> Result<Vec<(u64, Vec<u8>)>, TraceError> {
-    let mut input = open_text(path).map_err(|source| TraceError::Io {
+    let input = open_text(path).map_err(|source| TraceError::Io {
         path: path.to_path_buf(),
         error: source,
     })?;
-    let mut text = vec![0u8; SAMPLE_BYTES];
-    let mut filled = 0;
-    let mut complete = false;
-    let mut failed = None;
-    while filled < SAMPLE_BYTES {
-        match input.read(&mut text[filled..]) {
-            Ok(0) => {
-                complete = true;
-                break;
-            }
-            Ok(n) => filled += n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                failed = Some(e);
-                break;
-            }
-        }
-    }
-    text.truncate(filled);
-    if !complete {
-        // Keep whole lines only: the last one may be cut.
-        let keep = text.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-        text.truncate(keep);
-    }
-    let mut lines = LineReader::new(&text[..]);
+    let mut lines = LineReader::new(input);
     let mut sample = Vec::new();
-    let mut number = 0;
-    while let Some(Ok(line)) = lines.next_line() {
-        number += 1;
-        if trim(line).is_empty() {
-            continue;
-        }
-        sample.push((number, line.to_vec()));
-        if sample.len() == SAMPLE_LINES {
-            break;
-        }
-    }
-    // A read that failed before a single line is not an empty trace (a gzip file cut inside
-    // its header would otherwise read as one); a failure after some lines is reported, with
-    // its line number, when the file is read.
-    if let (true, Some(source)) = (sample.is_empty(), failed) {
-        let message = if source.kind() == std::io::ErrorKind::UnexpectedEof {
-            format!(
-                "before line 1: the compressed stream ends early (a truncated gzip file?): \
-                 {source}"
-            )
-        } else {
-            format!("before line 1: read failed: {source}")
+    while sample.len() < SAMPLE_LINES {
+        let line = match lines.next_line() {
+            None => break,
+            Some(Ok(line)) => line,
+            Some(Err(error)) => {
+                let number = lines.line_number() + 1;
+                return match error {
+                    LineError::TooLong => Err(TraceError::Record {
+                        path: path.to_path_buf(),
+                        location: format!("line {number}"),
+                        field: "line",
+                        message: format!(
+                            "longer than {MAX_LINE_BYTES} bytes: not a text trace, or a \
+                             corrupt one"
+                        ),
+                    }),
+                    LineError::Io(_) if !sample.is_empty() => Ok(sample),
+                    LineError::Io(source) => Err(TraceError::Format {
+                        path: path.to_path_buf(),
+                        message: read_failure(number - 1, &source),
+                    }),
+                };
+            }
         };
-        return Err(TraceError::Format {
-            path: path.to_path_buf(),
-            message,
-        });
+        if !trim(line).is_empty() {
+            let line = line.to_vec();
+            sample.push((lines.line_number(), line));
+        }
     }
     Ok(sample)
+}
+
+/// Why reading stopped after line `after` (0: before the first line).
+pub(crate) fn read_failure(after: u64, source: &std::io::Error) -> String {
+    let place = if after == 0 {
+        "before line 1".to_string()
+    } else {
+        format!("after line {after}")
+    };
+    if source.kind() == std::io::ErrorKind::UnexpectedEof {
+        format!("{place}: the compressed stream ends early (a truncated gzip file?): {source}")
+    } else {
+        format!("{place}: read failed: {source}")
+    }
 }
 
 fn read_up_to(file: &mut File, buffer: &mut [u8]) -> std::io::Result<usize> {

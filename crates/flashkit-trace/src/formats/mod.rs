@@ -540,6 +540,7 @@ impl Parser {
 /// Streams the requests of a text trace.
 pub(crate) struct TextReader {
     path: PathBuf,
+    format: Format,
     lines: LineReader<Box<dyn Read + Send>>,
     parser: Parser,
     skip_bad_lines: bool,
@@ -551,6 +552,7 @@ pub(crate) struct TextReader {
 impl TextReader {
     pub(crate) fn new(
         path: &Path,
+        format: Format,
         parser: Parser,
         options: &TraceOptions,
     ) -> Result<Self, TraceError> {
@@ -560,6 +562,7 @@ impl TextReader {
         })?;
         Ok(TextReader {
             path: path.to_path_buf(),
+            format,
             lines: LineReader::new(input),
             parser,
             skip_bad_lines: options.skip_bad_lines,
@@ -584,14 +587,7 @@ impl TextReader {
             },
             LineError::Io(source) => TraceError::Format {
                 path: self.path.clone(),
-                message: if source.kind() == std::io::ErrorKind::UnexpectedEof {
-                    format!(
-                        "after line {after}: the compressed stream ends early (a truncated \
-                         gzip file?): {source}"
-                    )
-                } else {
-                    format!("after line {after}: read failed: {source}")
-                },
+                message: detect::read_failure(after, &source),
             },
         }
     }
@@ -615,6 +611,28 @@ impl TextReader {
     }
 }
 
+impl TextReader {
+    /// At the end: a file whose every request line was malformed (skipped under
+    /// `skip_bad_lines`) read as no trace at all, not as an empty one.
+    #[cold]
+    fn nothing_read(&self) -> Option<TraceError> {
+        let report = &self.report;
+        if report.requests > 0 || report.other_volumes > 0 || report.bad_lines == 0 {
+            return None;
+        }
+        Some(TraceError::Format {
+            path: self.path.clone(),
+            message: format!(
+                "no line was read as {}: all {} lines holding requests were malformed (the \
+                 first: {}); is --format right?",
+                self.format,
+                report.bad_lines,
+                report.first_bad_line.as_deref().unwrap_or("?")
+            ),
+        })
+    }
+}
+
 impl Iterator for TextReader {
     type Item = RequestResult;
 
@@ -632,7 +650,7 @@ impl Iterator for TextReader {
                 }
                 None => {
                     self.done = true;
-                    return None;
+                    return self.nothing_read().map(Err);
                 }
             };
             self.report.lines += 1;
@@ -763,7 +781,7 @@ pub fn open(path: &Path, options: &TraceOptions) -> Result<TraceStream, TraceErr
             volume: options.volume,
             report: ParseReport::default(),
         })),
-        Some(parser) => Inner::Text(Box::new(TextReader::new(path, parser, options)?)),
+        Some(parser) => Inner::Text(Box::new(TextReader::new(path, format, parser, options)?)),
     };
     let mut stream = TraceStream {
         format: Some(format),
