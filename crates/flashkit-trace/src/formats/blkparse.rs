@@ -5,12 +5,16 @@
 //! and split requests: what the device sees; the default) or `Q` (queued by the block layer,
 //! before merging). Every other event (I, C, G, M, P, U, ...) is counted and skipped.
 //!
-//! The operation comes from the RWBS field as the kernel writes it (`blk_fill_rwbs`): an
-//! optional leading `F` (pre-flush), then `W` write, `D` discard, `R` read or `N` no data,
-//! then modifiers (`F` FUA, `A` read-ahead, `S` sync, `M` metadata, `E` secure, `B` barrier).
-//! A pre-flush with no data (`FN`) is a flush; other no-data events (`N`, e.g. SCSI
-//! pass-through commands printed as `0 (00 ..)`) are counted and skipped. Sectors are 512
-//! bytes. The device becomes the volume, numbered in order of first appearance.
+//! The operation comes from the RWBS field, read by the grammar blkparse (`fill_rwbs`) and
+//! the kernel (`blk_fill_rwbs`) print it in (see [`rwbs`]): an optional leading `F`
+//! (pre-flush), then one operation (`W` write, `D` discard, `R` read, `N` no data, `F`
+//! flush, a zoned command), then modifiers in a fixed order (`F` FUA, `A` read-ahead, `B`
+//! barrier, `S` sync, `M` metadata, `E` secure). A pre-flush with no data (`FN`) is a
+//! flush; other no-data events (`N`, e.g. SCSI pass-through commands printed as
+//! `0 (00 ..)`) are counted and skipped. What follows the RWBS must have one of the shapes
+//! blkparse prints (`sector + nsectors [process]`, `bytes (command) [process]`,
+//! `[process]`); any other is a malformed line. Sectors are 512 bytes. The device becomes
+//! the volume, numbered in order of first appearance.
 //!
 //! blkparse ends its output with a summary block (`CPU0 (8,16):`, `Total (8,16):`,
 //! `Throughput (R/W): ...`, `Events (8,16): ...`). The first line that starts such a block
@@ -105,19 +109,7 @@ impl Blkparse {
         }
         let op = rwbs(f[6])?;
         let volume = self.devices.volume(major, minor, "device")?;
-        let has_range = n >= 10 && f[8] == b"+";
-        // A line cut after the sector (`R 540656`, `R 540656 +`) is not an event without
-        // data, which has no sector, or a command in parentheses after it.
-        let cut = !has_range
-            && (8..=9).contains(&n)
-            && f[7].iter().all(u8::is_ascii_digit)
-            && (n == 8 || f[8] == b"+");
-        if cut {
-            return Err(FieldError::new(
-                "sectors",
-                "missing: the line ends before `+ nsectors` (truncated?)",
-            ));
-        }
+        let has_range = data_range(&f, n)?;
         let Some(op) = op else {
             return Ok(Parsed::Skip(Skip::NoData));
         };
@@ -171,29 +163,88 @@ fn device(text: &[u8]) -> Result<(u64, u64), FieldError> {
     Ok((major, minor))
 }
 
+/// Whether the fields after the RWBS (`f[7..n]`) hold a data range, checking that they have
+/// one of the shapes blkparse prints: `sector + nsectors`, then optionally an elapsed time in
+/// parentheses and the process in brackets; `bytes (command)` for a SCSI pass-through
+/// command; or only the parenthesised and bracketed parts (or nothing) for an event without
+/// data. Any other shape is a malformed line, not an event without data.
+fn data_range(f: &[&[u8]; 11], n: usize) -> Result<bool, FieldError> {
+    let annotation = |i: usize| i >= n || f[i].first().is_some_and(|b| b"([".contains(b));
+    if annotation(7) {
+        return Ok(false);
+    }
+    if !f[7].iter().all(u8::is_ascii_digit) {
+        return Err(FieldError::bad(
+            "sector",
+            f[7],
+            "a sector number, or the process in brackets",
+        ));
+    }
+    if n == 8 || (n == 9 && f[8] == b"+") {
+        return Err(FieldError::new(
+            "sectors",
+            "missing: the line ends before `+ nsectors` (truncated?)",
+        ));
+    }
+    if f[8].first() == Some(&b'(') {
+        return Ok(false);
+    }
+    if f[8] != b"+" {
+        return Err(FieldError::bad(
+            "sectors",
+            f[8],
+            "`+` and the sector count after the sector",
+        ));
+    }
+    if !annotation(10) {
+        return Err(FieldError::bad(
+            "process",
+            f[10],
+            "the process in brackets (or an elapsed time in parentheses)",
+        ));
+    }
+    Ok(true)
+}
+
 /// The operation of an RWBS field; `None` for an event that moves no data.
+///
+/// The grammar is the union of what blkparse (`fill_rwbs`) and the kernel
+/// (`blk_fill_rwbs`) have printed: an optional `F` (pre-flush); exactly one operation, `R`
+/// read, `W` write, `D` discard (`DE`: secure erase), `N` no data, `F` flush, or a zoned
+/// command (`ZA` zone append, a write; `ZR`, `ZRA`, `ZF`, `ZO`, `ZC` zone management, no
+/// data); then modifiers, each at most once and in this order: `F` (FUA), `A`
+/// (read-ahead), `B` (barrier, old kernels), `S` (sync), `M` (metadata), `E` (secure,
+/// 2.6.36-era kernels). Anything else (`RW`, `NR`, `FFW`, `RRRR`) is refused: taking the
+/// first letter would replay a corrupt line as if it were well formed.
 fn rwbs(text: &[u8]) -> Result<Option<Op>, FieldError> {
     let bad = || {
         FieldError::bad(
             "RWBS",
             text,
-            "an RWBS field (R, W, D or N with F, A, S, M, E, B)",
+            "an RWBS field: F (pre-flush), then one of R, W, D, N, F or a zoned ZA, ZR, ZRA, \
+             ZF, ZO, ZC, then modifiers F, A, B, S, M, E in that order, each at most once",
         )
     };
-    if text.is_empty() || !text.iter().all(|b| b"RWDNFASMEB".contains(b)) {
-        return Err(bad());
-    }
-    let preflush = text.len() > 1 && text[0] == b'F' && b"RWDN".contains(&text[1]);
-    let letter = if preflush { text[1] } else { text[0] };
-    Ok(match letter {
-        b'R' => Some(Op::Read),
-        b'W' => Some(Op::Write),
-        b'D' => Some(Op::Trim),
-        b'N' if preflush => Some(Op::Flush),
-        b'N' => None,
-        b'F' => Some(Op::Flush),
+    let preflush = text.len() > 1 && text[0] == b'F' && b"RWDNFZ".contains(&text[1]);
+    let rest = if preflush { &text[1..] } else { text };
+    let (op, rest) = match rest {
+        [b'R', rest @ ..] => (Some(Op::Read), rest),
+        [b'W', rest @ ..] => (Some(Op::Write), rest),
+        [b'D', b'E', rest @ ..] | [b'D', rest @ ..] => (Some(Op::Trim), rest),
+        [b'N', rest @ ..] => (preflush.then_some(Op::Flush), rest),
+        [b'F', rest @ ..] => (Some(Op::Flush), rest),
+        [b'Z', b'A', rest @ ..] => (Some(Op::Write), rest),
+        [b'Z', b'R', b'A', rest @ ..] | [b'Z', b'R' | b'F' | b'O' | b'C', rest @ ..] => {
+            (None, rest)
+        }
         _ => return Err(bad()),
-    })
+    };
+    let mut modifiers = &b"FABSME"[..];
+    for letter in rest {
+        let at = memchr::memchr(*letter, modifiers).ok_or_else(bad)?;
+        modifiers = &modifiers[at + 1..];
+    }
+    Ok(op)
 }
 
 #[cfg(test)]
@@ -321,5 +372,78 @@ mod tests {
                 .expect("a write without data"),
             Parsed::Skip(Skip::NoData)
         );
+    }
+
+    /// Found by an outside bad-input hunt: RWBS strings no kernel or blkparse prints were
+    /// read by their first letter, and malformed `D` lines were skipped as events without
+    /// data (a note, exit 0), so corrupt lines changed the replay silently.
+    #[test]
+    fn follows_blkparse_rwbs_grammar() {
+        for (text, op) in [
+            ("R", Some(Op::Read)),
+            ("RA", Some(Op::Read)),
+            ("RM", Some(Op::Read)),
+            ("W", Some(Op::Write)),
+            ("WS", Some(Op::Write)),
+            ("WSM", Some(Op::Write)),
+            ("WFS", Some(Op::Write)),
+            ("WBS", Some(Op::Write)),
+            ("FWFSM", Some(Op::Write)),
+            ("D", Some(Op::Trim)),
+            ("DS", Some(Op::Trim)),
+            ("DE", Some(Op::Trim)),
+            ("DSE", Some(Op::Trim)),
+            ("F", Some(Op::Flush)),
+            ("FF", Some(Op::Flush)),
+            ("FN", Some(Op::Flush)),
+            ("N", None),
+            ("ZA", Some(Op::Write)),
+            ("ZR", None),
+            ("ZRA", None),
+            ("ZC", None),
+        ] {
+            assert_eq!(rwbs(text.as_bytes()), Ok(op), "{text}");
+        }
+        for text in [
+            "", "RW", "WR", "RD", "DR", "DW", "NR", "FFW", "RRRR", "WWWWW", "WSS", "WMS", "X", "Z",
+            "ZX", "FFFF", "r", "AR",
+        ] {
+            let error = rwbs(text.as_bytes()).expect_err(text);
+            assert_eq!(error.field, "RWBS", "{text}");
+        }
+    }
+
+    #[test]
+    fn a_malformed_event_line_is_an_error_not_an_event_without_data() {
+        let mut p = Blkparse::default();
+        for (line, field) in [
+            (&b"8,16 3 4 0.1 3645 D R 584808 584808 + 936"[..], "sectors"),
+            (b"8,16 3 4 0.1 3645 D W 584808 936 [kworker]", "sectors"),
+            (b"8,16 3 4 0.1 3645 D W 584808 - 936 [kworker]", "sectors"),
+            (b"8,16 3 4 0.1 3645 D W x + 8 [kworker]", "sector"),
+            (b"8,16 3 4 0.1 3645 D W 8 + 8 kworker", "process"),
+            (b"8,16 3 4 0.1 3645 D RW 8 + 8 [kworker]", "RWBS"),
+        ] {
+            let error = p.parse(line).expect_err("malformed");
+            assert_eq!(error.field, field, "{}", String::from_utf8_lossy(line));
+        }
+        // What blkparse prints is still read: elapsed times (`-t`), pass-through commands,
+        // process names with spaces, events without data.
+        for line in [
+            &b"8,16 3 4 0.1 3645 D W 8 + 8 (   12345) [kworker]"[..],
+            b"8,16 3 4 0.1 3645 D R 8 + 8 [Web Content]",
+            b"8,16 3 4 0.1 3645 D R 8 + 8",
+        ] {
+            assert_eq!(request(&mut p, line).size, 4096);
+        }
+        for line in [
+            &b"8,16 3 4 0.1 3645 D N 0 (00 ..) [kworker/u65:0]"[..],
+            b"8,16 3 4 0.1 3645 D N 0 (12 00 00 00 24 00) [sg_inq]",
+            b"8,16 3 4 0.1 3645 D N [kworker]",
+            b"8,16 3 4 0.1 3645 D N",
+            b"8,16 3 4 0.1 3645 D WS (   12345) [kworker]",
+        ] {
+            assert_eq!(p.parse(line), Ok(Parsed::Skip(Skip::NoData)));
+        }
     }
 }
