@@ -13,13 +13,13 @@
 //!         24  records     u64   record count, written when the writer finishes
 //!         32  source      16 B  xxh3-128 digest of the source (file bytes or generator spec)
 //!         48  desc len    u32   bytes of description after the header
-//!         52  reserved    u32   0
+//!         52  reserved    u32   0 (refused otherwise)
 //!         56  checksum    u64   xxh3-64 of bytes 0..56 and the description
 //! record   0  time        u64
 //!          8  offset      u64
 //!         16  size        u32
 //!         20  op          u8    0 read, 1 write, 2 trim, 3 flush
-//!         21  reserved    u8    0
+//!         21  reserved    u8    0 (refused otherwise)
 //!         22  volume      u16
 //! ```
 //!
@@ -279,6 +279,18 @@ impl TraceReader {
                 "header checksum mismatch: the header or description is corrupt".into(),
             ));
         }
+        let flags = u32_at(&h, 20);
+        if flags & !FLAG_TIME_ORDERED != 0 {
+            return Err(format(format!(
+                "header flags {flags:#x} set bits this version does not define"
+            )));
+        }
+        if u32_at(&h, 52) != 0 {
+            return Err(format(format!(
+                "header bytes 52..56 (reserved) hold {:#x}, not 0",
+                u32_at(&h, 52)
+            )));
+        }
         let description = String::from_utf8(description)
             .map_err(|_| format("the description is not UTF-8".into()))?;
         let records = u64_at(&h, 24);
@@ -299,7 +311,7 @@ impl TraceReader {
             records,
             source_digest: u128::from_le_bytes(h[32..48].try_into().expect("16 bytes")),
             description,
-            time_ordered: u32_at(&h, 20) & FLAG_TIME_ORDERED != 0,
+            time_ordered: flags & FLAG_TIME_ORDERED != 0,
             address_unit_bytes,
             time_unit_ns,
         };
@@ -325,6 +337,7 @@ impl TraceReader {
         // Fast path: byte and nanosecond units (what flashkit writes) need no scaling.
         if info.address_unit_bytes == 1
             && info.time_unit_ns == 1
+            && r[21] == 0
             && let Some(op) = Op::from_code(r[20])
         {
             let (offset, size) = (u64_at(r, 8), u32_at(r, 16));
@@ -359,6 +372,12 @@ impl TraceReader {
         };
         let op = Op::from_code(r[20])
             .ok_or_else(|| bad("op", format!("unknown operation code {}", r[20])))?;
+        if r[21] != 0 {
+            return Err(bad(
+                "reserved",
+                format!("byte 21 of the record is {}, not 0", r[21]),
+            ));
+        }
         let unit = u64::from(info.address_unit_bytes);
         let offset = u64_at(r, 8).checked_mul(unit).ok_or_else(|| {
             bad(
@@ -372,8 +391,20 @@ impl TraceReader {
         if offset.checked_add(u64::from(size)).is_none() {
             return Err(bad("offset", format!("{offset} + {size} overflows")));
         }
+        let time = u64_at(r, 0);
+        let time_ns = time
+            .checked_mul(u64::from(info.time_unit_ns))
+            .ok_or_else(|| {
+                bad(
+                    "time",
+                    format!(
+                        "{time} units of {} ns overflow 64-bit nanoseconds",
+                        info.time_unit_ns
+                    ),
+                )
+            })?;
         Ok(Request {
-            time_ns: u64_at(r, 0).saturating_mul(u64::from(info.time_unit_ns)),
+            time_ns,
             op,
             offset,
             size,
@@ -594,5 +625,91 @@ mod tests {
                 && message.contains("code 9"),
             "{message}"
         );
+    }
+
+    /// Rewrite header bytes `at..at + value.len()` of `path` and recompute the checksum,
+    /// as a writer of another version (or a careful corrupter) would.
+    fn patch_header(path: &Path, at: usize, value: &[u8]) {
+        let mut bytes = std::fs::read(path).expect("read");
+        bytes[at..at + value.len()].copy_from_slice(value);
+        let description_len = u32_at(&bytes, 48) as usize;
+        let mut header = [0u8; HEADER_BYTES];
+        header.copy_from_slice(&bytes[..HEADER_BYTES]);
+        let description = &bytes[HEADER_BYTES..HEADER_BYTES + description_len];
+        let checksum = header_checksum(&header, description);
+        bytes[56..64].copy_from_slice(&checksum.to_le_bytes());
+        std::fs::write(path, &bytes).expect("write");
+    }
+
+    /// Found by an outside bad-input hunt: a time unit of 2^32-1 ns (checksum valid) was
+    /// accepted with every time saturated to 2^64-1 and every duration 0; the same overflow
+    /// in the address unit was refused.
+    #[test]
+    fn a_time_that_overflows_its_unit_is_refused_not_saturated() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        // Times from 0 to 9 * 2^31 ns: the later ones overflow 2^32-1 ns units.
+        let mut requests = sample()[..10].to_vec();
+        for (i, r) in requests.iter_mut().enumerate() {
+            r.time_ns = (i as u64) << 31;
+        }
+        write(&path, &requests);
+        patch_header(&path, 16, &u32::MAX.to_le_bytes());
+        let results: Vec<_> = TraceReader::open(&path).expect("open").collect();
+        let first_late = requests
+            .iter()
+            .position(|r| r.time_ns.checked_mul(u64::from(u32::MAX)).is_none())
+            .expect("a time that overflows");
+        assert_eq!(
+            results.len(),
+            first_late + 1,
+            "the requests before it, then the error"
+        );
+        let message = results[first_late]
+            .as_ref()
+            .expect_err("overflow")
+            .to_string();
+        assert!(
+            message.contains("field time") && message.contains("overflow"),
+            "{message}"
+        );
+        // A unit that does not overflow scales exactly.
+        write(&path, &sample()[..10]);
+        patch_header(&path, 16, &1000u32.to_le_bytes());
+        let scaled: Vec<u64> = TraceReader::open(&path)
+            .expect("open")
+            .map(|r| r.expect("fits").time_ns)
+            .collect();
+        let expected: Vec<u64> = sample()[..10].iter().map(|r| r.time_ns * 1000).collect();
+        assert_eq!(scaled, expected);
+    }
+
+    /// Found by the same hunt: byte 21 of a record (reserved, written 0) was never read, so
+    /// a corrupt byte there passed unseen; reserved and unknown header bits are refused too.
+    #[test]
+    fn reserved_bytes_and_unknown_flags_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        write(&path, &sample()[..10]);
+        let mut bytes = std::fs::read(&path).expect("read");
+        bytes[HEADER_BYTES + "uniform test".len() + 3 * RECORD_BYTES + 21] = 1;
+        std::fs::write(&path, &bytes).expect("write");
+        let results: Vec<_> = TraceReader::open(&path).expect("open").collect();
+        assert_eq!(results.len(), 4);
+        let message = results[3].as_ref().expect_err("reserved").to_string();
+        assert!(
+            message.contains("record 3") && message.contains("field reserved"),
+            "{message}"
+        );
+        for (at, value, needle) in [
+            (52, 1u32, "reserved"),
+            (20, 2, "flags 0x2"),
+            (20, 1 << 31, "flags 0x8"),
+        ] {
+            write(&path, &sample()[..10]);
+            patch_header(&path, at, &value.to_le_bytes());
+            let message = TraceReader::open(&path).err().expect(needle).to_string();
+            assert!(message.contains(needle), "{message}");
+        }
     }
 }
