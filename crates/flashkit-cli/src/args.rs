@@ -455,21 +455,27 @@ pub struct ReportArgs {
 pub struct DeviceArgs {
     /// NAND preset (fast-paper, grr-paper, mlc-4k, modern-tlc); see `flashkit presets`.
     #[arg(long, value_name = "NAME")]
+    #[serde(deserialize_with = "preset")]
     pub preset: Option<String>,
     /// Logical capacity [default: 1G].
     #[arg(long, value_name = "SIZE")]
+    #[serde(deserialize_with = "positive_size")]
     pub capacity: Option<Size>,
     /// Over-provisioning, a fraction of the logical capacity [default: 0.07].
     #[arg(long, value_name = "FRACTION")]
+    #[serde(deserialize_with = "over_provisioning")]
     pub op: Option<f64>,
     /// Page size, overriding the preset's.
     #[arg(long, value_name = "SIZE")]
+    #[serde(deserialize_with = "page_size")]
     pub page_size: Option<Size>,
     /// Pages per block, overriding the preset's.
     #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "pages_per_block")]
     pub pages_per_block: Option<u32>,
     /// Erase cycles per block, overriding the preset's.
     #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "at_least_one")]
     pub endurance: Option<u32>,
 }
 
@@ -514,6 +520,7 @@ pub struct FtlArgs {
     pub wear_leveling: Option<WearSetting>,
     /// Log blocks of BAST, FAST and O-FAST [default: 8].
     #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "at_least_one")]
     pub log_blocks: Option<u32>,
     /// FAST and O-FAST: keep one log block for sequential writes ("on", the paper's FAST) or
     /// make every log block random ("off", the fully-associative scheme of its section 3.1)
@@ -549,6 +556,7 @@ pub struct RunArgs {
     pub no_precondition: bool,
     /// Random overwrites after the sequential fill, in logical capacities [default: 1].
     #[arg(long, value_name = "CAPACITIES", conflicts_with = "no_precondition")]
+    #[serde(deserialize_with = "non_negative")]
     pub precondition_overwrites: Option<f64>,
 }
 
@@ -561,9 +569,11 @@ pub struct WorkloadArgs {
     pub workload: Option<String>,
     /// Number of requests [default: 300k].
     #[arg(long, value_name = "N")]
+    #[serde(deserialize_with = "positive_count")]
     pub requests: Option<Count>,
     /// Fixed request size.
     #[arg(long, value_name = "SIZE", conflicts_with = "sizes")]
+    #[serde(deserialize_with = "positive_size")]
     pub size: Option<Size>,
     /// Weighted request sizes [default: 4K:70,16K:20,64K:10].
     #[arg(long, value_name = "LIST")]
@@ -580,6 +590,7 @@ pub struct WorkloadArgs {
     pub trim_fraction: Option<Fraction>,
     /// Zipf exponent [default: 0.99].
     #[arg(long)]
+    #[serde(deserialize_with = "theta")]
     pub theta: Option<f64>,
     /// Hot/cold split as ACCESS/SPACE percentages: ACCESS% of requests go to the first
     /// SPACE% of the span, the others anywhere in it [default: 80/20].
@@ -587,24 +598,31 @@ pub struct WorkloadArgs {
     pub hot: Option<HotSplit>,
     /// Gaussian centre, a fraction of the span [default: 0.5].
     #[arg(long)]
+    #[serde(deserialize_with = "center")]
     pub center: Option<f64>,
     /// Gaussian standard deviation, a fraction of the span [default: 0.1].
     #[arg(long)]
+    #[serde(deserialize_with = "stddev")]
     pub stddev: Option<f64>,
     /// Camera: bytes per file [default: 4M].
     #[arg(long, value_name = "SIZE")]
+    #[serde(deserialize_with = "positive_size")]
     pub file_size: Option<Size>,
     /// Camera: bytes per data write [default: 64K].
     #[arg(long, value_name = "SIZE")]
+    #[serde(deserialize_with = "positive_size")]
     pub chunk_size: Option<Size>,
     /// Camera: share of metadata writes in percent [default: 10].
     #[arg(long, value_name = "PERCENT")]
+    #[serde(deserialize_with = "percent")]
     pub metadata_percent: Option<f64>,
     /// Address space covered [default: the device's logical capacity].
     #[arg(long, value_name = "SIZE")]
+    #[serde(deserialize_with = "positive_size")]
     pub span: Option<Size>,
     /// Offset and size alignment [default: 4K].
     #[arg(long, value_name = "SIZE")]
+    #[serde(deserialize_with = "power_of_two")]
     pub align: Option<Size>,
     /// Time between requests in nanoseconds [default: 0].
     #[arg(long, value_name = "NS")]
@@ -743,6 +761,138 @@ fn gc_threshold<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error
     }
 }
 
+/// A config-file value checked where it is read, so that a bad one is reported at its line
+/// with its key (by toml), rather than after the merge with the flags, where the error could
+/// name neither. The rules are the ones the libraries apply to the merged value; a rule that
+/// involves two options (a size and the alignment) is checked after the merge, and
+/// [`crate::settings::ConfigFile::blame`] finds the lines then.
+fn checked<'de, D, T>(
+    d: D,
+    check: impl FnOnce(&T) -> Result<(), String>,
+) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    let value = T::deserialize(d)?;
+    check(&value).map_err(serde::de::Error::custom)?;
+    Ok(Some(value))
+}
+
+fn preset<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    checked(d, |name: &String| {
+        if flashkit_core::NandPreset::by_name(name).is_some() {
+            return Ok(());
+        }
+        let names: Vec<_> = flashkit_core::NandPreset::ALL
+            .iter()
+            .map(|p| p.name)
+            .collect();
+        Err(format!(
+            "unknown device preset {name:?} (expected one of: {})",
+            names.join(", ")
+        ))
+    })
+}
+
+fn over_provisioning<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    checked(d, |&op: &f64| {
+        if op.is_finite() && (0.0..=4.0).contains(&op) {
+            Ok(())
+        } else {
+            Err(flashkit_core::GeometryError::OverProvisioning(op).to_string())
+        }
+    })
+}
+
+fn page_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Size>, D::Error> {
+    checked(d, |&Size(bytes): &Size| match u32::try_from(bytes) {
+        Ok(page) if page.is_power_of_two() && (512..=1 << 20).contains(&page) => Ok(()),
+        _ => Err(format!(
+            "page size {bytes} B is not a power of two between 512 B and 1 MiB"
+        )),
+    })
+}
+
+fn pages_per_block<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    checked(d, |&pages: &u32| match pages {
+        2..=65536 => Ok(()),
+        _ => Err(flashkit_core::GeometryError::PagesPerBlock(pages).to_string()),
+    })
+}
+
+fn at_least_one<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+    checked(d, |&n: &u32| match n {
+        0 => Err("0 is below the minimum of 1".into()),
+        _ => Ok(()),
+    })
+}
+
+fn positive_count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Count>, D::Error> {
+    checked(d, |&Count(n): &Count| match n {
+        0 => Err("0 is below the minimum of 1".into()),
+        _ => Ok(()),
+    })
+}
+
+fn positive_size<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Size>, D::Error> {
+    checked(d, |&Size(bytes): &Size| match bytes {
+        0 => Err("0 B: a size must be above 0".into()),
+        _ => Ok(()),
+    })
+}
+
+fn power_of_two<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Size>, D::Error> {
+    checked(d, |&Size(bytes): &Size| {
+        if bytes.is_power_of_two() && bytes <= u64::from(u32::MAX) {
+            Ok(())
+        } else {
+            Err(format!("{bytes} B is not a power of two below 4 GiB"))
+        }
+    })
+}
+
+/// A finite real number in `range`, described as `what` in the error.
+fn real_in<'de, D: Deserializer<'de>>(
+    d: D,
+    range: impl std::ops::RangeBounds<f64>,
+    what: &str,
+) -> Result<Option<f64>, D::Error> {
+    checked(d, |&x: &f64| {
+        if x.is_finite() && range.contains(&x) {
+            Ok(())
+        } else {
+            Err(format!("{x} is not {what}"))
+        }
+    })
+}
+
+fn non_negative<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    real_in(d, 0.0.., "a finite number of 0 or more")
+}
+
+fn theta<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    use std::ops::Bound::{Excluded, Unbounded};
+    real_in(d, (Excluded(0.0), Unbounded), "a finite exponent above 0")
+}
+
+fn center<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    real_in(d, 0.0..=1.0, "a fraction of the span from 0 to 1")
+}
+
+fn stddev<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    use std::ops::Bound::{Excluded, Included};
+    real_in(
+        d,
+        (Excluded(0.0), Included(1.0)),
+        "a fraction of the span above 0 and at most 1",
+    )
+}
+
+fn percent<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    real_in(d, 0.0..=100.0, "a percentage from 0 to 100")
+}
+
 /// A share from 0 to 1 (`--read-fraction`, `read_fraction` in a config file), checked where
 /// it is read, so that a bad one in a file is reported at its line.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -831,7 +981,13 @@ impl FromStr for SizeList {
                 .trim()
                 .parse()
                 .map_err(|_| format!("item {item:?}: weight {weight:?} is not a whole number"))?;
+            if bytes == 0 {
+                return Err(format!("item {item:?}: a size must be above 0 B"));
+            }
             sizes.push((bytes, weight));
+        }
+        if sizes.iter().all(|&(_, weight)| weight == 0) {
+            return Err(format!("{text:?} gives no size a positive weight"));
         }
         Ok(SizeList(flashkit_trace::workload::SizeDist::Choice {
             sizes,

@@ -21,6 +21,26 @@ pub struct ConfigFile {
     pub run: RunArgs,
     pub workload: WorkloadArgs,
     pub trace: TraceArgs,
+    /// Where the options came from, to say which lines an error is about.
+    #[serde(skip)]
+    origin: Option<Origin>,
+}
+
+/// A loaded config file: its path, its table, and each option's line.
+#[derive(Debug)]
+struct Origin {
+    path: std::path::PathBuf,
+    table: toml::Table,
+    options: Vec<OptionLine>,
+}
+
+/// One option of the file: `[section] key` at `line`, as written (`key = value`).
+#[derive(Debug)]
+struct OptionLine {
+    section: String,
+    key: String,
+    line: usize,
+    written: String,
 }
 
 impl ConfigFile {
@@ -31,8 +51,148 @@ impl ConfigFile {
         crate::output::note_input(path);
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config file {}", path.display()))?;
-        toml::from_str(&text).with_context(|| format!("config file {}", path.display()))
+        let mut file: ConfigFile =
+            toml::from_str(&text).with_context(|| format!("config file {}", path.display()))?;
+        file.origin = Some(Origin {
+            path: path.to_path_buf(),
+            table: toml::from_str(&text).context("invariant: the file parsed once")?,
+            options: option_lines(&text),
+        });
+        Ok(file)
     }
+
+    /// `error`, which `check` gave for this file (with the flags), with the lines of the
+    /// file's options it is about: found by running `check` again without each option in
+    /// turn. An option whose absence lets the check pass is at fault; failing that, one
+    /// whose absence changes the error is part of it. A rule that ties two options together
+    /// (`read_fraction + trim_fraction` above 1, a size and the alignment, a capacity and
+    /// the page size) is only checked once flags and file are merged, where the error could
+    /// name neither the file nor a line. An error no option of the file takes part in (the
+    /// flags' own) is returned as it is.
+    pub fn blame(
+        &self,
+        error: anyhow::Error,
+        check: impl Fn(&ConfigFile) -> Result<()>,
+    ) -> anyhow::Error {
+        let Some(origin) = &self.origin else {
+            return error;
+        };
+        let message = format!("{error:#}");
+        let verdicts: Vec<(&OptionLine, Option<String>)> = origin
+            .options
+            .iter()
+            .filter_map(|option| {
+                let without = self.without(option)?;
+                Some((option, check(&without).err().map(|e| format!("{e:#}"))))
+            })
+            .collect();
+        let mut at_fault: Vec<&OptionLine> = verdicts
+            .iter()
+            .filter(|(_, error)| error.is_none())
+            .map(|&(option, _)| option)
+            .collect();
+        if at_fault.is_empty() {
+            at_fault = verdicts
+                .iter()
+                .filter(|(_, error)| error.as_deref().is_some_and(|e| e != message))
+                .map(|&(option, _)| option)
+                .collect();
+        }
+        if at_fault.is_empty() {
+            return error;
+        }
+        let lines: Vec<String> = at_fault
+            .iter()
+            .map(|o| format!("line {} ([{}] {})", o.line, o.section, o.written))
+            .collect();
+        anyhow::anyhow!(
+            "config file {}, {}: {message}",
+            origin.path.display(),
+            lines.join(" and ")
+        )
+    }
+
+    /// This file without `option` (as if that line were deleted), or `None` if it no
+    /// longer reads (it cannot: every option is optional).
+    fn without(&self, option: &OptionLine) -> Option<ConfigFile> {
+        let mut table = self.origin.as_ref()?.table.clone();
+        if let Some(toml::Value::Table(section)) = table.get_mut(&option.section) {
+            section.remove(&option.key);
+        }
+        toml::Value::Table(table).try_into().ok()
+    }
+}
+
+/// Every `[section] key` of a config file with its line and text, in file order.
+fn option_lines(text: &str) -> Vec<OptionLine> {
+    let Ok(document) = toml::de::DeTable::parse(text) else {
+        return Vec::new();
+    };
+    let mut options = Vec::new();
+    for (section, value) in document.get_ref().iter() {
+        let toml::de::DeValue::Table(table) = value.get_ref() else {
+            continue;
+        };
+        for (key, value) in table.iter() {
+            let line = line_of(text, key.span());
+            let written = text
+                .get(key.span().start..value.span().end)
+                .unwrap_or(key.get_ref())
+                .to_string();
+            options.push(OptionLine {
+                section: section.get_ref().to_string(),
+                key: key.get_ref().to_string(),
+                line,
+                written,
+            });
+        }
+    }
+    options.sort_by_key(|o| o.line);
+    options
+}
+
+/// The line (from 1) of byte `span.start` of `text`.
+pub fn line_of(text: &str, span: std::ops::Range<usize>) -> usize {
+    let start = span.start.min(text.len());
+    text.as_bytes()[..start]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1
+}
+
+/// The flags a run was given, for [`check_runs`].
+pub struct RunFlags<'a> {
+    pub device: &'a DeviceArgs,
+    pub ftl: &'a FtlArgs,
+    pub workload: &'a WorkloadArgs,
+    /// The FTLs to run.
+    pub kinds: &'a [FtlKind],
+    /// A trace replaces the workload and sizes the device (so neither is checked here).
+    pub trace: bool,
+}
+
+/// What the runs need of the options, checked before anything is read or built: the device,
+/// and without a trace each FTL on its geometry and the workload. Run through
+/// [`ConfigFile::blame`] when it fails, to find the config file's lines at fault.
+pub fn check_runs(flags: &RunFlags<'_>, file: &ConfigFile) -> Result<()> {
+    let device = device_spec(flags.device, &file.device)?;
+    let (_, geometry, _) = device.resolve()?;
+    if flags.trace {
+        return Ok(());
+    }
+    let (_, options) = ftl_options(flags.ftl, &file.ftl);
+    for kind in flags.kinds {
+        kind.check(&geometry, &options)
+            .map_err(|e| anyhow::anyhow!("{kind}: {e}"))?;
+    }
+    workload_spec(flags.workload, &file.workload, device.capacity_bytes)?.validate()?;
+    Ok(())
+}
+
+/// [`check_runs`], its error blamed on the config file's lines at fault.
+pub fn check_runs_blamed(flags: &RunFlags<'_>, file: &ConfigFile) -> Result<()> {
+    check_runs(flags, file).map_err(|error| file.blame(error, |file| check_runs(flags, file)))
 }
 
 pub fn device_spec(flags: &DeviceArgs, file: &DeviceArgs) -> Result<DeviceSpec> {
@@ -562,6 +722,89 @@ mod tests {
                 2,
                 "gc_threshold 0 is below the minimum of 2 blocks",
             ),
+            // Found by an outside bad-input hunt: these were checked only after the merge
+            // with the flags, and the error named neither the file nor the line.
+            (
+                "[device]\nop = 100\n",
+                2,
+                "over-provisioning 100 is not a fraction between 0 and 4",
+            ),
+            ("[device]\ncapacity = 0\n", 2, "0 B: a size must be above 0"),
+            (
+                "[device]\npage_size = \"3000\"\n",
+                2,
+                "page size 3000 B is not a power of two",
+            ),
+            (
+                "[device]\npreset = \"nand\"\n",
+                2,
+                "unknown device preset \"nand\"",
+            ),
+            (
+                "[device]\nendurance = 0\n",
+                2,
+                "0 is below the minimum of 1",
+            ),
+            (
+                "[device]\npages_per_block = 1\n",
+                2,
+                "pages per block 1 is outside",
+            ),
+            ("[ftl]\nlog_blocks = 0\n", 2, "0 is below the minimum of 1"),
+            (
+                "[run]\nprecondition_overwrites = -1.0\n",
+                2,
+                "-1 is not a finite number",
+            ),
+            (
+                "[workload]\nrequests = 0\n",
+                2,
+                "0 is below the minimum of 1",
+            ),
+            ("[workload]\nsize = \"0\"\n", 2, "a size must be above 0"),
+            (
+                "[workload]\nsizes = \"4K:1,0:1\"\n",
+                2,
+                "item \"0:1\": a size must be above 0",
+            ),
+            (
+                "[workload]\nsizes = \"4K:0\"\n",
+                2,
+                "gives no size a positive weight",
+            ),
+            (
+                "[workload]\ntheta = -1.0\n",
+                2,
+                "-1 is not a finite exponent above 0",
+            ),
+            (
+                "[workload]\ntheta = nan\n",
+                2,
+                "NaN is not a finite exponent above 0",
+            ),
+            (
+                "[workload]\ncenter = 1.5\n",
+                2,
+                "1.5 is not a fraction of the span",
+            ),
+            (
+                "[workload]\nstddev = 0.0\n",
+                2,
+                "0 is not a fraction of the span above 0",
+            ),
+            (
+                "[workload]\nmetadata_percent = 101.0\n",
+                2,
+                "101 is not a percentage",
+            ),
+            ("[workload]\nspan = 0\n", 2, "a size must be above 0"),
+            (
+                "[workload]\nalign = \"3K\"\n",
+                2,
+                "3072 B is not a power of two",
+            ),
+            ("[workload]\nchunk_size = 0\n", 2, "a size must be above 0"),
+            ("[workload]\nfile_size = 0\n", 2, "a size must be above 0"),
         ] {
             let error = toml::from_str::<ConfigFile>(text)
                 .expect_err(text)
@@ -573,5 +816,77 @@ mod tests {
         }
         let file: ConfigFile = toml::from_str("[ftl]\ngc = \"greedy, fifo\"\n").expect("a list");
         assert_eq!(file.ftl.gc, [GcPolicy::Greedy, GcPolicy::Fifo]);
+    }
+
+    /// A rule that ties options together is checked after the merge with the flags; the
+    /// file's lines at fault are found by checking again without each option (the hunt
+    /// found these errors naming neither the file nor a line).
+    #[test]
+    fn errors_of_merged_options_name_the_file_lines_at_fault() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.toml");
+        let (device, ftl, workload) = (
+            DeviceArgs::default(),
+            FtlArgs::default(),
+            WorkloadArgs::default(),
+        );
+        let flags = RunFlags {
+            device: &device,
+            ftl: &ftl,
+            workload: &workload,
+            kinds: &[FtlKind::Page, FtlKind::Fast],
+            trace: false,
+        };
+        for (text, blamed, needle) in [
+            (
+                "[run]\nseed = 3\n[device]\ncapacity = \"1K\"\n",
+                &["line 4 ([device] capacity = \"1K\")"][..],
+                "logical capacity 1024 B",
+            ),
+            (
+                "[ftl]\nlog_blocks = 100000\n",
+                &["line 2 ([ftl] log_blocks = 100000)"],
+                "fast: invalid FTL configuration",
+            ),
+            (
+                "[workload]\nread_fraction = 0.7\nrequests = 5\ntrim_fraction = 0.5\n",
+                &[
+                    "line 2 ([workload] read_fraction = 0.7) and line 4 ([workload] \
+                     trim_fraction = 0.5)",
+                ],
+                "read_fraction + trim_fraction exceeds 1",
+            ),
+            (
+                "[workload]\nsize = \"5000\"\n",
+                &["line 2 ([workload] size = \"5000\")"],
+                "request size 5000 B is not a positive multiple of 4096 B",
+            ),
+        ] {
+            std::fs::write(&path, text).expect("write");
+            let file = ConfigFile::load(Some(&path)).expect("reads");
+            let error = format!("{:#}", check_runs_blamed(&flags, &file).expect_err(text));
+            let place = format!("config file {}, {}: ", path.display(), blamed.join(" and "));
+            assert!(
+                error.starts_with(&place) && error.contains(needle),
+                "{text}: {error}"
+            );
+        }
+        // An error of the flags alone is not blamed on the file.
+        std::fs::write(&path, "[run]\nseed = 3\n").expect("write");
+        let file = ConfigFile::load(Some(&path)).expect("reads");
+        let workload = WorkloadArgs {
+            read_fraction: Some(crate::args::Fraction(0.9)),
+            trim_fraction: Some(crate::args::Fraction(0.2)),
+            ..WorkloadArgs::default()
+        };
+        let flags = RunFlags {
+            workload: &workload,
+            ..flags
+        };
+        let error = format!("{:#}", check_runs_blamed(&flags, &file).expect_err("flags"));
+        assert_eq!(
+            error,
+            "invalid workload: read_fraction + trim_fraction exceeds 1"
+        );
     }
 }

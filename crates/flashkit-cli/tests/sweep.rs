@@ -87,6 +87,25 @@ fn a_sweep_records_every_cell_and_resume_runs_only_the_missing_ones() {
     let csv = std::fs::read_to_string(out.join("results.csv")).expect("csv");
     assert_eq!(csv.lines().count(), 16, "a header and a row per run");
 
+    // Resuming a finished sweep runs nothing and leaves every byte as it was. Found by an
+    // outside bad-input hunt: results were read back with serde_json's fast float parser,
+    // 1 ulp off for some values, and rewritten (0.47915742374995507 became
+    // 0.479157423749955).
+    let (jsonl, csv) = (
+        std::fs::read(&results).expect("jsonl"),
+        std::fs::read(out.join("results.csv")).expect("csv"),
+    );
+    let resumed = flashkit(&["sweep", s(&file), "--out", s(&out), "--resume"]);
+    assert!(resumed.status.success(), "{}", text(&resumed.stderr));
+    assert!(
+        std::fs::read(&results).expect("jsonl") == jsonl,
+        "results.jsonl changed"
+    );
+    assert!(
+        std::fs::read(out.join("results.csv")).expect("csv") == csv,
+        "results.csv changed"
+    );
+
     // Running again without --resume would mix two sweeps: refused.
     let again = flashkit(&["sweep", s(&file), "--out", s(&out)]);
     assert_eq!(again.status.code(), Some(2));

@@ -165,8 +165,13 @@ impl WorkloadSpec {
         }
     }
 
-    fn validate(&self) -> Result<(), TraceError> {
+    /// Refuse a workload that cannot be generated (what [`Workload::new`] checks first).
+    pub fn validate(&self) -> Result<(), TraceError> {
         let fail = |why: String| Err(TraceError::Spec(why));
+        if self.requests == 0 {
+            // Nothing would run, and every per-request figure would be 0 / 0.
+            return fail("0 requests: a workload needs at least one".into());
+        }
         let align = u64::from(self.align_bytes);
         if self.align_bytes == 0 || !self.align_bytes.is_power_of_two() {
             return fail(format!(

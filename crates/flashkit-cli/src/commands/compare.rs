@@ -11,6 +11,22 @@ use flashkit_ftl::{FtlKind, GcPolicy};
 use flashkit_sim::RunSpec;
 
 pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
+    let kinds = if args.ftl.is_empty() {
+        FtlKind::ALL.to_vec()
+    } else {
+        args.ftl.clone()
+    };
+    settings::check_runs_blamed(
+        &settings::RunFlags {
+            device: &args.device,
+            ftl: &args.ftl_options,
+            workload: &args.workload,
+            kinds: &kinds,
+            trace: args.trace.is_some(),
+        },
+        config,
+    )
+    .map_err(Failure::Usage)?;
     let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
     // Refuse an impossible device before anything else is built or read.
     device.resolve().map_err(sim_failure)?;
@@ -22,11 +38,6 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     if !gc_given {
         policies = GcPolicy::ALL.to_vec();
     }
-    let kinds = if args.ftl.is_empty() {
-        FtlKind::ALL.to_vec()
-    } else {
-        args.ftl.clone()
-    };
     let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
     settings::check_ftl_options(
         &args.ftl_options,

@@ -7,6 +7,17 @@ use crate::{Failure, Outcome, sim_failure};
 use flashkit_sim::RunSpec;
 
 pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
+    settings::check_runs_blamed(
+        &settings::RunFlags {
+            device: &args.device,
+            ftl: &args.ftl_options,
+            workload: &args.workload,
+            kinds: &[args.ftl],
+            trace: args.trace.is_some(),
+        },
+        config,
+    )
+    .map_err(Failure::Usage)?;
     let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
     device.resolve().map_err(sim_failure)?;
     let capacity_given = args.device.capacity.or(config.device.capacity).is_some();

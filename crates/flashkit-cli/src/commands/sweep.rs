@@ -29,7 +29,7 @@
 use crate::Outcome;
 use crate::args::{FtlArgs, SweepArgs, TraceArgs, WorkloadArgs};
 use crate::progress::WorkerBars;
-use crate::settings::{self, ConfigFile};
+use crate::settings::{self, ConfigFile, line_of};
 use crate::{Failure, sim_failure};
 use anyhow::{Context, anyhow, bail};
 use flashkit_core::StateHasher;
@@ -68,16 +68,6 @@ struct Dimension {
 
 /// Grid dimensions in key order.
 type Grid = Vec<Dimension>;
-
-/// The line (from 1) of a byte offset of `text`.
-fn line_of(text: &str, span: std::ops::Range<usize>) -> usize {
-    let start = span.start.min(text.len());
-    text.as_bytes()[..start]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
-}
 
 /// A key as it would be written in its table: quoted if it holds a dot.
 fn key_text(key: &str) -> String {
@@ -577,12 +567,88 @@ pub fn run(args: SweepArgs) -> Outcome {
             "{source} is 0; a sweep needs at least one worker"
         )));
     }
+    let leftovers = Leftovers::before(&args.out);
+    std::fs::create_dir_all(&args.out)
+        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let _lock = lock(&args.out)?;
+    let outcome = run_locked(&args, &file, &cells, jobs);
+    if outcome.is_err() {
+        leftovers.remove_if_nothing_recorded();
+    }
+    outcome
+}
+
+/// Hold an advisory lock on the output directory itself (not on a file in it, which would be
+/// left behind), so that a second sweep writing the same directory (a `--resume` started
+/// while the first runs) is refused instead of interleaving its results with the first's.
+/// The lock goes with the process.
+fn lock(out: &Path) -> Result<std::fs::File, Failure> {
+    let directory = std::fs::File::open(out)
+        .with_context(|| format!("cannot open {} to lock it", out.display()))?;
+    match directory.try_lock() {
+        Ok(()) => Ok(directory),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Failure::Usage(anyhow!(
+            "{} is being written by another flashkit sweep (it holds the directory's lock): \
+             wait for it to finish, or give another --out",
+            out.display()
+        ))),
+        Err(std::fs::TryLockError::Error(error)) => Err(Failure::Runtime(
+            anyhow::Error::from(error).context(format!("cannot lock {}", out.display())),
+        )),
+    }
+}
+
+/// What a sweep that fails before recording any result (a full disk, a trace that cannot be
+/// read) removes again: the files of the output directory it created, and the directory if
+/// it created that too. A sweep that recorded a result keeps everything, for `--resume`.
+struct Leftovers {
+    out: PathBuf,
+    existed: Vec<(PathBuf, bool)>,
+}
+
+impl Leftovers {
+    const FILES: [&str; 3] = ["results.jsonl", "results.csv", "cells.json"];
+
+    fn before(out: &Path) -> Leftovers {
+        let mut existed: Vec<(PathBuf, bool)> = Self::FILES
+            .iter()
+            .map(|name| out.join(name))
+            .map(|path| {
+                let exists = path.exists();
+                (path, exists)
+            })
+            .collect();
+        existed.push((out.to_path_buf(), out.exists()));
+        Leftovers {
+            out: out.to_path_buf(),
+            existed,
+        }
+    }
+
+    fn remove_if_nothing_recorded(&self) {
+        let results = self.out.join("results.jsonl");
+        let recorded = sweep::read_results(&results).is_ok_and(|e| !e.results.is_empty());
+        if recorded {
+            return;
+        }
+        for (path, existed) in &self.existed {
+            if !existed {
+                // The directory last: removed only if nothing else is in it.
+                let _ = if path == &self.out {
+                    std::fs::remove_dir(path)
+                } else {
+                    std::fs::remove_file(path)
+                };
+            }
+        }
+    }
+}
+
+fn run_locked(args: &SweepArgs, file: &SweepFile, cells: &[Cell], jobs: usize) -> Outcome {
     let name = file
         .name
         .clone()
         .unwrap_or_else(|| args.file.display().to_string());
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
     let results_path = args.out.join("results.jsonl");
     let has_results = std::fs::metadata(&results_path).is_ok_and(|m| m.len() > 0);
     if has_results && !args.resume && !args.force {
@@ -594,7 +660,7 @@ pub fn run(args: SweepArgs) -> Outcome {
     let cells_path = args.out.join("cells.json");
     if has_results && args.resume {
         let recorded = sweep::read_results(&results_path).map_err(sim_failure)?;
-        check_resume(&args, &cells, &recorded.results, &cells_path)?;
+        check_resume(args, cells, &recorded.results, &cells_path)?;
     }
     let (mut store, existing) =
         ResultStore::open(&results_path, args.force).map_err(sim_failure)?;
@@ -619,6 +685,8 @@ pub fn run(args: SweepArgs) -> Outcome {
         .collect();
     let skipped = cells.len() - todo.len();
     let ran = todo.len();
+    // No more workers than cells to run (100,000 of them turned a 0.02 s sweep into 10 s).
+    let jobs = jobs.min(ran).max(1);
     let started = Instant::now();
     let bars = WorkerBars::new("sweep", ran, jobs);
     let csv_path = args.out.join("results.csv");

@@ -23,11 +23,17 @@ pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
             "--capacity is the address space when --span is not given, and --span is: drop one"
         )));
     }
-    let capacity = args
-        .capacity
-        .or(config.device.capacity)
-        .map_or(1 << 30, |s| s.0);
-    let spec = settings::workload_spec(&args.workload, &config.workload, capacity)
+    let check = |config: &ConfigFile| {
+        let capacity = args
+            .capacity
+            .or(config.device.capacity)
+            .map_or(1 << 30, |s| s.0);
+        let spec = settings::workload_spec(&args.workload, &config.workload, capacity)?;
+        spec.validate()?;
+        Ok(spec)
+    };
+    let spec = check(config)
+        .map_err(|error| config.blame(error, |config| check(config).map(drop)))
         .map_err(Failure::Usage)?;
     let seed = args.seed.or(config.run.seed).unwrap_or(1);
     // The same derivation as a replay of the generated workload, so both see one stream.

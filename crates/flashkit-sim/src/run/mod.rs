@@ -59,8 +59,10 @@ impl RunSpec {
     /// than the device is the first thing to say (a small device's FTL error said nothing of
     /// the trace), and a sweep's cell learned it only when it ran.
     pub fn check_on(&self, source: &Source) -> Result<(), SimError> {
-        if let Source::Trace(prepared) = source {
-            check_fits(self, prepared)?;
+        match source {
+            Source::Trace(prepared) => check_fits(self, prepared)?,
+            Source::Workload(workload) => workload.validate()?,
+            Source::Binary(_) => {}
         }
         self.check()
     }
