@@ -261,6 +261,59 @@ impl Drop for Staged {
     }
 }
 
+/// What a command that writes several outputs into a directory (a sweep, report's figures)
+/// created, removed again when it fails before it has anything worth keeping (a full disk at
+/// the first file left an empty directory, a 0-byte `cells.json.tmp`, an empty
+/// `results.jsonl`). Only what did not exist before is removed, newest first, and a
+/// directory only if nothing else is in it; [`Undo::keep`] (on success, or once a sweep has
+/// recorded a result) keeps everything.
+#[derive(Default)]
+pub struct Undo {
+    created: Vec<PathBuf>,
+    kept: bool,
+}
+
+impl Undo {
+    /// Note `path`, which the command may create: removed on failure if it is not there now.
+    pub fn note(&mut self, path: &Path) {
+        if std::fs::symlink_metadata(path).is_err() {
+            self.created.push(path.to_path_buf());
+        }
+    }
+
+    /// `create_dir_all`, noting each directory it creates.
+    pub fn create_dir_all(&mut self, dir: &Path) -> Result<()> {
+        let missing: Vec<&Path> = dir
+            .ancestors()
+            .take_while(|d| !d.as_os_str().is_empty() && std::fs::symlink_metadata(d).is_err())
+            .collect();
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        self.created
+            .extend(missing.into_iter().rev().map(Path::to_path_buf));
+        Ok(())
+    }
+
+    /// Keep everything created.
+    pub fn keep(&mut self) {
+        self.kept = true;
+    }
+}
+
+impl Drop for Undo {
+    fn drop(&mut self) {
+        if self.kept {
+            return;
+        }
+        for path in self.created.iter().rev() {
+            let _ = match std::fs::symlink_metadata(path) {
+                Ok(m) if m.is_dir() => std::fs::remove_dir(path),
+                Ok(_) => std::fs::remove_file(path),
+                Err(_) => continue,
+            };
+        }
+    }
+}
+
 /// An output file being written: buffered, staged ([`Staged`]), in place on [`Output::finish`].
 pub struct Output {
     out: BufWriter<File>,

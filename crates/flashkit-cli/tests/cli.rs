@@ -1811,3 +1811,44 @@ fn reproduce_vet_quick_prints_ours_beside_the_papers() {
         "--scale",
     );
 }
+
+/// Found by an outside bad-input hunt: a workload of 0 requests ran and reported write
+/// amplification as null; and a value of a config file that only a rule tying two options
+/// together refuses was reported without the file or its line.
+#[test]
+fn zero_requests_and_merged_config_errors_are_refused_with_their_place() {
+    for args in [
+        &["compare", "--requests", "0", "--capacity", "64M"][..],
+        &["trace", "gen", "--requests", "0", "-o", "/dev/null"],
+    ] {
+        assert_error(
+            &flashkit(args),
+            2,
+            "0 requests: a workload needs at least one",
+        );
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("c.toml");
+    std::fs::write(
+        &config,
+        "[workload]\nrequests = \"1k\"\nread_fraction = 0.7\ntrim_fraction = 0.5\n",
+    )
+    .expect("write");
+    let config = config.to_str().expect("UTF-8");
+    for command in [
+        &["compare", "--capacity", "64M"][..],
+        &["replay", "--capacity", "64M"],
+    ] {
+        let mut args = vec!["--config", config];
+        args.extend_from_slice(command);
+        assert_error(
+            &flashkit(&args),
+            2,
+            &format!(
+                "config file {config}, line 3 ([workload] read_fraction = 0.7) and line 4 \
+                 ([workload] trim_fraction = 0.5): invalid workload: read_fraction + \
+                 trim_fraction exceeds 1"
+            ),
+        );
+    }
+}

@@ -723,3 +723,99 @@ fn a_bad_key_or_value_is_named_with_its_line() {
         assert_refused(&file, sweep, needle);
     }
 }
+
+/// Found by an outside bad-input hunt: a `--resume` started while another sweep wrote the
+/// same directory interleaved their results (20 lines, 8 ids twice). The directory is locked;
+/// a second writer is refused before it writes anything.
+#[test]
+fn a_second_sweep_writing_the_same_directory_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(&file, SWEEP).expect("write");
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).expect("mkdir");
+    // This process stands for the first sweep: it holds the directory's lock.
+    let held = std::fs::File::open(&out).expect("open");
+    held.try_lock().expect("lock");
+    for extra in [&[][..], &["--resume"]] {
+        let mut args = vec!["sweep", s(&file), "--out", s(&out)];
+        args.extend_from_slice(extra);
+        let output = flashkit(&args);
+        assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+        assert!(
+            text(&output.stderr).contains("is being written by another flashkit sweep"),
+            "{}",
+            text(&output.stderr)
+        );
+        assert_eq!(
+            std::fs::read_dir(&out).expect("list").count(),
+            0,
+            "nothing written"
+        );
+    }
+    drop(held);
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+}
+
+/// `jobs = 100000` started a thread and a progress bar per job, turning a 0.02 s sweep into
+/// 10 s: workers are capped at the cells to run.
+#[test]
+fn workers_are_capped_at_the_cells_to_run() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(&file, format!("jobs = 100000\n{SWEEP}")).expect("write");
+    let out = dir.path().join("out");
+    let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    assert!(
+        text(&output.stdout).contains("ran 15 (15 ok, 0 failed)")
+            && text(&output.stdout).contains("with 15 workers"),
+        "{}",
+        text(&output.stdout)
+    );
+}
+
+/// Found by the same hunt: on a full disk a sweep left `cells.json.tmp` (0 B) and an empty
+/// `results.jsonl`, and report an empty figure directory. A command that fails before it
+/// has anything to keep removes what it created.
+#[test]
+fn a_full_disk_leaves_nothing_behind() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("sweep.toml");
+    std::fs::write(&file, SWEEP).expect("write");
+    let disk = dir.path().join("disk");
+    std::fs::create_dir(&disk).expect("mkdir");
+    let out = disk.join("out");
+    // 4 KiB: a tmpfs page; cells.json for 15 cells needs more.
+    let Some(full) = common::on_full_disk(&disk, 4, &["sweep", s(&file), "--out", s(&out)]) else {
+        return;
+    };
+    assert_eq!(
+        full.output.status.code(),
+        Some(1),
+        "{}",
+        text(&full.output.stderr)
+    );
+    assert!(
+        text(&full.output.stderr).contains("No space left on device"),
+        "{}",
+        text(&full.output.stderr)
+    );
+    assert!(full.left.is_empty(), "left behind: {:?}", full.left);
+
+    // A report's figures: all of them or none.
+    let results = dir.path().join("results");
+    let first = flashkit(&["sweep", s(&file), "--out", s(&results)]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let figures = disk.join("figures");
+    let full = common::on_full_disk(&disk, 4, &["report", s(&results), "--svg", s(&figures)])
+        .expect("made once already");
+    assert_eq!(
+        full.output.status.code(),
+        Some(1),
+        "{}",
+        text(&full.output.stderr)
+    );
+    assert!(full.left.is_empty(), "left behind: {:?}", full.left);
+}

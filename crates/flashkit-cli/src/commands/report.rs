@@ -635,12 +635,17 @@ fn write_figures(
     extension: &str,
     encode: impl Fn(&Figure) -> anyhow::Result<Vec<u8>>,
 ) -> Outcome {
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    // All the figures or none of them: a full disk left an empty directory, or some of the
+    // figures.
+    let mut undo = crate::output::Undo::default();
+    undo.create_dir_all(dir)?;
     for (i, figure) in figures.iter().enumerate() {
         let path = dir.join(format!("{:02}-{}.{extension}", i + 1, figure.stem));
         let bytes = encode(figure)?;
+        undo.note(&path);
         crate::output::write_file(&path, bytes)?;
     }
+    undo.keep();
     println!(
         "wrote {} {extension} figures to {}",
         figures.len(),

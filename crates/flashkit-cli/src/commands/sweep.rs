@@ -567,14 +567,15 @@ pub fn run(args: SweepArgs) -> Outcome {
             "{source} is 0; a sweep needs at least one worker"
         )));
     }
-    let leftovers = Leftovers::before(&args.out);
-    std::fs::create_dir_all(&args.out)
-        .with_context(|| format!("cannot create {}", args.out.display()))?;
+    let mut undo = crate::output::Undo::default();
+    undo.create_dir_all(&args.out)?;
     let _lock = lock(&args.out)?;
-    let outcome = run_locked(&args, &file, &cells, jobs);
-    if outcome.is_err() {
-        leftovers.remove_if_nothing_recorded();
+    for name in ["results.jsonl", "results.csv", "cells.json"] {
+        undo.note(&args.out.join(name));
     }
+    let outcome = run_locked(&args, &file, &cells, jobs, &mut undo);
+    // Undone (when it must be) while the directory is still locked.
+    drop(undo);
     outcome
 }
 
@@ -598,53 +599,16 @@ fn lock(out: &Path) -> Result<std::fs::File, Failure> {
     }
 }
 
-/// What a sweep that fails before recording any result (a full disk, a trace that cannot be
-/// read) removes again: the files of the output directory it created, and the directory if
-/// it created that too. A sweep that recorded a result keeps everything, for `--resume`.
-struct Leftovers {
-    out: PathBuf,
-    existed: Vec<(PathBuf, bool)>,
-}
-
-impl Leftovers {
-    const FILES: [&str; 3] = ["results.jsonl", "results.csv", "cells.json"];
-
-    fn before(out: &Path) -> Leftovers {
-        let mut existed: Vec<(PathBuf, bool)> = Self::FILES
-            .iter()
-            .map(|name| out.join(name))
-            .map(|path| {
-                let exists = path.exists();
-                (path, exists)
-            })
-            .collect();
-        existed.push((out.to_path_buf(), out.exists()));
-        Leftovers {
-            out: out.to_path_buf(),
-            existed,
-        }
-    }
-
-    fn remove_if_nothing_recorded(&self) {
-        let results = self.out.join("results.jsonl");
-        let recorded = sweep::read_results(&results).is_ok_and(|e| !e.results.is_empty());
-        if recorded {
-            return;
-        }
-        for (path, existed) in &self.existed {
-            if !existed {
-                // The directory last: removed only if nothing else is in it.
-                let _ = if path == &self.out {
-                    std::fs::remove_dir(path)
-                } else {
-                    std::fs::remove_file(path)
-                };
-            }
-        }
-    }
-}
-
-fn run_locked(args: &SweepArgs, file: &SweepFile, cells: &[Cell], jobs: usize) -> Outcome {
+/// The sweep, once its directory is locked. What it creates there is removed if it fails
+/// before recording a result (a full disk, a trace that cannot be read); from the first
+/// result on, everything is kept, for `--resume`.
+fn run_locked(
+    args: &SweepArgs,
+    file: &SweepFile,
+    cells: &[Cell],
+    jobs: usize,
+    undo: &mut crate::output::Undo,
+) -> Outcome {
     let name = file
         .name
         .clone()
@@ -701,6 +665,9 @@ fn run_locked(args: &SweepArgs, file: &SweepFile, cells: &[Cell], jobs: usize) -
             failed += usize::from(!result.is_ok());
             if write_error.is_none() {
                 write_error = store.append(&result).err();
+                if write_error.is_none() {
+                    undo.keep();
+                }
             }
             results.push(result);
             if write_error.is_none() {
@@ -723,6 +690,7 @@ fn run_locked(args: &SweepArgs, file: &SweepFile, cells: &[Cell], jobs: usize) -
         .collect();
     results.sort_by_key(|r| order.get(r.id.as_str()).copied().unwrap_or(usize::MAX));
     write_csv(&csv_path, &results)?;
+    undo.keep();
     println!(
         "sweep {name:?}: {} cells; ran {ran} ({} ok, {failed} failed) in {:.1} s with {jobs} worker{}; skipped {skipped} already recorded",
         cells.len(),

@@ -252,7 +252,7 @@ pub fn run(mut args: FlashmodelArgs) -> Outcome {
         fig1(&args, figures.as_mut())?;
         disk(&args)?;
     }
-    if let Some(figures) = &figures {
+    if let Some(figures) = &mut figures {
         figures.report();
     }
     Ok(())

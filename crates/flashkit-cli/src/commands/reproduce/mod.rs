@@ -10,7 +10,7 @@ pub mod vet;
 
 use crate::progress::Bar;
 use crate::{Failure, Outcome};
-use anyhow::{Context, anyhow};
+use anyhow::anyhow;
 use clap::Subcommand;
 use flashkit_report::plot::{Axis, Legend, LineChart, PlotError, Scale, Series};
 use flashkit_sim::Progress;
@@ -95,18 +95,24 @@ pub fn run(paper: Paper, given: &[String]) -> Outcome {
 /// The figures a `reproduce` command writes into its `--out` directory, as SVG: each saved
 /// under the name of the paper's figure (`fig10.svg`), and only when it has something to
 /// draw (a run narrowed by `--only` or `--quick` may leave a figure without data).
+///
+/// A command that fails (a full disk, an interrupted run) removes again the directory and
+/// the files it created there: the figures appear all together or not at all.
 pub struct Figures {
     dir: PathBuf,
     written: Vec<String>,
+    undo: crate::output::Undo,
 }
 
 impl Figures {
     /// Figures (and whatever else the command writes) in `dir`, created if missing.
     pub fn create(dir: &Path) -> anyhow::Result<Figures> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let mut undo = crate::output::Undo::default();
+        undo.create_dir_all(dir)?;
         Ok(Figures {
             dir: dir.to_path_buf(),
             written: Vec::new(),
+            undo,
         })
     }
 
@@ -118,9 +124,12 @@ impl Figures {
             .map_err(Failure::Runtime)
     }
 
-    /// The path of `name` in the directory.
-    pub fn path(&self, name: &str) -> PathBuf {
-        self.dir.join(name)
+    /// The path of `name` in the directory, to be written (and removed again if the command
+    /// fails, unless it was there before).
+    pub fn path(&mut self, name: &str) -> PathBuf {
+        let path = self.dir.join(name);
+        self.undo.note(&path);
+        path
     }
 
     /// Record a file the command wrote into the directory by other means (a JSON document).
@@ -143,8 +152,9 @@ impl Figures {
         }
     }
 
-    /// Print the closing "wrote DIR/a, b, c" line.
-    pub fn report(&self) {
+    /// Keep what was written, and print the closing "wrote DIR/a, b, c" line.
+    pub fn report(&mut self) {
+        self.undo.keep();
         println!("\nwrote {}/{}", self.dir.display(), self.written.join(", "));
     }
 }
