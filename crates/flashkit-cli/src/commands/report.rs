@@ -20,7 +20,7 @@ use flashkit_report::html::{Block, HtmlReport, Section};
 use flashkit_report::plot::{Axis, BarChart, Legend, LineChart, Scale, Series, ccdf, cdf};
 use flashkit_sim::sweep::{CellResult, read_results};
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Metrics plotted by default, with axis labels and units.
 const KEY_METRICS: [(&str, &str); 6] = [
@@ -630,7 +630,7 @@ fn slug(text: &str) -> String {
 }
 
 fn write_figures(
-    dir: &PathBuf,
+    dir: &Path,
     figures: &[Figure],
     extension: &str,
     encode: impl Fn(&Figure) -> anyhow::Result<Vec<u8>>,
