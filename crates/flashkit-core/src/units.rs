@@ -85,11 +85,17 @@ pub fn format_size(bytes: u64) -> String {
 /// it reaches when the exact form has five digits or more (`13257216KiB (12.6GiB)`), so
 /// that a size nobody chose reads at a glance.
 pub fn describe_size(bytes: u64) -> String {
-    const SUFFIXES: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let exact = format_size(bytes);
     if exact.bytes().take_while(u8::is_ascii_digit).count() < 5 {
         return exact;
     }
+    format!("{exact} ({})", approximate_size(bytes))
+}
+
+/// A byte size to three significant digits in the largest binary unit it reaches
+/// (`12.6GiB`, `218MiB`, `1536B`), for a size that is itself an estimate.
+pub fn approximate_size(bytes: u64) -> String {
+    const SUFFIXES: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
     let mut value = bytes as f64;
     let mut index = 0;
     while value >= 1024.0 && index + 1 < SUFFIXES.len() {
@@ -103,7 +109,10 @@ pub fn describe_size(bytes: u64) -> String {
     } else {
         2
     };
-    format!("{exact} ({value:.decimals$}{})", SUFFIXES[index])
+    if index == 0 {
+        return format!("{bytes}B");
+    }
+    format!("{value:.decimals$}{}", SUFFIXES[index])
 }
 
 #[cfg(test)]
@@ -121,6 +130,9 @@ mod tests {
         );
         assert_eq!(describe_size(1536), "1536B");
         assert_eq!(describe_size(12_345), "12345B (12.1KiB)");
+        assert_eq!(approximate_size(1536), "1.50KiB");
+        assert_eq!(approximate_size(1023), "1023B");
+        assert_eq!(approximate_size(100_247_158_218), "93.4GiB");
     }
 
     #[test]

@@ -40,6 +40,13 @@ impl<S: PayloadStore> NandDevice<S> {
         }
     }
 
+    /// The most heap bytes a device of `geometry` holds (its block states and a store with
+    /// every page programmed): [`FlashDevice::heap_bytes`] never exceeds it.
+    pub fn heap_estimate(geometry: &Geometry) -> u64 {
+        u64::from(geometry.blocks()) * std::mem::size_of::<BlockState>() as u64
+            + S::heap_bytes_for(geometry)
+    }
+
     /// The payload store, for store-specific accessors in this crate.
     pub(crate) fn store(&self) -> &S {
         &self.store

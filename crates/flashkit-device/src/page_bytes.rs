@@ -139,6 +139,13 @@ impl PayloadStore for PageBytes {
         self.blocks.capacity() * std::mem::size_of::<Option<BlockBytes>>()
             + self.blocks.iter().filter(|b| b.is_some()).count() * per_block
     }
+
+    fn heap_bytes_for(geometry: &Geometry) -> u64 {
+        let per_page =
+            u64::from(geometry.page_size_bytes()) + 4 + std::mem::size_of::<Stamp>() as u64;
+        u64::from(geometry.blocks()) * std::mem::size_of::<Option<BlockBytes>>() as u64
+            + u64::from(geometry.physical_pages()) * per_page
+    }
 }
 
 /// What [`NandDevice::read_page`] returns.

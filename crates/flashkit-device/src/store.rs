@@ -29,6 +29,10 @@ pub trait PayloadStore {
 
     /// Heap bytes held.
     fn heap_bytes(&self) -> usize;
+
+    /// The most heap bytes a store for `geometry` holds (every page programmed), for
+    /// estimating a model's memory before it is built.
+    fn heap_bytes_for(geometry: &Geometry) -> u64;
 }
 
 /// Keeps nothing: the device still counts operations and enforces the physics through its
@@ -53,6 +57,10 @@ impl PayloadStore for CountsOnly {
     fn erase(&mut self, _first: Ppn, _pages: u32) {}
 
     fn heap_bytes(&self) -> usize {
+        0
+    }
+
+    fn heap_bytes_for(_geometry: &Geometry) -> u64 {
         0
     }
 }
@@ -90,5 +98,9 @@ impl PayloadStore for Stamps {
 
     fn heap_bytes(&self) -> usize {
         self.stamps.capacity() * std::mem::size_of::<Stamp>()
+    }
+
+    fn heap_bytes_for(geometry: &Geometry) -> u64 {
+        u64::from(geometry.physical_pages()) * std::mem::size_of::<Stamp>() as u64
     }
 }

@@ -78,6 +78,49 @@ impl FtlKind {
         }
     }
 
+    /// The most heap the FTL holds on `geometry` with `options`: its mapping and its
+    /// bookkeeping (the device model's is [`NandDevice::heap_estimate`]). For the page table
+    /// and the log-block FTLs, whose tables the geometry sizes, a bound from their
+    /// allocations; for the extent mappings, the worst case, one extent a logical page, at
+    /// [`FtlKind::extent_heap_bytes`] an extent.
+    pub fn heap_estimate(self, geometry: &Geometry, options: &FtlOptions) -> u64 {
+        type Device = NandDevice<flashkit_device::CountsOnly>;
+        let pages = u64::from(geometry.logical_pages());
+        let hybrid = |scheme: SchemeKind| scheme.heap_estimate(geometry, &options.hybrid);
+        match self {
+            FtlKind::Page => {
+                pages * 4
+                    + PageFtl::<Device, PageTable>::bookkeeping_heap_estimate(
+                        geometry,
+                        &options.page,
+                    )
+            }
+            FtlKind::Block => hybrid(SchemeKind::Block),
+            FtlKind::Bast => hybrid(SchemeKind::Bast),
+            FtlKind::Fast => hybrid(SchemeKind::Fast),
+            FtlKind::OFast => hybrid(SchemeKind::OFast),
+            FtlKind::Vet | FtlKind::Emt => {
+                pages * self.extent_heap_bytes(&options.vet)
+                    + PageFtl::<Device, Emt>::bookkeeping_heap_estimate(geometry, &options.page)
+            }
+        }
+    }
+
+    /// The heap an extent mapping holds per extent at its worst, for
+    /// [`FtlKind::heap_estimate`]: measured on devices written one page at a time in random
+    /// order (every logical page its own extent), the trie's nodes or the tree's entries and
+    /// the hash table or chunks around them, with half as much again for a table between
+    /// doublings (the figures in docs/DESIGN.md, "memory estimate"). 0 for other schemes.
+    pub fn extent_heap_bytes(self, vet: &VetConfig) -> u64 {
+        match (self, vet.nodes, vet.table) {
+            (FtlKind::Vet, VetNodes::Pf, VetTable::Cuckoo) => 104,
+            (FtlKind::Vet, VetNodes::Pd, VetTable::Cuckoo) => 76,
+            (FtlKind::Vet, _, VetTable::Swiss | VetTable::Std) => 64,
+            (FtlKind::Emt, _, _) => 28,
+            _ => 0,
+        }
+    }
+
     /// Whether the scheme garbage-collects with a victim policy (so `--gc` applies).
     pub fn uses_gc_policy(self) -> bool {
         matches!(self, FtlKind::Page | FtlKind::Vet | FtlKind::Emt)

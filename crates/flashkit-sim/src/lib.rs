@@ -36,7 +36,7 @@ pub use metrics::{
 };
 pub use precondition::{Precondition, precondition};
 pub use run::{
-    DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, run, run_with,
+    DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, check_memory, run, run_with,
     run_with_mapping_times,
 };
 

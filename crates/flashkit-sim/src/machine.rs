@@ -138,6 +138,47 @@ pub fn working_set_name(bytes: u64) -> String {
     }
 }
 
+/// Memory this process may still take: the least of what the kernel says is available
+/// (`MemAvailable` in `/proc/meminfo`), what the cgroup it runs in leaves under its limit
+/// (`memory.max` less `memory.current`, cgroup v2), and what its address-space limit leaves
+/// (`ulimit -v`: the soft `Max address space` of `/proc/self/limits` less `VmSize`). Each
+/// with its source, for the message that refuses a run; `None` where none can be read
+/// (not Linux).
+pub fn available_memory() -> Option<(u64, &'static str)> {
+    let read = |path: &str| std::fs::read_to_string(path).ok();
+    let kib_field = |text: &str, name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+            .map(|kib| kib * 1024)
+    };
+    let meminfo = read("/proc/meminfo")
+        .and_then(|t| kib_field(&t, "MemAvailable:"))
+        .map(|b| (b, "MemAvailable in /proc/meminfo"));
+    let cgroup = read("/sys/fs/cgroup/memory.max")
+        .and_then(|max| max.trim().parse::<u64>().ok())
+        .zip(read("/sys/fs/cgroup/memory.current").and_then(|c| c.trim().parse::<u64>().ok()))
+        .map(|(max, current)| (max.saturating_sub(current), "the cgroup's memory.max"));
+    let address_space = read("/proc/self/limits")
+        .and_then(|limits| {
+            let line = limits
+                .lines()
+                .find(|l| l.starts_with("Max address space"))?;
+            line.split_whitespace().nth(3)?.parse::<u64>().ok()
+        })
+        .zip(read("/proc/self/status").and_then(|t| kib_field(&t, "VmSize:")))
+        .map(|(limit, size)| {
+            (
+                limit.saturating_sub(size),
+                "the address-space limit (ulimit -v)",
+            )
+        });
+    [meminfo, cgroup, address_space]
+        .into_iter()
+        .flatten()
+        .min_by_key(|&(bytes, _)| bytes)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -105,6 +105,9 @@ pub struct RunReport {
     pub elapsed_ns: u64,
     /// Mapping memory at the end.
     pub mapping_memory: MappingMemory,
+    /// The heap the model (device and FTL) was estimated to need before it was built
+    /// ([`crate::RunSpec::memory_estimate`]).
+    pub model_memory_estimate_bytes: u64,
     /// Fingerprint of the FTL state at the end, hex.
     pub state_hash: String,
 }
@@ -298,6 +301,11 @@ impl RunReport {
             "mapping_heap_bytes",
             "mapping memory, heap (B)",
             Count(self.mapping_memory.heap_bytes),
+        );
+        push(
+            "model_memory_estimate_bytes",
+            "model memory, estimated (B)",
+            Count(self.model_memory_estimate_bytes),
         );
         for (name, value) in &s.extra {
             let value = if value.fract() == 0.0 && value.abs() < 9e15 {

@@ -114,6 +114,7 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         .jobs
         .map_or_else(super::cores, usize::from)
         .min(specs.len());
+    flashkit_sim::check_memory(&specs, workers).map_err(sim_failure)?;
     // The extent mappings take several times as long as the others (searches where the
     // page table indexes an array): started first, they do not run alone at the end.
     let mut order: Vec<usize> = (0..specs.len()).collect();

@@ -567,6 +567,9 @@ pub fn run(args: SweepArgs) -> Outcome {
             "{source} is 0; a sweep needs at least one worker"
         )));
     }
+    let specs: Vec<flashkit_sim::RunSpec> = cells.iter().map(|c| c.spec.clone()).collect();
+    flashkit_sim::check_memory(&specs, jobs.min(cells.len()))
+        .map_err(|e| Failure::Usage(anyhow!("sweep file {}: {e}", args.file.display())))?;
     let mut undo = crate::output::Undo::default();
     undo.create_dir_all(&args.out)?;
     let _lock = lock(&args.out)?;

@@ -311,6 +311,16 @@ impl LogArea {
         block
     }
 
+    /// The heap [`LogArea::new`] allocates (and [`LogArea::heap_bytes`] reports: nothing of
+    /// it grows).
+    pub fn heap_estimate(slots: u32, ppb: u32, logical_blocks: u32) -> u64 {
+        let pages = u64::from(slots) * u64::from(ppb);
+        u64::from(slots) * std::mem::size_of::<LogSlot>() as u64
+            + pages * (4 + std::mem::size_of::<Entry>() as u64 + 4 + 4)
+            + u64::from(logical_blocks) * 4
+            + u64::from(ppb)
+    }
+
     /// Heap bytes held.
     pub fn heap_bytes(&self) -> u64 {
         (self.slots.capacity() * std::mem::size_of::<LogSlot>()

@@ -84,6 +84,24 @@ impl FreePool {
     }
 }
 
+/// The most heap [`Core::heap_bytes`] reaches on `geometry` with `log_slots` slots: the
+/// arrays [`Core::new`] allocates, the free pool at twice the blocks (a heap's growth by
+/// doubling) and the merge scratch.
+pub fn core_heap_estimate(geometry: &Geometry, log_slots: u32) -> u64 {
+    let ppb = geometry.pages_per_block();
+    let lbns = u64::from(geometry.logical_pages().div_ceil(ppb));
+    let blocks = u64::from(geometry.blocks());
+    let bits = (lbns * u64::from(ppb)).div_ceil(64) * 8;
+    let plan = u64::from(ppb).div_ceil(64) * 16 + u64::from(ppb) * 4;
+    lbns * 8
+        + bits
+        + blocks * std::mem::size_of::<Role>() as u64
+        + 2 * blocks * 8
+        + plan
+        + u64::from(ppb) * 8
+        + LogArea::heap_estimate(log_slots, ppb, lbns as u32)
+}
+
 /// The role of a physical block.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Role {

@@ -156,6 +156,27 @@ pub enum SchemeKind {
 }
 
 impl SchemeKind {
+    /// The most heap the scheme's FTL holds on `geometry` with `config` (its
+    /// `MappingMemory::heap_bytes` never exceeds it): the shared state and the scheme's
+    /// own tables (BAST's slot of each logical block; FAST's queues of log blocks at twice
+    /// their length, and the data blocks of a victim, at most one a page).
+    pub fn heap_estimate(self, geometry: &Geometry, config: &HybridConfig) -> u64 {
+        let ppb = geometry.pages_per_block();
+        let lbns = u64::from(geometry.logical_pages().div_ceil(ppb));
+        let slots = match self {
+            SchemeKind::Block => 0,
+            _ => config.log_blocks,
+        };
+        let scheme = match self {
+            SchemeKind::Block => 0,
+            SchemeKind::Bast => lbns * 4,
+            SchemeKind::Fast | SchemeKind::OFast => {
+                2 * u64::from(slots) * 8 + 2 * u64::from(slots) * u64::from(ppb) * 4
+            }
+        };
+        machinery::core_heap_estimate(geometry, slots) + scheme
+    }
+
     fn label(self) -> &'static str {
         match self {
             SchemeKind::Block => "block-mapped",

@@ -249,16 +249,33 @@ impl BlockTable {
         self.valid[block.index()] -= count;
     }
 
+    /// Per-block array bytes: kind, valid count, sealing time, erase count, compaction mark.
+    const BYTES_PER_BLOCK: u64 = 1 + 4 + 8 + 4 + 4;
+
     /// Heap bytes held.
     pub(crate) fn heap_bytes(&self) -> u64 {
         let n = self.kind.len() as u64;
         let buckets: usize = self.buckets.iter().map(|b| b.capacity() * 4).sum();
         let ages: usize = self.ages.iter().flatten().map(|h| h.capacity() * 24).sum();
-        n * (1 + 4 + 8 + 4)
+        n * Self::BYTES_PER_BLOCK
             + buckets as u64
             + ages as u64
             + (self.fifo.capacity() * 16) as u64
             + (self.erase_hist.capacity() * 4) as u64
+    }
+
+    /// The heap a table of `blocks` blocks of `pages_per_block` pages comes to hold: its
+    /// arrays exactly, and an allowance for what grows. The GC buckets (one vector per
+    /// valid-page count) and the cost-benefit heaps keep the capacity each once needed, so
+    /// what they hold depends on the run; the allowance, 64 + 2 x pages-per-block bytes a
+    /// block (6 x with the cost-benefit index), is above the most measured after random
+    /// overwrites of devices of 32 to 256 pages a block (tests/memory_estimate.rs), and the
+    /// erase-count histogram is allowed 64 Ki erase cycles.
+    pub(crate) fn heap_estimate(blocks: u32, pages_per_block: u32, age_index: bool) -> u64 {
+        let n = u64::from(blocks);
+        let per_page = if age_index { 6 } else { 2 };
+        let grown = n * (64 + per_page * u64::from(pages_per_block));
+        n * Self::BYTES_PER_BLOCK + grown + 4 * (64 << 10)
     }
 
     /// A full active block becomes a garbage-collection candidate.

@@ -197,6 +197,21 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
         &self.mapping
     }
 
+    /// The most heap [`PageFtl::bookkeeping_heap_bytes`] reaches on `geometry` under
+    /// `config`, for a mapping whose lookups search (`M::LOOKUP_SEARCHES`) or not.
+    pub fn bookkeeping_heap_estimate(geometry: &Geometry, config: &PageFtlConfig) -> u64 {
+        let physical = u64::from(geometry.physical_pages());
+        let valid_bits = if M::LOOKUP_SEARCHES {
+            physical.div_ceil(64) * 8
+        } else {
+            0
+        };
+        let age_index = config.gc_policy.build().uses_age_index();
+        let blocks =
+            BlockTable::heap_estimate(geometry.blocks(), geometry.pages_per_block(), age_index);
+        physical * 4 + valid_bits + blocks
+    }
+
     /// Heap bytes held by the FTL's own bookkeeping (reverse map, block table), beyond the
     /// mapping and the device model.
     pub fn bookkeeping_heap_bytes(&self) -> u64 {

@@ -7,6 +7,7 @@ use crate::metrics::{
 };
 use crate::precondition::{Precondition, precondition};
 use crate::{Host, Progress, SimError};
+use flashkit_core::units::approximate_size;
 use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, Timing, sub_seed};
 use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
 use flashkit_ftl::vet::{Fold, PfNode, Sip, Swiss};
@@ -67,6 +68,20 @@ impl RunSpec {
         self.check()
     }
 
+    /// The heap the run's model comes to hold, estimated from the geometry before anything
+    /// is allocated: the device model's ([`NandDevice::heap_estimate`]) and the FTL's
+    /// ([`FtlKind::heap_estimate`]: its tables exactly, what grows with an allowance, an
+    /// extent mapping at its worst).
+    pub fn memory_estimate(&self) -> Result<u64, SimError> {
+        let (_, geometry, _) = self.device.resolve()?;
+        Ok(self.memory_estimate_on(&geometry))
+    }
+
+    fn memory_estimate_on(&self, geometry: &Geometry) -> u64 {
+        NandDevice::<CountsOnly>::heap_estimate(geometry)
+            + self.ftl.heap_estimate(geometry, &self.options)
+    }
+
     /// Refuse a run that cannot start (impossible geometry, an FTL that does not fit it)
     /// before anything is allocated or read.
     pub fn check(&self) -> Result<(), SimError> {
@@ -75,6 +90,50 @@ impl RunSpec {
             .check(&geometry, &self.options)
             .map_err(|e| SimError::Config(format!("{}: {e}", self.label)))
     }
+}
+
+/// Refuse runs whose models would not fit in memory, `concurrent` of them at a time: the
+/// largest estimates ([`RunSpec::memory_estimate`]) of that many together against what this
+/// machine has available ([`crate::machine::available_memory`]). A model larger than memory
+/// died on its allocation (or was killed by the OOM killer) before any output; refused
+/// here, the message says what it needs and what there is.
+pub fn check_memory(specs: &[RunSpec], concurrent: usize) -> Result<(), SimError> {
+    let Some((available, source)) = crate::machine::available_memory() else {
+        return Ok(());
+    };
+    let mut estimates = specs
+        .iter()
+        .map(|spec| Ok((spec.memory_estimate()?, spec.label.as_str())))
+        .collect::<Result<Vec<_>, SimError>>()?;
+    estimates.sort_by(|a, b| b.0.cmp(&a.0));
+    estimates.truncate(concurrent.max(1));
+    let needed: u64 = estimates.iter().map(|&(bytes, _)| bytes).sum();
+    if needed <= available {
+        return Ok(());
+    }
+    let runs: Vec<String> = estimates
+        .iter()
+        .map(|&(bytes, label)| format!("{label} {}", approximate_size(bytes)))
+        .collect();
+    let what = if estimates.len() > 1 {
+        format!(
+            "the models of {} runs side by side need about {} ({}; --jobs 1 runs one at a \
+             time)",
+            estimates.len(),
+            approximate_size(needed),
+            runs.join(", ")
+        )
+    } else {
+        format!(
+            "the model needs about {} ({})",
+            approximate_size(needed),
+            runs.join(", ")
+        )
+    };
+    Err(SimError::Config(format!(
+        "{what}, and this machine has {} available ({source}): use a smaller --capacity",
+        approximate_size(available),
+    )))
 }
 
 impl DeviceSpec {
@@ -540,6 +599,7 @@ fn drive<F: Ftl, I: Iterator<Item = RequestResult>>(
         ftl_stats: stats_since(ftl.stats(), &stats_before),
         elapsed_ns: preset.timing.serial_cost_ns(&flash),
         mapping_memory: ftl.mapping_memory(),
+        model_memory_estimate_bytes: spec.memory_estimate_on(&geometry),
         state_hash: format!("{:016x}", hasher.finish()),
     };
     let per_second = |n: u64| {
