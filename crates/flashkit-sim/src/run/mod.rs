@@ -105,7 +105,7 @@ pub fn check_memory(specs: &[RunSpec], concurrent: usize) -> Result<(), SimError
         .iter()
         .map(|spec| Ok((spec.memory_estimate()?, spec.label.as_str())))
         .collect::<Result<Vec<_>, SimError>>()?;
-    estimates.sort_by(|a, b| b.0.cmp(&a.0));
+    estimates.sort_by_key(|&(bytes, _)| std::cmp::Reverse(bytes));
     estimates.truncate(concurrent.max(1));
     let needed: u64 = estimates.iter().map(|&(bytes, _)| bytes).sum();
     if needed <= available {
