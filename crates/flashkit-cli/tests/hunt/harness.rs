@@ -231,3 +231,24 @@ fn panic_text(payload: Box<dyn Any + Send>) -> String {
         "a panic without a message".to_string()
     }
 }
+
+/// Whether `text` says "line N" for exactly this N (not "line 12" for N = 1).
+pub fn names_line(text: &str, line: usize) -> bool {
+    let needle = format!("line {line}");
+    text.match_indices(&needle).any(|(at, _)| {
+        !text[at + needle.len()..]
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_digit())
+    })
+}
+
+/// Text for a message: lossy UTF-8, cut to `limit` characters.
+pub fn shown(bytes: &[u8], limit: usize) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    let mut out: String = text.chars().take(limit).collect();
+    if text.chars().count() > limit {
+        out.push_str("...");
+    }
+    out
+}
