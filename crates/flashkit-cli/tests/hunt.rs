@@ -1,5 +1,5 @@
 //! A seeded mutation hunt for bad input: valid inputs are mutated in ways whose outcome is
-//! known exactly, and every mutant is read with a deadline, panics caught.
+//! known exactly, and every mutant is read (or run) with a deadline, panics caught.
 //!
 //! Text traces (`hunt/text.rs`; the mutants in `hunt/text_mutants.rs`), read in-process
 //! with the format detected: a window of every excerpt in `../shared/traces/` and small
@@ -27,13 +27,30 @@
 //! layout says (other units, flags 0, another digest); every record byte flipped read as that
 //! decoding says (an unknown operation, reserved byte 21 or an overflow refused at its record).
 //!
+//! Config and sweep files (`hunt/config.rs`, run by `hunt/cli.rs`) through the binary,
+//! `flashkit --config FILE compare` and `flashkit sweep FILE --out DIR`: each key's value of
+//! the wrong type, empty, or out of range; an unknown key; a key or section twice; a section
+//! misspelt; the file cut; noise. Exit 0 (still valid: counted as accepted) or 2 naming the
+//! file, the key's line and the key, never a panic, a hang or exit 1; a refused sweep leaves
+//! no output directory, a finished one its three files only.
+//!
 //! At the end of each part a table of counts per class and format is printed with the seed;
 //! a failure lists the failing mutants (the first of each kind first), enough to redo each.
-//! Seed: `FLASHKIT_HUNT_SEED`; more mutants: `FLASHKIT_HUNT_SCALE`. A deeper hunt:
-//! `FLASHKIT_HUNT_SCALE=20 FLASHKIT_HUNT_SEED=7 cargo test -p flashkit-cli --release --test hunt -- --nocapture`
+//! Seed: `FLASHKIT_HUNT_SEED`; more mutants: `FLASHKIT_HUNT_SCALE`; more failures shown:
+//! `FLASHKIT_HUNT_SHOW`. A deeper hunt:
+//!
+//! ```text
+//! FLASHKIT_HUNT_SCALE=20 FLASHKIT_HUNT_SEED=7 cargo test -p flashkit-cli --release --test hunt -- --nocapture
+//! ```
+
+mod common;
 
 #[path = "hunt/binary.rs"]
 mod binary;
+#[path = "hunt/cli.rs"]
+mod cli;
+#[path = "hunt/config.rs"]
+mod config;
 #[path = "hunt/harness.rs"]
 mod harness;
 #[path = "hunt/inputs.rs"]
@@ -55,4 +72,9 @@ fn text_trace_mutants() {
 #[test]
 fn binary_trace_mutants() {
     binary::hunt(&Hunt::from_env());
+}
+
+#[test]
+fn config_and_sweep_mutants() {
+    config::hunt(&Hunt::from_env());
 }

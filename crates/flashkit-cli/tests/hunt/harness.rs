@@ -243,6 +243,17 @@ pub fn names_line(text: &str, line: usize) -> bool {
     })
 }
 
+/// Whether `text` holds `word` with no letter, digit or underscore on either side.
+pub fn names_word(text: &str, word: &str) -> bool {
+    let inner = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    !word.is_empty()
+        && text.match_indices(word).any(|(at, _)| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + word.len()..].chars().next();
+            !before.is_some_and(inner) && !after.is_some_and(inner)
+        })
+}
+
 /// Text for a message: lossy UTF-8, cut to `limit` characters.
 pub fn shown(bytes: &[u8], limit: usize) -> String {
     let text = String::from_utf8_lossy(bytes);
