@@ -220,109 +220,145 @@ fn header_flips(bytes: &[u8]) -> Vec<Mutant> {
 
 // ---- (c) header fields changed, checksum recomputed ----
 
+/// One header change: what it is (its first words, to the first number, name the field),
+/// the bytes written where, and what the file then reads as (`None`: refused).
+struct Change {
+    what: String,
+    at: usize,
+    value: Vec<u8>,
+    expect: Option<Expect>,
+}
+
+fn change(what: String, at: usize, value: &[u8], expect: Option<Expect>) -> Change {
+    Change {
+        what,
+        at,
+        value: value.to_vec(),
+        expect,
+    }
+}
+
 fn header_fields(bytes: &[u8], rng: &mut ChaCha8Rng) -> Vec<Mutant> {
+    let mut changes = refused_changes(bytes);
+    changes.extend(valid_changes(bytes, rng));
+    changes
+        .into_iter()
+        .map(|c| {
+            let mut mutated = bytes.to_vec();
+            put(&mut mutated, c.at, &c.value);
+            seal(&mut mutated);
+            let words = c.what.split(' ');
+            let subject = words.take_while(|w| !w.starts_with(|c: char| c.is_ascii_digit()));
+            Mutant {
+                class: "c header field",
+                subject: subject.collect::<Vec<_>>().join(" "),
+                what: format!("{}, checksum recomputed", c.what),
+                expect: c.expect.unwrap_or(Expect::Refused),
+                bytes: mutated,
+            }
+        })
+        .collect()
+}
+
+/// Changes the reader must refuse: a version, record size or zero unit it does not read,
+/// flag bits it does not know, a record count or description length the file does not
+/// hold, reserved bytes set, a description that is not UTF-8, another signature.
+fn refused_changes(bytes: &[u8]) -> Vec<Change> {
     let records = u64_at(bytes, RECORDS_AT);
     let length = DESCRIPTION.len() as u32;
     let mut out = Vec::new();
-    let mut push = |what: String, set: &dyn Fn(&mut Vec<u8>), expect: Option<Expect>| {
-        let mut mutated = bytes.to_vec();
-        set(&mut mutated);
-        seal(&mut mutated);
-        // "time unit 1000" and "time unit 0" are one subject.
-        let words = what
-            .split(' ')
-            .take_while(|w| !w.starts_with(|c: char| c.is_ascii_digit()));
-        let subject = words.collect::<Vec<_>>().join(" ");
-        out.push(Mutant {
-            class: "c header field",
-            subject,
-            what: format!("{what}, checksum recomputed"),
-            expect: expect.unwrap_or(Expect::Refused),
-            bytes: mutated,
-        });
-    };
     for v in [0u16, 2, 0xffff] {
-        push(
+        out.push(change(
             format!("version {v}"),
-            &|b| put(b, VERSION_AT, &v.to_le_bytes()),
+            VERSION_AT,
+            &v.to_le_bytes(),
             None,
-        );
+        ));
     }
     for v in [0u16, 23, 25, 48, 0xffff] {
-        push(
+        out.push(change(
             format!("record size {v}"),
-            &|b| put(b, RECORD_SIZE_AT, &v.to_le_bytes()),
+            RECORD_SIZE_AT,
+            &v.to_le_bytes(),
             None,
-        );
+        ));
     }
-    for unit in [0u32, 2, 512, 4096, 1 << 20, 1 << 24, u32::MAX] {
-        let expect = (unit > 0).then(|| decode(bytes, u64::from(unit), 1));
-        push(
-            format!("address unit {unit}"),
-            &|b| put(b, ADDRESS_UNIT_AT, &unit.to_le_bytes()),
-            expect,
-        );
-    }
-    for unit in [0u32, 1000, 1_000_000_000, u32::MAX] {
-        let expect = (unit > 0).then(|| decode(bytes, 1, u64::from(unit)));
-        push(
-            format!("time unit {unit}"),
-            &|b| put(b, TIME_UNIT_AT, &unit.to_le_bytes()),
-            expect,
-        );
-    }
-    let all = decode(bytes, 1, 1);
-    push(
-        "flags 0 (not in time order)".into(),
-        &|b| put(b, FLAGS_AT, &0u32.to_le_bytes()),
-        Some(all.clone()),
-    );
+    out.push(change(
+        "address unit 0".into(),
+        ADDRESS_UNIT_AT,
+        &[0; 4],
+        None,
+    ));
+    out.push(change("time unit 0".into(), TIME_UNIT_AT, &[0; 4], None));
     for flags in [2u32, 3, 0x8000_0000, u32::MAX] {
-        push(
-            format!("flags {flags:#x} (unknown bits)"),
-            &|b| put(b, FLAGS_AT, &flags.to_le_bytes()),
-            None,
-        );
+        let what = format!("flags {flags:#x} (unknown bits)");
+        out.push(change(what, FLAGS_AT, &flags.to_le_bytes(), None));
     }
     for count in [records + 1, records - 1, 0, 1 << 60, u64::MAX] {
-        push(
-            format!("record count {count}"),
-            &|b| put(b, RECORDS_AT, &count.to_le_bytes()),
-            None,
-        );
+        let what = format!("record count {count}");
+        out.push(change(what, RECORDS_AT, &count.to_le_bytes(), None));
     }
     for len in [length + 1, length - 1, 0, (1 << 20) + 1, u32::MAX] {
-        push(
-            format!("description length {len}"),
-            &|b| put(b, DESCRIPTION_LEN_AT, &len.to_le_bytes()),
-            None,
-        );
+        let what = format!("description length {len}");
+        out.push(change(what, DESCRIPTION_LEN_AT, &len.to_le_bytes(), None));
     }
     for at in RESERVED_AT..CHECKSUM_AT {
-        push(
+        out.push(change(
             format!("reserved header byte {at} = 1"),
-            &|b| b[at] = 1,
+            at,
+            &[1],
             None,
-        );
+        ));
     }
-    let source: [u8; 16] = rng.random();
-    push(
-        "another source digest".into(),
-        &|b| put(b, SOURCE_AT, &source),
-        Some(all.clone()),
-    );
-    let other: String = DESCRIPTION.chars().rev().collect();
-    push(
-        "another description of the same length".into(),
-        &|b| put(b, HEADER_BYTES, other.as_bytes()),
-        Some(all),
-    );
-    push(
+    out.push(change(
         "a description that is not UTF-8".into(),
-        &|b| b[HEADER_BYTES] = 0xff,
+        HEADER_BYTES,
+        &[0xff],
         None,
-    );
-    push("signature byte 1 'F' -> 'G'".into(), &|b| b[1] = b'G', None);
+    ));
+    out.push(change("signature byte 1 'F' -> 'G'".into(), 1, b"G", None));
+    out
+}
+
+/// Changes the reader must take: other units (scaled as decoded here, overflows refused at
+/// their record), flags 0, another source digest or description.
+fn valid_changes(bytes: &[u8], rng: &mut ChaCha8Rng) -> Vec<Change> {
+    let mut out = Vec::new();
+    for unit in [2u32, 512, 4096, 1 << 20, 1 << 24, u32::MAX] {
+        let expect = Some(decode(bytes, u64::from(unit), 1));
+        out.push(change(
+            format!("address unit {unit}"),
+            ADDRESS_UNIT_AT,
+            &unit.to_le_bytes(),
+            expect,
+        ));
+    }
+    for unit in [1000u32, 1_000_000_000, u32::MAX] {
+        let expect = Some(decode(bytes, 1, u64::from(unit)));
+        out.push(change(
+            format!("time unit {unit}"),
+            TIME_UNIT_AT,
+            &unit.to_le_bytes(),
+            expect,
+        ));
+    }
+    let all = || Some(decode(bytes, 1, 1));
+    out.push(change(
+        "flags 0 (not in time order)".into(),
+        FLAGS_AT,
+        &[0; 4],
+        all(),
+    ));
+    let source: [u8; 16] = rng.random();
+    out.push(change(
+        "another source digest".into(),
+        SOURCE_AT,
+        &source,
+        all(),
+    ));
+    let other: String = DESCRIPTION.chars().rev().collect();
+    let what = "another description of the same length".to_string();
+    out.push(change(what, HEADER_BYTES, other.as_bytes(), all()));
     out
 }
 

@@ -330,8 +330,8 @@ fn value_cases(doc: &Doc) -> Vec<Case> {
     out
 }
 
-/// An unknown key (a misspelt one) and a key given twice, beside each key; a section
-/// misspelt, and one given twice.
+/// An unknown key (a misspelt one) and a key given twice, beside each key; the sections'
+/// own mutants.
 fn structure_cases(doc: &Doc) -> Vec<Case> {
     let mut out = Vec::new();
     for (k, line) in &doc.keys {
@@ -363,6 +363,13 @@ fn structure_cases(doc: &Doc) -> Vec<Case> {
             ftl: k.ftl.clone(),
         });
     }
+    out.extend(section_cases(doc));
+    out
+}
+
+/// Each section's name misspelt, and each section given again at the end.
+fn section_cases(doc: &Doc) -> Vec<Case> {
+    let mut out = Vec::new();
     for (section, line) in &doc.sections {
         let (section, line) = (section.as_str(), *line);
         let last = section.rsplit('.').next().unwrap_or(section);

@@ -335,32 +335,8 @@ fn refusal(
             ),
         ));
     };
+    names_the_line(path, error, line, fields)?;
     let message = error.to_string();
-    let TraceError::Record {
-        path: named,
-        location,
-        field,
-        ..
-    } = error
-    else {
-        return Err(("refused, but not as a bad line", message));
-    };
-    let at_line = format!("line {line}");
-    if named != path || !message.contains(&path.display().to_string()) {
-        return Err(("error names another file", message));
-    }
-    if *location != at_line {
-        return Err((
-            "refused at another line",
-            format!("expected {at_line}: {message}"),
-        ));
-    }
-    if !fields.contains(field) {
-        return Err((
-            "refused naming another field",
-            format!("expected field {}: {message}", fields.join(" or ")),
-        ));
-    }
     if reading.format.is_some_and(|f| f != base.format()) {
         return Err((
             "detected another format",
@@ -372,6 +348,32 @@ fn refusal(
     }
     compare(&base.requests[..before], &reading.requests)
         .map_err(|why| ("read other requests before the bad line", why))
+}
+
+/// A bad-line error naming the file, `line N` and one of `fields`.
+fn names_the_line(path: &Path, error: &TraceError, line: usize, fields: &[&str]) -> Verdict {
+    let message = error.to_string();
+    let TraceError::Record {
+        path: named,
+        location,
+        field,
+        ..
+    } = error
+    else {
+        return Err(("refused, but not as a bad line", message));
+    };
+    if named != path || !message.contains(&path.display().to_string()) {
+        return Err(("error names another file", message));
+    }
+    if *location != format!("line {line}") {
+        let detail = format!("expected line {line}: {message}");
+        return Err(("refused at another line", detail));
+    }
+    if !fields.contains(field) {
+        let detail = format!("expected field {}: {message}", fields.join(" or "));
+        return Err(("refused naming another field", detail));
+    }
+    Ok(())
 }
 
 /// With bad lines skipped: the requests without the bad line's, one bad line counted.
