@@ -131,8 +131,9 @@ impl<'a> Baseline<'a> {
                     layout::decode(self.input.format, text, line, clock_ns),
                 )),
                 Role::Wait => {
-                    let us = layout::whole(line.text(text, line.fields[1].index)).unwrap_or(0);
-                    clock_ns = clock_ns.saturating_add(us.saturating_mul(1000));
+                    let wait = line.fields.iter().find(|f| f.kind == layout::Kind::Wait);
+                    let us = wait.and_then(|f| layout::whole(line.text(text, f.index)));
+                    clock_ns = clock_ns.saturating_add(us.unwrap_or(0).saturating_mul(1000));
                 }
                 Role::Other => {}
             }
