@@ -483,3 +483,32 @@ fn a_file_of_malformed_lines_only_is_an_error_even_when_skipping_bad_lines() {
     let mixed = dir.file("mixed.csv", format!("1,0,512,W,0.2\n{MSR}").as_bytes());
     assert_eq!(all(&mixed, &options).expect("one good line").len(), 2);
 }
+
+/// Found by a mutation hunt: a Tencent trace with a malformed line among the first 50 was
+/// undetectable (CloudPhysics accepted most of its rows too), or read as CloudPhysics rows of
+/// commands without data: 0 requests, exit 0. A format that reads requests from the sample
+/// is a better guess than one skipping every row.
+#[test]
+fn a_bad_line_does_not_turn_a_trace_into_another_format() {
+    let dir = Dir::new();
+    let rows = "1538323199,3070178,64,0,1063\n1538323199,3070179,64,0,1063\n\
+                1538323199,3070180,64,1,1063\n1538323200,3070181,64,0,1063\n";
+    for bad in [
+        "1538323199,3070178,64,0,x\n",
+        "1538323199,3070178,64,,1063\n",
+        "1538323199,,64,0,1063\n",
+    ] {
+        let path = dir.file("t.csv", format!("{bad}{rows}").as_bytes());
+        let detection = detect(&path).expect("detected");
+        assert_eq!(detection.format, Some(Format::Tencent), "{bad}");
+        assert!(
+            detection.explain().contains("reading requests"),
+            "{}",
+            detection.explain()
+        );
+        let message = all(&path, &TraceOptions::default())
+            .expect_err("the bad line")
+            .to_string();
+        assert!(message.contains("line 1: field"), "{message}");
+    }
+}

@@ -101,13 +101,23 @@ impl Blkparse {
         number("sequence", f[2])?;
         let time_ns = decimal_ns("time", f[3], 1_000_000_000)?;
         number("pid", f[4])?;
-        if f[5] != self.event.action() {
-            if !f[5].iter().all(u8::is_ascii_alphabetic) {
-                return Err(FieldError::bad("action", f[5], "an event letter"));
-            }
+        if !ACTIONS.contains(&f[5]) {
+            return Err(FieldError::bad(
+                "action",
+                f[5],
+                "a blkparse action (A, B, C, D, F, G, I, M, P, Q, R, S, T, U, UT, X or m)",
+            ));
+        }
+        if f[5] == b"m" {
+            // A message: free text after the action.
             return Ok(Parsed::Skip(Skip::OtherEvent));
         }
+        // Every event carries an RWBS field: checked for the skipped ones too, so that a
+        // line that lost its action letter (`R 585744 + 960`, read as a requeue) is caught.
         let op = rwbs(f[6])?;
+        if f[5] != self.event.action() {
+            return Ok(Parsed::Skip(Skip::OtherEvent));
+        }
         let volume = self.devices.volume(major, minor, "device")?;
         let has_range = data_range(&f, n)?;
         let Some(op) = op else {
@@ -146,6 +156,14 @@ fn flush(time_ns: u64, volume: u16) -> Request {
         volume,
     }
 }
+
+/// The actions blkparse prints (`blkparse(1)`): remap, bounce, complete, issue (D), front
+/// merge, get request, insert, back merge, plug, queue, requeue, sleep, unplug on a timer,
+/// unplug, split, and `m` for a message.
+const ACTIONS: [&[u8]; 17] = [
+    b"A", b"B", b"C", b"D", b"F", b"G", b"I", b"M", b"P", b"Q", b"R", b"S", b"T", b"U", b"UT",
+    b"X", b"m",
+];
 
 /// Whether a line's first word opens blkparse's summary block.
 fn starts_summary(first: &[u8]) -> bool {
@@ -444,6 +462,38 @@ mod tests {
             b"8,16 3 4 0.1 3645 D WS (   12345) [kworker]",
         ] {
             assert_eq!(p.parse(line), Ok(Parsed::Skip(Skip::NoData)));
+        }
+    }
+
+    /// Found by a mutation hunt: any alphabetic word in the action column was an event of
+    /// another action, so a D line whose action was lost (`R 585744 + 960`, the RWBS in the
+    /// action column) or garbled (`x`, `DD`, `NaN`) was skipped with a note.
+    #[test]
+    fn the_action_is_one_blkparse_prints_and_every_event_has_an_rwbs() {
+        let mut p = Blkparse::default();
+        for (line, field) in [
+            (
+                &b"8,16 3 10 0.00004 4528 x R 585744 + 960 [java]"[..],
+                "action",
+            ),
+            (b"8,16 3 10 0.00004 4528 DD R 585744 + 960 [java]", "action"),
+            (
+                b"8,16 3 10 0.00004 4528 NaN R 585744 + 960 [java]",
+                "action",
+            ),
+            (b"8,16 3 10 0.00004 4528 R 585744 + 960 [java]", "RWBS"),
+            (b"8,16 3 10 0.00004 4528 C 585744 + 960 [0]", "RWBS"),
+        ] {
+            let error = p.parse(line).expect_err("malformed");
+            assert_eq!(error.field, field, "{}", String::from_utf8_lossy(line));
+        }
+        for line in [
+            &b"8,16 3 4 0.1 3645 C R 4938888 + 256 [0]"[..],
+            b"8,16 3 4 0.1 3645 UT N [kworker] 1",
+            b"8,16 3 4 0.1 3645 m N cfq3645 slice expired t=0",
+            b"8,16 3 4 0.1 3645 R WS 8 + 8 [0]",
+        ] {
+            assert_eq!(p.parse(line), Ok(Parsed::Skip(Skip::OtherEvent)));
         }
     }
 }

@@ -35,7 +35,13 @@ impl CloudPhysics {
         };
         number("version", f[0])?;
         let time_ns = decimal_ns("time", f[1], 1_000)?;
-        let op = match hex("op", f[2])? {
+        let opcode = hex("op", f[2])?;
+        // Every field is read, also of a command that moves no data: a malformed row is
+        // malformed whatever its opcode (a mutation hunt found rows of another format read
+        // as commands without data, their garbage unseen).
+        let size = size_u32("size", number("size", f[3])?, f[3])?;
+        let offset = scaled("lbn", number("lbn", f[4])?, SECTOR_BYTES, f[4])?;
+        let op = match opcode {
             0x08 | 0x28 | 0xa8 | 0x88 => Op::Read,
             0x0a | 0x2a | 0xaa | 0x8a => Op::Write,
             0x42 | 0x93 => Op::Trim,
@@ -43,8 +49,6 @@ impl CloudPhysics {
             0x100.. => return Err(FieldError::bad("op", f[2], "a SCSI opcode (00 to ff)")),
             _ => return Ok(Parsed::Skip(Skip::NoData)),
         };
-        let size = size_u32("size", number("size", f[3])?, f[3])?;
-        let offset = scaled("lbn", number("lbn", f[4])?, SECTOR_BYTES, f[4])?;
         if op == Op::Flush {
             return Ok(Parsed::Request(Request {
                 time_ns,
@@ -96,5 +100,20 @@ mod tests {
         );
         assert_eq!(p.parse(b"1,5,zz,512,0").expect_err("op").field, "op");
         assert_eq!(p.parse(b"1,5,1ff,512,0").expect_err("op").field, "op");
+    }
+
+    /// Found by a mutation hunt: the size and sector of a command without data were never
+    /// read, so rows of another format (Tencent's size column read as an opcode) passed as
+    /// commands without data, garbage included.
+    #[test]
+    fn a_command_without_data_is_checked_field_by_field() {
+        let mut p = CloudPhysics::default();
+        assert_eq!(
+            p.parse(b"1,5,12,0,0").expect("INQUIRY"),
+            Parsed::Skip(Skip::NoData)
+        );
+        for (row, field) in [(&b"1,5,12,x,0"[..], "size"), (b"1,5,12,0,x", "lbn")] {
+            assert_eq!(p.parse(row).expect_err("malformed").field, field);
+        }
     }
 }

@@ -41,7 +41,24 @@ pub enum Verdict {
         reason: String,
         /// Sampled lines accepted all the same.
         accepted: usize,
+        /// Requests among the accepted lines.
+        requests: usize,
     },
+}
+
+impl Verdict {
+    /// How strongly the verdict makes its format a candidate, for comparing formats:
+    /// reading requests first (a format that skips every sampled row as a command without
+    /// data is no better a guess than one refusing them), then accepting the whole sample,
+    /// then accepting more lines, then reading more requests.
+    fn strength(&self, sampled: usize) -> (bool, bool, usize, usize) {
+        match *self {
+            Verdict::Matched { requests } => (requests > 0, true, sampled, requests),
+            Verdict::Refused {
+                accepted, requests, ..
+            } => (requests > 0, false, accepted, requests),
+        }
+    }
 }
 
 /// The result of detection, with its reasons.
@@ -87,6 +104,7 @@ impl Detection {
                     line,
                     reason,
                     accepted,
+                    ..
                 } => format!(
                     "refused at line {line} ({accepted} of {} lines accepted): {reason}",
                     self.sampled_lines
@@ -94,26 +112,42 @@ impl Detection {
             };
             text.push_str(&format!("  {:<13} {line}\n", format.name()));
         }
-        let matched = self.matched();
-        match self.format {
-            Some(format) if matched.is_empty() => text.push_str(&format!(
-                "chosen: {format}, the only format accepting most of the sample (at least \
-                 {MOSTLY_PERCENT}%); its refused lines will be reported as errors\n"
-            )),
-            Some(format) if matched.len() > 1 => text.push_str(&format!(
-                "chosen: {format} (first of the {} formats that match, in detection order)\n",
-                matched.len()
-            )),
-            Some(format) => text.push_str(&format!("chosen: {format} ({})\n", format.layout())),
-            None => text.push_str("no format matches; give --format\n"),
-        }
+        text.push_str(&self.choice());
         text
     }
 
-    fn matched(&self) -> Vec<Format> {
+    /// The line saying which format was chosen and why.
+    fn choice(&self) -> String {
+        let Some(format) = self.format else {
+            return "no format matches; give --format\n".into();
+        };
+        let reading = self.matched(true);
+        let chosen = self.verdicts.iter().find(|(f, _)| *f == format);
+        if let Some((_, Verdict::Refused { accepted, .. })) = chosen {
+            return format!(
+                "chosen: {format}, the format accepting most of the sample ({accepted} of {} \
+                 lines, at least {MOSTLY_PERCENT}%) and reading requests from it; its refused \
+                 lines will be reported as errors\n",
+                self.sampled_lines
+            );
+        }
+        if reading.len() > 1 {
+            return format!(
+                "chosen: {format} (first of the {} formats that match and read requests, in \
+                 detection order)\n",
+                reading.len()
+            );
+        }
+        format!("chosen: {format} ({})\n", format.layout())
+    }
+
+    /// The formats matching the whole sample (with requests read from it, if `reading`).
+    fn matched(&self, reading: bool) -> Vec<Format> {
         self.verdicts
             .iter()
-            .filter(|(_, v)| matches!(v, Verdict::Matched { .. }))
+            .filter(
+                |(_, v)| matches!(v, Verdict::Matched { requests } if !reading || *requests > 0),
+            )
             .map(|&(f, _)| f)
             .collect()
     }
@@ -176,35 +210,35 @@ pub fn examine(path: &Path) -> Result<Detection, TraceError> {
     }
     for format in Format::ALL.into_iter().filter(|&f| f != Format::Binary) {
         let verdict = try_format(format, &sample);
-        if detection.format.is_none() && matches!(verdict, Verdict::Matched { .. }) {
-            detection.format = Some(format);
-        }
         detection.verdicts.push((format, verdict));
     }
-    if detection.format.is_none() {
-        detection.format = mostly(&detection.verdicts, sample.len());
-    }
+    detection.format = choose(&detection.verdicts, sample.len());
     Ok(detection)
 }
 
 /// Share of the sample a format must accept to be chosen when none accepts all of it.
 const MOSTLY_PERCENT: usize = 80;
 
-/// When no format accepts every sampled line (a malformed line early in the file), the one
-/// format accepting at least [`MOSTLY_PERCENT`] of them, if exactly one does: reading then
-/// reports the malformed lines with their line numbers, which is more useful than "unknown
-/// format".
-fn mostly(verdicts: &[(Format, Verdict)], sampled: usize) -> Option<Format> {
-    let mut candidates = verdicts
+/// The format the sample shows: among the formats accepting all of it or at least
+/// [`MOSTLY_PERCENT`] (a malformed line early in the file is then reported by its number,
+/// which is more useful than "unknown format"), the strongest ([`Verdict::strength`]). Formats
+/// that match the whole sample and read requests from it are chosen in [`Format::ALL`]
+/// order, as the explanation says; two formats equally strong on part of the sample are
+/// ambiguous, and none is chosen. Found by a mutation hunt: a Tencent trace with one bad
+/// line was undetectable, or read as CloudPhysics rows of SCSI commands without data (0
+/// requests, exit 0), because CloudPhysics also accepted its rows.
+fn choose(verdicts: &[(Format, Verdict)], sampled: usize) -> Option<Format> {
+    let mut candidates: Vec<(Format, (bool, bool, usize, usize))> = verdicts
         .iter()
-        .filter_map(|(format, verdict)| match verdict {
-            Verdict::Refused { accepted, .. } if accepted * 100 >= sampled * MOSTLY_PERCENT => {
-                Some(*format)
-            }
-            _ => None,
-        });
-    let first = candidates.next()?;
-    candidates.next().is_none().then_some(first)
+        .map(|(format, verdict)| (*format, verdict.strength(sampled)))
+        .filter(|&(_, (_, _, accepted, _))| accepted * 100 >= sampled * MOSTLY_PERCENT)
+        .collect();
+    // Stable: equally strong formats stay in detection order.
+    candidates.sort_by_key(|&(_, strength)| std::cmp::Reverse(strength));
+    let (first, strength) = *candidates.first()?;
+    let whole = strength.1;
+    let tied = candidates.get(1).is_some_and(|&(_, next)| next == strength);
+    (whole || !tied).then_some(first)
 }
 
 fn try_format(format: Format, sample: &[(u64, Vec<u8>)]) -> Verdict {
@@ -233,6 +267,7 @@ fn try_format(format: Format, sample: &[(u64, Vec<u8>)]) -> Verdict {
             line,
             reason,
             accepted,
+            requests,
         },
     }
 }

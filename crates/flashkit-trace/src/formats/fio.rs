@@ -119,10 +119,18 @@ impl Fio {
                 let us = number("offset", f[2])?;
                 number("length", f[3])?;
                 if self.version == 2 {
-                    let ns = us.saturating_mul(1000);
-                    self.clock_ns = self.clock_ns.checked_add(ns).ok_or_else(|| {
-                        FieldError::bad("offset", f[2], "a wait that keeps the clock in 64 bits")
-                    })?;
+                    // Checked, not saturated: a wait past 2^64 ns left the clock at 2^64-1
+                    // and every later request there, without an error (a mutation hunt).
+                    self.clock_ns = us
+                        .checked_mul(1000)
+                        .and_then(|ns| self.clock_ns.checked_add(ns))
+                        .ok_or_else(|| {
+                            FieldError::bad(
+                                "offset",
+                                f[2],
+                                "a wait that keeps the clock in 64 bits",
+                            )
+                        })?;
                 }
                 return Ok(Parsed::Skip(Skip::FileAction));
             }
@@ -219,5 +227,22 @@ mod tests {
         assert_eq!(out[2].clone().expect_err("fields").field, "line");
         let out = all(3, "fio version 2 iolog");
         assert_eq!(out[0].clone().expect_err("wrong version").field, "header");
+    }
+
+    /// Found by a mutation hunt: the first wait past 2^64 ns saturated the clock, and every
+    /// later request was timed 2^64-1 ns without an error.
+    #[test]
+    fn a_wait_past_64_bit_nanoseconds_is_refused_at_its_line() {
+        let mut p = Fio::new(2);
+        p.parse(b"fio version 2 iolog").expect("header");
+        let error = p
+            .parse(b"/dev/sdb wait 18446744073709552 0")
+            .expect_err("overflows once in nanoseconds");
+        assert_eq!(error.field, "offset");
+        assert!(
+            error.message.contains("keeps the clock in 64 bits"),
+            "{}",
+            error.message
+        );
     }
 }
