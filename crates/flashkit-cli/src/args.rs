@@ -566,6 +566,7 @@ pub struct RunArgs {
 pub struct WorkloadArgs {
     /// Pattern: uniform, sequential, zipf, hot-cold, gaussian, camera [default: hot-cold].
     #[arg(long, value_name = "PATTERN")]
+    #[serde(deserialize_with = "pattern")]
     pub workload: Option<String>,
     /// Number of requests [default: 300k].
     #[arg(long, value_name = "N")]
@@ -792,6 +793,29 @@ fn preset<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
             "unknown device preset {name:?} (expected one of: {})",
             names.join(", ")
         ))
+    })
+}
+
+/// The workload patterns `--workload` names.
+pub const PATTERNS: [&str; 6] = [
+    "uniform",
+    "sequential",
+    "zipf",
+    "hot-cold",
+    "gaussian",
+    "camera",
+];
+
+fn pattern<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+    checked(d, |name: &String| {
+        if PATTERNS.contains(&name.as_str()) {
+            Ok(())
+        } else {
+            Err(format!(
+                "unknown workload {name:?} (expected {})",
+                PATTERNS.join(", ")
+            ))
+        }
     })
 }
 

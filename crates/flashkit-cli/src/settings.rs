@@ -26,6 +26,37 @@ pub struct ConfigFile {
     origin: Option<Origin>,
 }
 
+/// The text of a TOML file (`what` names it in errors): TOML is UTF-8, and a byte that is
+/// not is reported at its line and column (the error said only "stream did not contain
+/// valid UTF-8").
+pub fn read_toml_text(path: &Path, what: &str) -> Result<String> {
+    let bytes =
+        std::fs::read(path).with_context(|| format!("cannot read {what} {}", path.display()))?;
+    String::from_utf8(bytes).map_err(|error| {
+        let bytes = error.as_bytes();
+        let at = error.utf8_error().valid_up_to();
+        let line_start = bytes[..at]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        anyhow::anyhow!(
+            "{what} {}: line {}, column {}: byte {:#04x} is not UTF-8 (TOML files are UTF-8)",
+            path.display(),
+            bytes[..at].iter().filter(|&&b| b == b'\n').count() + 1,
+            at - line_start + 1,
+            bytes[at]
+        )
+    })
+}
+
+/// The options of a sweep file's `[base]`: `(section, key, line, "key = value")`.
+pub fn base_options(text: &str) -> Vec<(String, String, usize, String)> {
+    option_lines(text, Some("base"))
+        .into_iter()
+        .map(|o| (o.section, o.key, o.line, o.written))
+        .collect()
+}
+
 /// A loaded config file: its path, its table, and each option's line.
 #[derive(Debug)]
 struct Origin {
@@ -49,14 +80,13 @@ impl ConfigFile {
             return Ok(ConfigFile::default());
         };
         crate::output::note_input(path);
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        let text = read_toml_text(path, "config file")?;
         let mut file: ConfigFile =
             toml::from_str(&text).with_context(|| format!("config file {}", path.display()))?;
         file.origin = Some(Origin {
             path: path.to_path_buf(),
             table: toml::from_str(&text).context("invariant: the file parsed once")?,
-            options: option_lines(&text),
+            options: option_lines(&text, None),
         });
         Ok(file)
     }
@@ -123,13 +153,21 @@ impl ConfigFile {
     }
 }
 
-/// Every `[section] key` of a config file with its line and text, in file order.
-fn option_lines(text: &str) -> Vec<OptionLine> {
+/// Every `[section] key` of a config file with its line and text, in file order; with
+/// `under`, of the sections in that table (a sweep file's `base`).
+fn option_lines(text: &str, under: Option<&str>) -> Vec<OptionLine> {
     let Ok(document) = toml::de::DeTable::parse(text) else {
         return Vec::new();
     };
+    let sections = match under {
+        None => document.get_ref(),
+        Some(name) => match document.get_ref().get(name).map(|v| v.get_ref()) {
+            Some(toml::de::DeValue::Table(table)) => table,
+            _ => return Vec::new(),
+        },
+    };
     let mut options = Vec::new();
-    for (section, value) in document.get_ref().iter() {
+    for (section, value) in sections.iter() {
         let toml::de::DeValue::Table(table) = value.get_ref() else {
             continue;
         };
@@ -186,8 +224,27 @@ pub fn check_runs(flags: &RunFlags<'_>, file: &ConfigFile) -> Result<()> {
         kind.check(&geometry, &options)
             .map_err(|e| anyhow::anyhow!("{kind}: {e}"))?;
     }
-    workload_spec(flags.workload, &file.workload, device.capacity_bytes)?.validate()?;
+    device_workload(flags.workload, &file.workload, device.capacity_bytes)?.validate()?;
     Ok(())
+}
+
+/// [`workload_spec`] for a device of `capacity` bytes, whose span must fit it (found out at
+/// the first request past the end otherwise, as a runtime failure).
+pub fn device_workload(
+    flags: &WorkloadArgs,
+    file: &WorkloadArgs,
+    capacity: u64,
+) -> Result<WorkloadSpec> {
+    let spec = workload_spec(flags, file, capacity)?;
+    if spec.span_bytes > capacity {
+        bail!(
+            "the workload's span, {}, is larger than the device's logical capacity, {}: raise \
+             --capacity or lower --span",
+            flashkit_core::units::format_size(spec.span_bytes),
+            flashkit_core::units::format_size(capacity)
+        );
+    }
+    Ok(spec)
 }
 
 /// [`check_runs`], its error blamed on the config file's lines at fault.
@@ -887,6 +944,24 @@ mod tests {
         assert_eq!(
             error,
             "invalid workload: read_fraction + trim_fraction exceeds 1"
+        );
+    }
+
+    /// Found by the mutation hunt: a byte that is not UTF-8 was reported without a line.
+    #[test]
+    fn a_byte_that_is_not_utf8_is_reported_at_its_line_and_column() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("c.toml");
+        std::fs::write(&path, b"[device]\ncapacity = \"64M\"\n# caf\xe9\n").expect("write");
+        let error = format!(
+            "{:#}",
+            ConfigFile::load(Some(&path)).expect_err("not UTF-8")
+        );
+        assert!(
+            error.ends_with(
+                "c.toml: line 3, column 6: byte 0xe9 is not UTF-8 (TOML files are UTF-8)"
+            ),
+            "{error}"
         );
     }
 }

@@ -719,7 +719,55 @@ fn a_bad_key_or_value_is_named_with_its_line() {
             "[grid]\nftl = [\"page\"]\nfoo = [1]\n",
             "sweep.toml: line 3: grid key \"foo\" is neither ftl, trace, seed nor section.option",
         ),
+        // Found by the mutation hunt (tests/hunt.rs): these named the file or the cell but
+        // not the line.
+        (
+            "jobs = 0\n[grid]\nftl = [\"page\"]\n",
+            "sweep.toml: TOML parse error at line 1",
+        ),
+        (
+            "[base.workload]\nworkload = \"nope\"\n[grid]\nftl = [\"page\"]\n",
+            "sweep.toml: line 2: base.workload.workload: unknown workload \"nope\"",
+        ),
+        (
+            "[base.device]\ncapacity = \"1P\"\n[grid]\nftl = [\"page\"]\n",
+            "sweep.toml, line 2 ([base.device] capacity = \"1P\"): cell ftl=page: device: ",
+        ),
+        (
+            "[base.device]\ncapacity = \"64M\"\n[grid]\nftl = [\"page\"]\n\"ftl.gc\" = \
+             [\"greedy,fifo\"]\n",
+            "sweep.toml, line 5 (\"ftl.gc\" in [grid] \"greedy,fifo\"): ",
+        ),
+        (
+            "[base.workload]\nread_fraction = 0.7\ntrim_fraction = 0.5\n[grid]\nftl = [\"page\"]\n",
+            "line 2 ([base.workload] read_fraction = 0.7) and line 3 ([base.workload] \
+             trim_fraction = 0.5): cell ftl=page: invalid workload: read_fraction + \
+             trim_fraction exceeds 1",
+        ),
+        (
+            "[base.device]\ncapacity = \"64M\"\n# caf\u{e9}\n[grid]\nftl = [\"page\"]\n",
+            "",
+        ),
     ] {
+        if needle.is_empty() {
+            // A byte that is not UTF-8 (written raw below): its line and column.
+            let mut bytes = sweep.as_bytes().to_vec();
+            let at = bytes
+                .windows(2)
+                .position(|w| w == [0xc3, 0xa9])
+                .expect("the é");
+            bytes.splice(at..at + 2, [0xe9]);
+            std::fs::write(&file, bytes).expect("write");
+            let output = flashkit(&["sweep", s(&file), "--out", s(&dir.path().join("out"))]);
+            assert_eq!(output.status.code(), Some(2));
+            assert!(
+                text(&output.stderr)
+                    .contains("sweep.toml: line 3, column 6: byte 0xe9 is not UTF-8"),
+                "{}",
+                text(&output.stderr)
+            );
+            continue;
+        }
         assert_refused(&file, sweep, needle);
     }
 }

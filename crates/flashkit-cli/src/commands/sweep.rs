@@ -46,14 +46,25 @@ use std::time::Instant;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
-#[derive(Debug, Deserialize)]
+#[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct SweepFile {
     name: Option<String>,
+    #[serde(default, deserialize_with = "workers")]
     jobs: Option<usize>,
     #[serde(default)]
     base: toml::Table,
     grid: toml::Table,
+}
+
+/// `jobs` in a sweep file: at least one worker, refused at its line.
+fn workers<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<usize>, D::Error> {
+    match usize::deserialize(d)? {
+        0 => Err(serde::de::Error::custom(
+            "jobs is 0; a sweep needs at least one worker",
+        )),
+        jobs => Ok(Some(jobs)),
+    }
 }
 
 /// One grid dimension: its name (the cell parameter), how and where the file gives it, and
@@ -513,8 +524,7 @@ fn grid_of(text: &str, file: &SweepFile) -> anyhow::Result<Grid> {
 
 fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
     crate::output::note_input(path);
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let text = settings::read_toml_text(path, "sweep file")?;
     let file: SweepFile =
         toml::from_str(&text).with_context(|| format!("sweep file {}", path.display()))?;
     let grid = grid_of(&text, &file).with_context(|| format!("sweep file {}", path.display()))?;
@@ -522,15 +532,29 @@ fn load(path: &Path) -> anyhow::Result<(SweepFile, Vec<Cell>)> {
         .parent()
         .map_or_else(|| PathBuf::from("."), Path::to_path_buf);
     let mut traces = TraceCache::new();
-    let cells = combinations(&grid)
-        .iter()
-        .map(|combo| cell(&file, &dir, combo, &mut traces))
-        .collect::<anyhow::Result<Vec<_>>>()
-        .with_context(|| format!("sweep file {}", path.display()))?;
-    for c in &cells {
+    let checked = |file: &SweepFile, combo: &BTreeMap<String, toml::Value>, traces: &mut _| {
+        let c = cell(file, &dir, combo, traces)?;
         c.spec
             .check_on(&c.source)
-            .map_err(|e| anyhow!("sweep file {}: cell {}: {e}", path.display(), c.id))?;
+            .map_err(|e| anyhow!("cell {}: {e}", c.id))?;
+        Ok(c)
+    };
+    let mut cells = Vec::new();
+    for combo in combinations(&grid) {
+        match checked(&file, &combo, &mut traces) {
+            Ok(c) => cells.push(c),
+            Err(error) => {
+                let lines = blame(&text, &file, &grid, &combo, &error, |file, combo| {
+                    checked(file, combo, &mut traces).map(drop)
+                });
+                let place = if lines.is_empty() {
+                    String::new()
+                } else {
+                    format!(", {}", lines.join(" and "))
+                };
+                bail!("sweep file {}{place}: {error:#}", path.display());
+            }
+        }
     }
     // Two cells that are one run would run twice and be drawn as two points (or, with one
     // id, recorded twice): a value listed twice, two spellings of a value (`64M`, `64MiB`).
@@ -580,6 +604,60 @@ pub fn run(args: SweepArgs) -> Outcome {
     // Undone (when it must be) while the directory is still locked.
     drop(undo);
     outcome
+}
+
+/// The lines of the sweep file that `error`, of the cell made of `combo`, is about: each
+/// `[base]` option and each grid value of the cell is left out in turn, and those whose
+/// absence lets the cell build and check are at fault (failing that, those whose absence
+/// changes the error). A cell's error named the cell but not the line.
+fn blame(
+    text: &str,
+    file: &SweepFile,
+    grid: &Grid,
+    combo: &BTreeMap<String, toml::Value>,
+    error: &anyhow::Error,
+    mut check: impl FnMut(&SweepFile, &BTreeMap<String, toml::Value>) -> anyhow::Result<()>,
+) -> Vec<String> {
+    let message = format!("{error:#}");
+    let mut verdicts: Vec<(String, Option<String>)> = Vec::new();
+    for (section, key, line, written) in settings::base_options(text) {
+        let mut without = file.clone();
+        if let Some(toml::Value::Table(options)) = without.base.get_mut(&section) {
+            options.remove(&key);
+        }
+        let outcome = check(&without, combo).err().map(|e| format!("{e:#}"));
+        verdicts.push((format!("line {line} ([base.{section}] {written})"), outcome));
+    }
+    for dimension in grid {
+        let Some(value) = combo.get(&dimension.name) else {
+            continue;
+        };
+        let line = dimension
+            .values
+            .iter()
+            .find(|(v, _)| v == value)
+            .map_or(dimension.line, |&(_, line)| line);
+        let mut without = combo.clone();
+        without.remove(&dimension.name);
+        let outcome = check(file, &without).err().map(|e| format!("{e:#}"));
+        verdicts.push((
+            format!("line {line} ({} {})", dimension.spelt, value),
+            outcome,
+        ));
+    }
+    let passing: Vec<String> = verdicts
+        .iter()
+        .filter(|(_, outcome)| outcome.is_none())
+        .map(|(place, _)| place.clone())
+        .collect();
+    if !passing.is_empty() {
+        return passing;
+    }
+    verdicts
+        .into_iter()
+        .filter(|(_, outcome)| outcome.as_deref().is_some_and(|e| e != message))
+        .map(|(place, _)| place)
+        .collect()
 }
 
 /// Hold an advisory lock on the output directory itself (not on a file in it, which would be

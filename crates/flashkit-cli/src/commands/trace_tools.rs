@@ -218,17 +218,8 @@ pub fn source(
             Ok((source, Some(file)))
         }
         None => {
-            let spec = settings::workload_spec(workload, &config.workload, device.capacity_bytes)
+            let spec = settings::device_workload(workload, &config.workload, device.capacity_bytes)
                 .map_err(Failure::Usage)?;
-            // Found out at the first request past the end otherwise, as a runtime failure.
-            if spec.span_bytes > device.capacity_bytes {
-                return Err(Failure::Usage(anyhow!(
-                    "the workload's span, {}, is larger than the device's logical capacity, \
-                     {}: raise --capacity or lower --span",
-                    format_size(spec.span_bytes),
-                    format_size(device.capacity_bytes)
-                )));
-            }
             Ok((Source::Workload(spec), None))
         }
     }

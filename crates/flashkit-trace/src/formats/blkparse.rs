@@ -214,6 +214,9 @@ fn data_range(f: &[&[u8]; 11], n: usize) -> Result<bool, FieldError> {
             "`+` and the sector count after the sector",
         ));
     }
+    if !f[9].iter().all(u8::is_ascii_digit) {
+        return Err(FieldError::bad("sectors", f[9], "a sector count"));
+    }
     if !annotation(10) {
         return Err(FieldError::bad(
             "process",
@@ -440,6 +443,7 @@ mod tests {
             (b"8,16 3 4 0.1 3645 D W 584808 - 936 [kworker]", "sectors"),
             (b"8,16 3 4 0.1 3645 D W x + 8 [kworker]", "sector"),
             (b"8,16 3 4 0.1 3645 D W 8 + 8 kworker", "process"),
+            (b"8,16 3 4 0.1 3645 D W 8 + + 8 [kworker]", "sectors"),
             (b"8,16 3 4 0.1 3645 D RW 8 + 8 [kworker]", "RWBS"),
         ] {
             let error = p.parse(line).expect_err("malformed");
