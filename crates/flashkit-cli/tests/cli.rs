@@ -1852,3 +1852,52 @@ fn zero_requests_and_merged_config_errors_are_refused_with_their_place() {
         );
     }
 }
+
+/// Found by an outside bad-input hunt: a 14 TiB device died on a 15 GB allocation (exit 134
+/// under a memory limit, the OOM killer without one). A model that does not fit in the
+/// memory available is refused before anything is allocated, saying what it needs; here
+/// under an address-space limit of 2 GiB, which leaves a 1 TiB page FTL (about 3 GiB) out.
+#[test]
+fn a_model_larger_than_the_memory_available_is_refused_before_it_is_built() {
+    let output = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 2097152 && exec \"$0\" \"$@\""])
+        .arg(env!("CARGO_BIN_EXE_flashkit"))
+        .args([
+            "replay",
+            "--ftl",
+            "page",
+            "--capacity",
+            "1T",
+            "--requests",
+            "1k",
+        ])
+        .output()
+        .expect("sh runs");
+    assert_error(
+        &output,
+        2,
+        "the model needs about 2.80GiB (page/greedy 2.80GiB), and this machine has",
+    );
+    assert!(
+        stderr(&output)
+            .contains("available (the address-space limit (ulimit -v)): use a smaller --capacity"),
+        "{}",
+        stderr(&output)
+    );
+    // Every report says what its model was estimated to need.
+    let output = flashkit(&[
+        "replay",
+        "--ftl",
+        "page",
+        "--capacity",
+        "64M",
+        "--requests",
+        "1k",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("model memory, estimated (B)"),
+        "{}",
+        stdout(&output)
+    );
+}

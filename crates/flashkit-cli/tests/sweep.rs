@@ -866,4 +866,16 @@ fn a_full_disk_leaves_nothing_behind() {
         text(&full.output.stderr)
     );
     assert!(full.left.is_empty(), "left behind: {:?}", full.left);
+
+    // A reproduction's figures too.
+    let fast = disk.join("fast");
+    let args = ["reproduce", "fast", "--quick", "--out", s(&fast)];
+    let full = common::on_full_disk(&disk, 4, &args).expect("made once already");
+    assert_eq!(
+        full.output.status.code(),
+        Some(1),
+        "{}",
+        text(&full.output.stderr)
+    );
+    assert!(full.left.is_empty(), "left behind: {:?}", full.left);
 }

@@ -64,17 +64,13 @@ struct Key {
     ftl: String,
 }
 
-/// A `--config` file that sets keys of every section, with tiny run sizes, as a table:
+/// A `--config` file that sets keys of every section, with tiny run sizes, as a table (the
+/// run's size first, so that a file cut anywhere after it still runs briefly, and a device
+/// cut to `endurance = 30` is not worn out by a default run of 300k requests):
 /// section | key | value | type | values out of range (`!` must be refused, `?` may be
 /// taken) | what uses the key (`pattern P`: the workload pattern to set; `ftl F`: the FTL
 /// to run).
 const CONFIG: &str = r#"
-device   | capacity         | "64M"          | size  | !"0"; !0; !"1P"; !-1; !"4097"
-device   | preset           | "mlc-4k"       | text  | !"nope"
-device   | op               | 0.1            | float | !100; !-1; !nan; !inf; ?0
-device   | page_size        | "4K"           | size  | !"0"; !"1P"; !"4G"; ?"3000"
-device   | pages_per_block  | 64             | int   | !0; !-1; !4294967296; ?1
-device   | endurance        | 3000           | int   | !0; !-1
 run      | no_precondition  | true           | bool  |
 run      | seed             | 3              | int   | !-1; !18446744073709551616
 workload | requests         | "2k"           | size  | !-1; !"x"; ?"0"
@@ -93,6 +89,12 @@ workload | interarrival_ns  | 100            | int   | !-1
 workload | file_size        | "4M"           | size  | !"0"; !-1 | pattern camera
 workload | chunk_size       | "64K"          | size  | !"0"; !"5G" | pattern camera
 workload | metadata_percent | 10.0           | float | !101; !-1; !nan | pattern camera
+device   | capacity         | "64M"          | size  | !"0"; !0; !"1P"; !-1; !"4097"
+device   | preset           | "mlc-4k"       | text  | !"nope"
+device   | op               | 0.1            | float | !100; !-1; !nan; !inf; ?0
+device   | page_size        | "4K"           | size  | !"0"; !"1P"; !"4G"; ?"3000"
+device   | pages_per_block  | 64             | int   | !0; !-1; !4294967296; ?1
+device   | endurance        | 3000           | int   | !0; !-1
 ftl      | gc               | "greedy"       | list  | !"nope"; !["greedy", "nope"]; ?[]
 ftl      | gc_threshold     | 4              | int   | !0; !1; !-1
 ftl      | wear_leveling    | 100            | wear  | !"x"; !-1; ?0
