@@ -3,9 +3,9 @@
 //! decoding of the layout in docs/DESIGN.md ("The binary trace format"), not from the
 //! reader.
 
-use crate::harness::{Hunt, MAX_HANGS, Outcome, Tally, within};
+use crate::harness::{Hunt, MAX_HANGS, Outcome, Reading, Tally, within};
 use flashkit_trace::binary::{HEADER_BYTES, RECORD_BYTES, TraceWriter};
-use flashkit_trace::formats::{Format, TraceOptions, open};
+use flashkit_trace::formats::{Format, TraceOptions};
 use flashkit_trace::{Op, Request, TraceError};
 use rand::Rng;
 use rand::seq::SliceRandom;
@@ -414,46 +414,12 @@ fn record_flips(bytes: &[u8], scale: usize, rng: &mut ChaCha8Rng) -> Vec<Mutant>
 
 // ---- reading and judging ----
 
-struct Reading {
-    opened: bool,
-    format: Option<Format>,
-    requests: Vec<Request>,
-    error: Option<TraceError>,
-    after_error: usize,
-}
-
 fn read(path: &Path, format: Option<Format>) -> Reading {
     let options = TraceOptions {
         format,
         ..TraceOptions::default()
     };
-    let mut reading = Reading {
-        opened: false,
-        format: None,
-        requests: Vec::new(),
-        error: None,
-        after_error: 0,
-    };
-    let mut stream = match open(path, &options) {
-        Ok(stream) => stream,
-        Err(error) => {
-            reading.error = Some(error);
-            return reading;
-        }
-    };
-    reading.opened = true;
-    reading.format = stream.format();
-    for item in stream.by_ref() {
-        match item {
-            Ok(request) => reading.requests.push(request),
-            Err(error) => {
-                reading.error = Some(error);
-                break;
-            }
-        }
-    }
-    reading.after_error = stream.by_ref().take(10).count();
-    reading
+    crate::harness::read(path, &options)
 }
 
 fn run(path: &Path, mutant: &Mutant, format: Option<Format>) -> Outcome {

@@ -1,10 +1,13 @@
 //! The hunt's plumbing: the seed and scale, a deadline for every mutant, and the tally that
 //! ends each part with a table of counts and, when mutants failed, one assertion listing them.
 
+use flashkit_trace::formats::{Format, ParseReport, TraceOptions, open};
+use flashkit_trace::{Request, TraceError};
 use rand::SeedableRng;
 use rand_chacha::ChaCha8Rng;
 use std::any::Any;
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -262,4 +265,48 @@ pub fn shown(bytes: &[u8], limit: usize) -> String {
         out.push_str("...");
     }
     out
+}
+
+/// Everything a reading gave: the requests up to the first error, and the error.
+pub struct Reading {
+    /// Whether the trace opened (its header, or detection, was accepted).
+    pub opened: bool,
+    pub format: Option<Format>,
+    pub requests: Vec<Request>,
+    pub error: Option<TraceError>,
+    /// Items the stream still gave after its error (it should stop).
+    pub after_error: usize,
+    pub report: ParseReport,
+}
+
+pub fn read(path: &Path, options: &TraceOptions) -> Reading {
+    let mut reading = Reading {
+        opened: false,
+        format: None,
+        requests: Vec::new(),
+        error: None,
+        after_error: 0,
+        report: ParseReport::default(),
+    };
+    let mut stream = match open(path, options) {
+        Ok(stream) => stream,
+        Err(error) => {
+            reading.error = Some(error);
+            return reading;
+        }
+    };
+    reading.opened = true;
+    reading.format = stream.format();
+    for item in stream.by_ref() {
+        match item {
+            Ok(request) => reading.requests.push(request),
+            Err(error) => {
+                reading.error = Some(error);
+                break;
+            }
+        }
+    }
+    reading.after_error = stream.by_ref().take(10).count();
+    reading.report = stream.report();
+    reading
 }

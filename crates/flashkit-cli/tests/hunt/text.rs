@@ -3,10 +3,10 @@
 //! input's requests and the line model in `layout.rs`; see the top of `hunt.rs` for the
 //! classes.
 
-use crate::harness::{Hunt, MAX_HANGS, Outcome, Tally, shown, within};
+use crate::harness::{Hunt, MAX_HANGS, Outcome, Reading, Tally, read, shown, within};
 use crate::inputs::{self, Input};
 use crate::layout::{self, Line, Role};
-use flashkit_trace::formats::{Format, ParseReport, TraceOptions, open};
+use flashkit_trace::formats::{Format, TraceOptions};
 use flashkit_trace::{Request, TraceError};
 use std::io::Write;
 use std::path::Path;
@@ -181,46 +181,6 @@ pub struct Mutant {
 }
 
 // ---- reading a mutant and judging it ----
-
-/// Everything a reading gave: the requests up to the first error, and the error.
-struct Reading {
-    format: Option<Format>,
-    requests: Vec<Request>,
-    error: Option<TraceError>,
-    /// Items the stream still gave after its error (it should stop).
-    after_error: usize,
-    report: ParseReport,
-}
-
-fn read(path: &Path, options: &TraceOptions) -> Reading {
-    let mut reading = Reading {
-        format: None,
-        requests: Vec::new(),
-        error: None,
-        after_error: 0,
-        report: ParseReport::default(),
-    };
-    let mut stream = match open(path, options) {
-        Ok(stream) => stream,
-        Err(error) => {
-            reading.error = Some(error);
-            return reading;
-        }
-    };
-    reading.format = stream.format();
-    for item in stream.by_ref() {
-        match item {
-            Ok(request) => reading.requests.push(request),
-            Err(error) => {
-                reading.error = Some(error);
-                break;
-            }
-        }
-    }
-    reading.after_error = stream.by_ref().take(10).count();
-    reading.report = stream.report();
-    reading
-}
 
 /// [`read`] on a thread with a deadline: `Err((kind, detail))` for a panic or a hang.
 fn read_within(path: &Path, options: &TraceOptions) -> Result<Reading, (String, String)> {
