@@ -35,6 +35,8 @@ struct BenchFigures {
     gc_runs: u64,
     gc_pages_moved: u64,
     peak_rss_bytes: Option<u64>,
+    /// The model's heap estimated before it was built (`RunSpec::memory_estimate`).
+    model_memory_estimate_bytes: u64,
     state_hash: String,
     /// The machine's load latency just before and just after the run: the replay is mostly
     /// random accesses into tables larger than the caches, so its speed follows these.
@@ -64,31 +66,6 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         args.requests.0,
         args.capacity.0,
     );
-    crate::output::check_outputs(&[
-        ("--keep-trace", args.keep_trace.as_deref()),
-        ("--json", args.json.as_deref()),
-    ])
-    .map_err(Failure::Usage)?;
-    // Keeps a generated trace alive until the run is over, then removes it.
-    let mut temp_dir = None;
-    let (trace_path, generation_seconds) = match &args.trace {
-        Some(path) => (path.clone(), None),
-        None => {
-            let path = match &args.keep_trace {
-                Some(path) => path.clone(),
-                None => {
-                    let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
-                    let path = dir.path().join("bench.fkt");
-                    // Removed on return by the guard, on Ctrl-C by the handler.
-                    temp_dir = Some((crate::interrupt::temporary(dir.path()), dir));
-                    path
-                }
-            };
-            let started = Instant::now();
-            generate(&spec, args.seed, &path)?;
-            (path, Some(started.elapsed().as_secs_f64()))
-        }
-    };
     let options = FtlOptions {
         hybrid: HybridConfig {
             log_blocks: args
@@ -117,6 +94,35 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         precondition: Some(Precondition::default()),
         seed: args.seed,
     };
+    // Refused before the trace is generated: an impossible device, or one whose model does
+    // not fit in this machine's memory.
+    run_spec.check().map_err(crate::sim_failure)?;
+    flashkit_sim::check_memory(std::slice::from_ref(&run_spec), 1).map_err(crate::sim_failure)?;
+    crate::output::check_outputs(&[
+        ("--keep-trace", args.keep_trace.as_deref()),
+        ("--json", args.json.as_deref()),
+    ])
+    .map_err(Failure::Usage)?;
+    // Keeps a generated trace alive until the run is over, then removes it.
+    let mut temp_dir = None;
+    let (trace_path, generation_seconds) = match &args.trace {
+        Some(path) => (path.clone(), None),
+        None => {
+            let path = match &args.keep_trace {
+                Some(path) => path.clone(),
+                None => {
+                    let dir = tempfile::tempdir().context("cannot create a temporary directory")?;
+                    let path = dir.path().join("bench.fkt");
+                    // Removed on return by the guard, on Ctrl-C by the handler.
+                    temp_dir = Some((crate::interrupt::temporary(dir.path()), dir));
+                    path
+                }
+            };
+            let started = Instant::now();
+            generate(&spec, args.seed, &path)?;
+            (path, Some(started.elapsed().as_secs_f64()))
+        }
+    };
     let ((outcome, peak_rss), memory_latency) = MemoryLatency::around(|| {
         // The peak from here on: the probe before it chases a 64 MiB buffer, which made
         // every bench report a peak of about 82 MiB whatever the device.
@@ -143,6 +149,7 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         gc_runs: r.ftl_stats.gc_runs,
         gc_pages_moved: r.ftl_stats.gc_pages_moved,
         peak_rss_bytes: peak_rss,
+        model_memory_estimate_bytes: r.model_memory_estimate_bytes,
         state_hash: r.state_hash.clone(),
         memory_latency,
     };
@@ -186,6 +193,10 @@ pub fn run(mut args: BenchArgs) -> Outcome {
             "peak RSS:             unknown (no /proc/self/status, or its peak cannot be reset)"
         ),
     }
+    println!(
+        "model memory:         {:.1} MiB estimated before the run",
+        figures.model_memory_estimate_bytes as f64 / (1 << 20) as f64
+    );
     println!("state hash:           {}", figures.state_hash);
     println!(
         "machine:              {}",
