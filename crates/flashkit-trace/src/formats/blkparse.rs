@@ -6,7 +6,7 @@
 //! before merging). Every other event (I, C, G, M, P, U, ...) is counted and skipped.
 //!
 //! The operation comes from the RWBS field, read by the grammar blkparse (`fill_rwbs`) and
-//! the kernel (`blk_fill_rwbs`) print it in (see [`rwbs`]): an optional leading `F`
+//! the kernel (`blk_fill_rwbs`) print it in (see `rwbs`): an optional leading `F`
 //! (pre-flush), then one operation (`W` write, `D` discard, `R` read, `N` no data, `F`
 //! flush, a zoned command), then modifiers in a fixed order (`F` FUA, `A` read-ahead, `B`
 //! barrier, `S` sync, `M` metadata, `E` secure). A pre-flush with no data (`FN`) is a
