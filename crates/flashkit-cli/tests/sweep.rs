@@ -383,10 +383,12 @@ fn zero_workers_are_a_usage_error_not_a_panic() {
     std::fs::write(&file, format!("jobs = 0\n{sweep}")).expect("write");
     let output = flashkit(&["sweep", s(&file), "--out", s(&out)]);
     assert_eq!(output.status.code(), Some(2), "{}", text(&output.stderr));
+    // Refused where the file is read, at its line (the message named no line before).
+    let stderr = text(&output.stderr);
     assert!(
-        text(&output.stderr).contains("sweep.toml: jobs is 0"),
-        "{}",
-        text(&output.stderr)
+        stderr.contains("sweep.toml: TOML parse error at line 1")
+            && stderr.contains("jobs is 0; a sweep needs at least one worker"),
+        "{stderr}"
     );
     assert!(!out.join("results.jsonl").exists(), "nothing ran");
 }

@@ -582,13 +582,9 @@ pub fn run(args: SweepArgs) -> Outcome {
     let (file, cells) = load(&args.file).map_err(Failure::Usage)?;
     let jobs = args.jobs.or(file.jobs).unwrap_or_else(super::cores);
     if jobs == 0 {
-        let source = if args.jobs.is_some() {
-            "--jobs".to_string()
-        } else {
-            format!("sweep file {}: jobs", args.file.display())
-        };
+        // The file's `jobs = 0` is refused where it is read, at its line.
         return Err(Failure::Usage(anyhow!(
-            "{source} is 0; a sweep needs at least one worker"
+            "--jobs is 0; a sweep needs at least one worker"
         )));
     }
     let specs: Vec<flashkit_sim::RunSpec> = cells.iter().map(|c| c.spec.clone()).collect();
