@@ -558,6 +558,21 @@ mod copy_tests {
         let _ = dev.copy_range(Ppn(0), Lpn(1), 2, Ppn(4), Cause::Gc);
     }
 
+    /// An erased source after the first, in the same block: found by subtraction from the
+    /// block's first page. Found by mutation testing: the first page was computed by
+    /// addition, which only a first source at offset 0 gets right, and a later erased source
+    /// passed as programmed.
+    #[test]
+    #[should_panic(expected = "copy of ppn 7, which is erased")]
+    fn copy_pages_refuses_an_erased_source_past_the_first() {
+        let mut dev = NandDevice::<CountsOnly>::new(geometry());
+        for page in [4, 5] {
+            dev.program(Ppn(page), Stamp::new(Lpn(page), 1), Cause::Host)
+                .expect("program");
+        }
+        let _ = dev.copy_pages(&[(Lpn(5), Ppn(5)), (Lpn(7), Ppn(7))], Ppn(8), Cause::Gc);
+    }
+
     #[test]
     #[should_panic(expected = "names lpn 1 but lpn 2 was expected")]
     fn copy_range_checks_the_oob() {

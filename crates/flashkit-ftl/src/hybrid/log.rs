@@ -352,6 +352,12 @@ impl LogArea {
     pub fn corrupt_back_link(&mut self, page: u32) {
         self.newer[page as usize] = NONE;
     }
+
+    /// Give a slot another owner (test corruption).
+    #[cfg(test)]
+    pub fn corrupt_owner(&mut self, slot: u32, owner: u32) {
+        self.slots[slot as usize].owner = Some(owner);
+    }
 }
 
 #[cfg(test)]

@@ -343,3 +343,32 @@ fn an_extent_mapped_ftl_keeps_its_validity_bitmap_in_step_and_the_checker_reads_
         .0;
     assert!(message.contains("validity bitmap"), "{message}");
 }
+
+/// The page FTL needs its GC threshold plus two spare blocks (the host and GC frontiers):
+/// exactly that many is enough, one fewer is refused (found by mutation testing: the
+/// boundary was untested, and `<=` passed every test).
+#[test]
+fn spare_blocks_of_the_threshold_plus_two_are_enough() {
+    let config = PageFtlConfig {
+        gc_threshold_blocks: 4,
+        ..PageFtlConfig::default()
+    };
+    let geometry = |spare: u32| {
+        Geometry::builder()
+            .page_size_bytes(4096)
+            .pages_per_block(8)
+            .logical_bytes(32 * 8 * 4096)
+            .over_provisioning(f64::from(spare) / 32.0)
+            .build()
+            .expect("a valid geometry")
+    };
+    assert_eq!(geometry(6).spare_blocks(), 6);
+    assert_eq!(check_config(&geometry(6), &config), Ok(()));
+    let refused = check_config(&geometry(5), &config).expect_err("one short");
+    assert!(
+        refused
+            .to_string()
+            .contains("needs at least 6 spare blocks"),
+        "{refused}"
+    );
+}
