@@ -98,3 +98,38 @@ impl OpCounters {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every cause counted apart, summed, indexed and differenced (found by mutation
+    /// testing: no test looked at a cause but the host's).
+    #[test]
+    fn causes_are_counted_apart_and_differenced() {
+        let counts = |host, gc, wear_leveling, metadata| ByCause {
+            host,
+            gc,
+            wear_leveling,
+            metadata,
+        };
+        let later = counts(100, 70, 40, 20);
+        let earlier = counts(10, 20, 30, 5);
+        assert_eq!(later.total(), 230);
+        assert_eq!(later.since(&earlier), counts(90, 50, 10, 15));
+        for (cause, value) in [
+            (Cause::Host, 100),
+            (Cause::Gc, 70),
+            (Cause::WearLeveling, 40),
+            (Cause::Metadata, 20),
+        ] {
+            assert_eq!(later[cause], value, "{cause:?}");
+        }
+        let ops = |c: ByCause| OpCounters {
+            reads: c,
+            programs: counts(c.host * 2, c.gc * 2, c.wear_leveling * 2, c.metadata * 2),
+            erases: counts(c.host * 3, c.gc * 3, c.wear_leveling * 3, c.metadata * 3),
+        };
+        assert_eq!(ops(later).since(&ops(earlier)), ops(counts(90, 50, 10, 15)));
+    }
+}

@@ -373,4 +373,92 @@ mod tests {
             .to_string();
         assert!(message.contains("page size 1000"), "{message}");
     }
+
+    fn with_blocks(page: u32, ppb: u32, blocks: u32) -> GeometryBuilder {
+        Geometry::builder()
+            .page_size_bytes(page)
+            .pages_per_block(ppb)
+            .blocks(blocks)
+    }
+
+    /// Every getter against the figures it was built from, and each limit exactly at its
+    /// edge (found by mutation testing: no test built a geometry at a limit, or asked for
+    /// its page size, OOB or byte sizes).
+    #[test]
+    fn figures_and_limits_at_their_edges() {
+        let g = with_blocks(2048, 64, 10)
+            .oob_bytes(64)
+            .build()
+            .expect("valid");
+        assert_eq!((g.page_size_bytes(), g.pages_per_block()), (2048, 64));
+        assert_eq!(
+            (g.oob_bytes(), g.blocks(), g.physical_pages()),
+            (64, 10, 640)
+        );
+        assert_eq!(
+            (g.physical_bytes(), g.block_bytes()),
+            (640 * 2048, 64 * 2048)
+        );
+        // The OOB area may be as large as the page, not larger.
+        assert!(with_blocks(512, 4, 4).oob_bytes(512).build().is_ok());
+        assert_eq!(
+            with_blocks(512, 4, 4).oob_bytes(513).build(),
+            Err(GeometryError::OobSize {
+                oob: 513,
+                page: 512
+            })
+        );
+        // Over-provisioning from 0 to 4, finite.
+        for op in [0.0, 4.0] {
+            assert!(
+                with_blocks(512, 4, 8).over_provisioning(op).build().is_ok(),
+                "{op}"
+            );
+        }
+        for op in [4.5, 5.0, -0.1, f64::NAN, f64::INFINITY] {
+            assert!(
+                matches!(
+                    with_blocks(512, 4, 8).over_provisioning(op).build(),
+                    Err(GeometryError::OverProvisioning(_))
+                ),
+                "{op}"
+            );
+        }
+        // Two blocks are enough; one is not.
+        assert!(
+            with_blocks(512, 4, 2)
+                .over_provisioning(0.0)
+                .build()
+                .is_ok()
+        );
+        assert_eq!(
+            with_blocks(512, 4, 1).build(),
+            Err(GeometryError::TooFewBlocks(1))
+        );
+        // 2^32 - 2 physical pages fit the 32-bit page numbers; 2^32 - 1 do not.
+        let most = with_blocks(512, 2, u32::MAX / 2)
+            .build()
+            .expect("2^32 - 2 pages");
+        assert_eq!(most.physical_pages(), u32::MAX - 1);
+        assert_eq!(
+            with_blocks(512, 3, u32::MAX / 3).build(),
+            Err(GeometryError::TooManyPages(u64::from(u32::MAX)))
+        );
+    }
+
+    /// A logical capacity of whole blocks with no over-provisioning takes exactly those
+    /// blocks (the rounding's epsilon is taken off, not added: found by mutation testing).
+    #[test]
+    fn whole_blocks_without_over_provisioning_are_exact() {
+        for blocks in [2u64, 3, 100, 4096] {
+            let g = Geometry::builder()
+                .page_size_bytes(4096)
+                .pages_per_block(128)
+                .logical_bytes(blocks * 128 * 4096)
+                .over_provisioning(0.0)
+                .build()
+                .expect("valid");
+            assert_eq!(u64::from(g.blocks()), blocks);
+        }
+    }
 }

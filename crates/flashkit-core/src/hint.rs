@@ -43,13 +43,18 @@ pub fn equal_lanes(keys: &[u32; 4], key: u32) -> u32 {
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
-    {
-        let mut mask = 0;
-        for (i, &k) in keys.iter().enumerate() {
-            mask |= u32::from(k == key) << i;
-        }
-        mask
+    equal_lanes_portable(keys, key)
+}
+
+/// [`equal_lanes`] without SSE2: the other targets' path, compiled for the tests too, which
+/// check it against the SSE2 one.
+#[cfg(any(test, not(target_arch = "x86_64")))]
+fn equal_lanes_portable(keys: &[u32; 4], key: u32) -> u32 {
+    let mut mask = 0;
+    for (i, &k) in keys.iter().enumerate() {
+        mask |= u32::from(k == key) << i;
     }
+    mask
 }
 
 /// A vector of `len` copies of `value`, whose memory the kernel is asked to back with huge
@@ -96,11 +101,14 @@ mod tests {
 
     #[test]
     fn equal_lanes_marks_every_equal_key() {
-        assert_eq!(super::equal_lanes(&[1, 2, 3, 4], 3), 0b0100);
-        assert_eq!(super::equal_lanes(&[7, 0, 7, 0], 7), 0b0101);
-        assert_eq!(super::equal_lanes(&[7, 0, 7, 0], 0), 0b1010);
-        assert_eq!(super::equal_lanes(&[u32::MAX; 4], u32::MAX), 0b1111);
-        assert_eq!(super::equal_lanes(&[1, 2, 3, 4], 5), 0);
+        // Both paths: the SSE2 one on x86_64 and the portable one of the other targets.
+        for lanes in [super::equal_lanes, super::equal_lanes_portable] {
+            assert_eq!(lanes(&[1, 2, 3, 4], 3), 0b0100);
+            assert_eq!(lanes(&[7, 0, 7, 0], 7), 0b0101);
+            assert_eq!(lanes(&[7, 0, 7, 0], 0), 0b1010);
+            assert_eq!(lanes(&[u32::MAX; 4], u32::MAX), 0b1111);
+            assert_eq!(lanes(&[1, 2, 3, 4], 5), 0);
+        }
     }
 
     #[test]

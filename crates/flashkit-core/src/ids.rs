@@ -102,3 +102,18 @@ impl PageRange {
         (self.start.0..self.start.0 + self.count).map(Lpn)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A range's end and pages (found by mutation testing: only other crates used them).
+    #[test]
+    fn a_range_ends_past_its_last_page_and_lists_its_pages() {
+        let range = PageRange::new(Lpn(5), 3);
+        assert_eq!(range.end(), 8);
+        assert_eq!(range.iter().collect::<Vec<_>>(), [Lpn(5), Lpn(6), Lpn(7)]);
+        assert_eq!(PageRange::new(Lpn(u32::MAX), 1).end(), 1 << 32);
+        assert_eq!(PageRange::one(Lpn(9)).iter().collect::<Vec<_>>(), [Lpn(9)]);
+    }
+}

@@ -192,4 +192,26 @@ mod tests {
             15 * 15_000 + 3 * 200_000 + 2 * 2_000_000
         );
     }
+
+    /// A preset's geometry builder carries its page, block and OOB sizes.
+    #[test]
+    fn a_presets_builder_has_its_sizes() {
+        for preset in NandPreset::ALL {
+            let g = preset
+                .geometry()
+                .blocks(8)
+                .build()
+                .expect("a preset's sizes are valid");
+            assert_eq!(
+                (g.page_size_bytes(), g.pages_per_block(), g.oob_bytes()),
+                (
+                    preset.page_size_bytes,
+                    preset.pages_per_block,
+                    preset.oob_bytes
+                ),
+                "{}",
+                preset.name
+            );
+        }
+    }
 }

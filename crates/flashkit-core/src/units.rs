@@ -53,9 +53,10 @@ fn parse_scaled(text: &str, base: u64, unit_suffixes: &[&str]) -> Result<u64, St
         text.parse::<u128>().map_err(|_| "too large".to_string())
     };
     let fraction = fraction.trim_end_matches('0');
-    // Past 20 decimal places no K/M/G/T/P multiple is whole (a binary P is 2^50).
+    // A bound that keeps the arithmetic below in u128 (10^20 times a binary P is about
+    // 10^35); a whole multiple can need more places (2^-21 P has 21), but no one writes one.
     if fraction.len() > 20 {
-        return Err("not a whole number of units".into());
+        return Err("more than 20 decimal places".into());
     }
     let places = 10u128.pow(fraction.len() as u32);
     let fraction_scaled = digits(fraction)? * scale;
@@ -192,7 +193,7 @@ mod tests {
         }
         assert_eq!(
             parse_count("1.0000000000000000000001k"),
-            Err("invalid count \"1.0000000000000000000001k\": not a whole number of units".into())
+            Err("invalid count \"1.0000000000000000000001k\": more than 20 decimal places".into())
         );
     }
 
@@ -213,5 +214,35 @@ mod tests {
         assert_eq!(format_size(4096), "4KiB");
         assert_eq!(format_size(16 << 30), "16GiB");
         assert_eq!(format_size(1536), "1536B");
+    }
+
+    /// Edges found by mutation testing: the suffixes one by one, the `i` of a binary suffix
+    /// only after a letter of a size, the limit on decimal places, the largest unit.
+    #[test]
+    fn every_suffix_and_the_edges_of_the_units() {
+        for (text, bytes) in [("1K", 1u64 << 10), ("1M", 1 << 20), ("1G", 1 << 30)] {
+            assert_eq!(parse_size(text), Ok(bytes), "{text}");
+        }
+        assert_eq!(parse_size("1T"), Ok(1 << 40));
+        assert_eq!(parse_size("1TiB"), Ok(1 << 40));
+        assert_eq!(parse_size("1P"), Ok(1 << 50));
+        assert_eq!(parse_count("1T"), Ok(1_000_000_000_000));
+        assert!(parse_size("4I").is_err(), "an i alone is no suffix");
+        assert!(parse_size("4IB").is_err());
+        assert!(
+            parse_count("4KI").is_err(),
+            "counts have no binary suffixes"
+        );
+        // 2^-20 P, written with its 20 decimal places, is whole; 21 places are refused.
+        assert_eq!(
+            parse_size("1.00000095367431640625P"),
+            Ok((1 << 50) + (1 << 30))
+        );
+        let refused = parse_size("1.000000476837158203125P").expect_err("21 places");
+        assert!(refused.contains("more than 20 decimal places"), "{refused}");
+        assert_eq!(format_size(1 << 60), "1024PiB");
+        assert_eq!(format_size(u64::MAX), format!("{}B", u64::MAX));
+        assert_eq!(approximate_size(u64::MAX), "16384PiB");
+        assert_eq!(approximate_size(1 << 60), "1024PiB");
     }
 }
