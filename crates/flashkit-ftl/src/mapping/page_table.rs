@@ -134,4 +134,15 @@ mod tests {
         );
         assert_eq!(table.memory().packed_bytes, 32);
     }
+
+    /// The memory the reports print (the paper's packed 4 bytes a logical page, and the heap
+    /// this process holds), against the table's own size.
+    #[test]
+    fn memory_is_four_bytes_a_logical_page() {
+        let table = PageTable::new(12_345);
+        let memory = table.memory();
+        assert_eq!(memory.packed_bytes, 12_345 * 4);
+        assert_eq!(memory.heap_bytes, (table.table.capacity() * 4) as u64);
+        assert!(memory.heap_bytes >= memory.packed_bytes);
+    }
 }

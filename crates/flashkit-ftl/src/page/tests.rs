@@ -372,3 +372,15 @@ fn spare_blocks_of_the_threshold_plus_two_are_enough() {
         "{refused}"
     );
 }
+
+/// The bookkeeping heap reports print: the reverse map's 4 bytes a physical page, the
+/// validity bits, the block table, each counted from the structure itself.
+#[test]
+fn bookkeeping_heap_bytes_add_up_their_parts() {
+    let ftl = busy_ftl();
+    let parts =
+        (ftl.reverse.capacity() * 4) as u64 + ftl.valid.heap_bytes() + ftl.blocks.heap_bytes();
+    assert_eq!(ftl.bookkeeping_heap_bytes(), parts);
+    assert!(ftl.reverse.capacity() as u64 >= u64::from(ftl.geometry().physical_pages()));
+    assert!(ftl.blocks.heap_bytes() > 0);
+}

@@ -89,4 +89,13 @@ mod tests {
             assert!((0..300).all(|ppn| !bits.get(ppn)));
         }
     }
+
+    /// The heap figure reports print: 8 bytes a 64-page word, nothing when not kept.
+    #[test]
+    fn heap_bytes_are_the_words_held() {
+        let kept = ValidBits::new(1000, true);
+        assert_eq!(kept.heap_bytes(), (kept.words.capacity() * 8) as u64);
+        assert!(kept.heap_bytes() >= 1000u64.div_ceil(64) * 8);
+        assert_eq!(ValidBits::new(1000, false).heap_bytes(), 0);
+    }
 }
