@@ -108,33 +108,18 @@ impl ConfigFile {
             return error;
         };
         let message = format!("{error:#}");
-        let verdicts: Vec<(&OptionLine, Option<String>)> = origin
-            .options
-            .iter()
-            .filter_map(|option| {
-                let without = self.without(option)?;
-                Some((option, check(&without).err().map(|e| format!("{e:#}"))))
-            })
-            .collect();
-        let mut at_fault: Vec<&OptionLine> = verdicts
-            .iter()
-            .filter(|(_, error)| error.is_none())
-            .map(|&(option, _)| option)
-            .collect();
-        if at_fault.is_empty() {
-            at_fault = verdicts
-                .iter()
-                .filter(|(_, error)| error.as_deref().is_some_and(|e| e != message))
-                .map(|&(option, _)| option)
-                .collect();
-        }
-        if at_fault.is_empty() {
+        let verdicts = origin.options.iter().filter_map(|option| {
+            let without = self.without(option)?;
+            let place = format!(
+                "line {} ([{}] {})",
+                option.line, option.section, option.written
+            );
+            Some((place, check(&without).err()))
+        });
+        let lines = at_fault(&message, verdicts);
+        if lines.is_empty() {
             return error;
         }
-        let lines: Vec<String> = at_fault
-            .iter()
-            .map(|o| format!("line {} ([{}] {})", o.line, o.section, o.written))
-            .collect();
         anyhow::anyhow!(
             "config file {}, {}: {message}",
             origin.path.display(),
@@ -151,6 +136,33 @@ impl ConfigFile {
         }
         toml::Value::Table(table).try_into().ok()
     }
+}
+
+/// The places at fault for an error whose text is `message`, from the check's verdict with
+/// each place left out in turn: those whose absence lets the check pass; failing that, those
+/// whose absence changes the error (the rule that ties options together, where removing
+/// one of them gives another error); failing that, none.
+pub fn at_fault(
+    message: &str,
+    verdicts: impl IntoIterator<Item = (String, Option<anyhow::Error>)>,
+) -> Vec<String> {
+    let verdicts: Vec<(String, Option<String>)> = verdicts
+        .into_iter()
+        .map(|(place, error)| (place, error.map(|e| format!("{e:#}"))))
+        .collect();
+    let passing: Vec<String> = verdicts
+        .iter()
+        .filter(|(_, error)| error.is_none())
+        .map(|(place, _)| place.clone())
+        .collect();
+    if !passing.is_empty() {
+        return passing;
+    }
+    verdicts
+        .into_iter()
+        .filter(|(_, error)| error.as_deref().is_some_and(|e| e != message))
+        .map(|(place, _)| place)
+        .collect()
 }
 
 /// Every `[section] key` of a config file with its line and text, in file order; with

@@ -614,15 +614,14 @@ fn blame(
     error: &anyhow::Error,
     mut check: impl FnMut(&SweepFile, &BTreeMap<String, toml::Value>) -> anyhow::Result<()>,
 ) -> Vec<String> {
-    let message = format!("{error:#}");
-    let mut verdicts: Vec<(String, Option<String>)> = Vec::new();
+    let mut verdicts: Vec<(String, Option<anyhow::Error>)> = Vec::new();
     for (section, key, line, written) in settings::base_options(text) {
         let mut without = file.clone();
         if let Some(toml::Value::Table(options)) = without.base.get_mut(&section) {
             options.remove(&key);
         }
-        let outcome = check(&without, combo).err().map(|e| format!("{e:#}"));
-        verdicts.push((format!("line {line} ([base.{section}] {written})"), outcome));
+        let place = format!("line {line} ([base.{section}] {written})");
+        verdicts.push((place, check(&without, combo).err()));
     }
     for dimension in grid {
         let Some(value) = combo.get(&dimension.name) else {
@@ -635,25 +634,10 @@ fn blame(
             .map_or(dimension.line, |&(_, line)| line);
         let mut without = combo.clone();
         without.remove(&dimension.name);
-        let outcome = check(file, &without).err().map(|e| format!("{e:#}"));
-        verdicts.push((
-            format!("line {line} ({} {})", dimension.spelt, value),
-            outcome,
-        ));
+        let place = format!("line {line} ({} {})", dimension.spelt, value);
+        verdicts.push((place, check(file, &without).err()));
     }
-    let passing: Vec<String> = verdicts
-        .iter()
-        .filter(|(_, outcome)| outcome.is_none())
-        .map(|(place, _)| place.clone())
-        .collect();
-    if !passing.is_empty() {
-        return passing;
-    }
-    verdicts
-        .into_iter()
-        .filter(|(_, outcome)| outcome.as_deref().is_some_and(|e| e != message))
-        .map(|(place, _)| place)
-        .collect()
+    settings::at_fault(&format!("{error:#}"), verdicts)
 }
 
 /// Hold an advisory lock on the output directory itself (not on a file in it, which would be
