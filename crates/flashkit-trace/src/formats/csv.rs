@@ -91,6 +91,12 @@ impl Csv {
             }
         }
         check_end(request.offset, request.size, offset_text)?;
+        if request.op == Op::Flush {
+            // A flush addresses nothing (`Request::size` is zero for one, as every other
+            // format gives it); its row's offset and size were checked all the same.
+            request.offset = 0;
+            request.size = 0;
+        }
         Ok(Parsed::Request(request))
     }
 }
@@ -277,5 +283,21 @@ mod tests {
         p.parse(b"op,offset,size").expect("header");
         assert_eq!(p.parse(b"x,0,512").expect_err("op").field, "op");
         assert_eq!(p.parse(b"r,0").expect_err("short").field, "line");
+    }
+
+    /// A flush row's offset and size are checked, then dropped: a flush addresses nothing
+    /// (the hunt found them kept, unlike every other format's flush).
+    #[test]
+    fn a_flush_addresses_nothing() {
+        let mut p = Csv::new(1);
+        p.parse(b"op,offset,size").expect("header");
+        let Parsed::Request(flush) = p.parse(b"flush,4096,512").expect("valid") else {
+            panic!("a request");
+        };
+        assert_eq!((flush.op, flush.offset, flush.size), (Op::Flush, 0, 0));
+        assert_eq!(
+            p.parse(b"flush,x,512").expect_err("bad offset").field,
+            "offset"
+        );
     }
 }
