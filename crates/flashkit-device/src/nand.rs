@@ -228,7 +228,8 @@ impl<S: PayloadStore> FlashDevice for NandDevice<S> {
                 }
                 None => Stamp::new(lpn, 0),
             };
-            self.store.store(Ppn(to.0 + i), stamp);
+            // `copy`, not `store`: a store that keeps the page's bytes copies them too.
+            self.store.copy(page, Ppn(to.0 + i), stamp);
         }
         self.finish_copy(dest, pages, cause);
         Ok(pages)

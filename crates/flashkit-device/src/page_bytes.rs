@@ -356,6 +356,22 @@ mod tests {
         }
     }
 
+    /// A run copy keeps the bytes as a page-by-page copy does: a block-mapped FTL's merge
+    /// copies with `copy_range`, and a page that loses its bytes there loses its data.
+    /// Regression: `NandDevice::copy_range` stored only the stamps, so the copies read back
+    /// empty. Found reading the code while testing the device crate's mutants.
+    #[test]
+    fn copy_range_copies_the_bytes_too() {
+        let mut dev = device();
+        dev.program_page(Ppn(0), Stamp::new(Lpn(3), 1), b"three", Cause::Host)
+            .expect("program");
+        dev.program_page(Ppn(1), Stamp::new(Lpn(4), 1), b"four", Cause::Host)
+            .expect("program");
+        assert_eq!(dev.copy_range(Ppn(0), Lpn(3), 2, Ppn(8), Cause::Gc), Ok(2));
+        assert_eq!(dev.peek_page(Ppn(8)).bytes(), Some(&b"three"[..]));
+        assert_eq!(dev.peek_page(Ppn(9)).bytes(), Some(&b"four"[..]));
+    }
+
     /// The store's own contract, which no `NandDevice` read shows (the device answers a
     /// page past a block's write pointer as erased without asking the store, and every
     /// program rewrites the stamp and the length): an erase forgets the stamps and bytes of
