@@ -178,3 +178,18 @@ pub trait FlashDevice {
     /// Heap bytes held by the model (not part of any FTL's mapping memory).
     fn heap_bytes(&self) -> usize;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only a programmed page read from a store that keeps stamps has one; an erased page has
+    /// none, not a default stamp that would name logical page 0.
+    #[test]
+    fn a_page_read_has_a_stamp_only_when_programmed_with_one() {
+        let stamp = Stamp::new(Lpn(7), 3);
+        assert_eq!(PageRead::Programmed(Some(stamp)).stamp(), Some(stamp));
+        assert_eq!(PageRead::Programmed(None).stamp(), None);
+        assert_eq!(PageRead::Erased.stamp(), None);
+    }
+}

@@ -228,7 +228,8 @@ impl<S: PayloadStore> FlashDevice for NandDevice<S> {
                 }
                 None => Stamp::new(lpn, 0),
             };
-            self.store.store(Ppn(to.0 + i), stamp);
+            // `copy`, not `store`: a store that keeps the page's bytes copies them too.
+            self.store.copy(page, Ppn(to.0 + i), stamp);
         }
         self.finish_copy(dest, pages, cause);
         Ok(pages)
@@ -443,6 +444,59 @@ mod tests {
         // Other blocks are unaffected.
         dev.erase(BlockId(1), Cause::Gc).expect("healthy block");
     }
+
+    /// The endurance a device reports is the limit it was given and the one it enforces:
+    /// the erase after that many fails, and the worn-out block's erase count equals it.
+    #[test]
+    fn endurance_cycles_is_the_limit_that_wears_blocks_out() {
+        let unlimited = NandDevice::<CountsOnly>::new(geometry());
+        assert_eq!(
+            unlimited.endurance_cycles(),
+            u32::MAX,
+            "unlimited by default"
+        );
+        let mut dev = NandDevice::<CountsOnly>::new(geometry()).with_endurance(2);
+        assert_eq!(dev.endurance_cycles(), 2);
+        // A bounded loop: a mutant whose erases never fail must not hang the test.
+        for _ in 0..2 {
+            dev.erase(BlockId(3), Cause::Gc).expect("within endurance");
+        }
+        assert!(dev.erase(BlockId(3), Cause::Gc).is_err(), "the third erase");
+        let status = dev.block_status(BlockId(3));
+        assert!(status.bad);
+        assert_eq!(status.erase_count, dev.endurance_cycles());
+    }
+
+    /// The model's heap, counted allocation by allocation: the block-state vector (a block
+    /// state is two `u32`s, the "8 bytes a block" of its doc) and the store's stamps (16
+    /// bytes a page: a `u32` and a `u64`, aligned to 8). `CountsOnly` allocates nothing.
+    #[test]
+    fn heap_bytes_count_the_block_states_and_the_store() {
+        assert_eq!(std::mem::size_of::<BlockState>(), 8);
+        assert_eq!(std::mem::size_of::<Stamp>(), 16);
+        let counts = NandDevice::<CountsOnly>::new(geometry());
+        assert_eq!(counts.heap_bytes(), counts.blocks.capacity() * 8);
+        let stamps = NandDevice::<Stamps>::new(geometry());
+        let pages = geometry().physical_pages() as usize;
+        assert_eq!(
+            stamps.heap_bytes(),
+            stamps.blocks.capacity() * 8 + pages * 16
+        );
+    }
+
+    /// The estimate made from the geometry alone, before a device is built: 4 blocks of 8
+    /// bytes, and for `Stamps` 16 pages of 16 bytes (allocated up front, so a fresh device
+    /// already holds all of it).
+    #[test]
+    fn heap_estimate_from_the_geometry() {
+        assert_eq!(NandDevice::<CountsOnly>::heap_estimate(&geometry()), 4 * 8);
+        assert_eq!(
+            NandDevice::<Stamps>::heap_estimate(&geometry()),
+            4 * 8 + 16 * 16
+        );
+        let fresh = NandDevice::<Stamps>::new(geometry());
+        assert_eq!(fresh.heap_bytes() as u64, 4 * 8 + 16 * 16);
+    }
 }
 
 #[cfg(test)]
@@ -459,39 +513,44 @@ mod copy_tests {
             .expect("ok")
     }
 
+    /// A device that keeps the trait's default `copy_pages` and `copy_range` (the read and
+    /// program loop) and delegates everything else to a `NandDevice`, whose overrides must
+    /// be indistinguishable from those defaults.
+    struct Plain(NandDevice<Stamps>);
+
+    impl FlashDevice for Plain {
+        fn geometry(&self) -> &Geometry {
+            self.0.geometry()
+        }
+        fn read(&mut self, p: Ppn, c: Cause) -> Result<PageRead, DeviceError> {
+            self.0.read(p, c)
+        }
+        fn program(&mut self, p: Ppn, s: Stamp, c: Cause) -> Result<(), DeviceError> {
+            self.0.program(p, s, c)
+        }
+        fn erase(&mut self, b: BlockId, c: Cause) -> Result<(), DeviceError> {
+            self.0.erase(b, c)
+        }
+        fn counters(&self) -> &OpCounters {
+            self.0.counters()
+        }
+        fn block_status(&self, b: BlockId) -> crate::BlockStatus {
+            self.0.block_status(b)
+        }
+        fn peek(&self, p: Ppn) -> PageRead {
+            self.0.peek(p)
+        }
+        fn endurance_cycles(&self) -> u32 {
+            self.0.endurance_cycles()
+        }
+        fn heap_bytes(&self) -> usize {
+            self.0.heap_bytes()
+        }
+    }
+
     /// The batched copy must be indistinguishable from the read/program loop it replaces.
     #[test]
     fn copy_pages_matches_reads_and_programs() {
-        struct Plain(NandDevice<Stamps>);
-        impl FlashDevice for Plain {
-            fn geometry(&self) -> &Geometry {
-                self.0.geometry()
-            }
-            fn read(&mut self, p: Ppn, c: Cause) -> Result<PageRead, DeviceError> {
-                self.0.read(p, c)
-            }
-            fn program(&mut self, p: Ppn, s: Stamp, c: Cause) -> Result<(), DeviceError> {
-                self.0.program(p, s, c)
-            }
-            fn erase(&mut self, b: BlockId, c: Cause) -> Result<(), DeviceError> {
-                self.0.erase(b, c)
-            }
-            fn counters(&self) -> &OpCounters {
-                self.0.counters()
-            }
-            fn block_status(&self, b: BlockId) -> crate::BlockStatus {
-                self.0.block_status(b)
-            }
-            fn peek(&self, p: Ppn) -> PageRead {
-                self.0.peek(p)
-            }
-            fn endurance_cycles(&self) -> u32 {
-                self.0.endurance_cycles()
-            }
-            fn heap_bytes(&self) -> usize {
-                self.0.heap_bytes()
-            }
-        }
         let mut fast = NandDevice::<Stamps>::new(geometry());
         let mut plain = Plain(NandDevice::<Stamps>::new(geometry()));
         for dev in [&mut fast as &mut dyn FlashDevice, &mut plain] {
@@ -512,6 +571,41 @@ mod copy_tests {
             fast.peek(Ppn(6)),
             PageRead::Programmed(Some(Stamp::new(Lpn(13), 1)))
         );
+    }
+
+    /// The trait's default run copy (what a device without its own `copy_range` does) must
+    /// copy exactly the pages an explicit `copy_pages` list names: the run starts at a page
+    /// and a logical page other than 0, so an offset that is not added to both is caught by
+    /// the OOB check or by the pages it lands on.
+    #[test]
+    fn default_copy_range_matches_copy_pages() {
+        fn prepare(dev: &mut dyn FlashDevice) {
+            for p in 0..4 {
+                dev.program(Ppn(4 + p), Stamp::new(Lpn(20 + p), 7), Cause::Host)
+                    .expect("program");
+            }
+            dev.program(Ppn(8), Stamp::new(Lpn(99), 1), Cause::Host)
+                .expect("program");
+        }
+        let mut plain = Plain(NandDevice::<Stamps>::new(geometry()));
+        prepare(&mut plain);
+        assert_eq!(
+            plain.copy_range(Ppn(5), Lpn(21), 3, Ppn(9), Cause::Gc),
+            Ok(3)
+        );
+        let mut listed = NandDevice::<Stamps>::new(geometry());
+        prepare(&mut listed);
+        let pages = [(Lpn(21), Ppn(5)), (Lpn(22), Ppn(6)), (Lpn(23), Ppn(7))];
+        assert_eq!(listed.copy_pages(&pages, Ppn(9), Cause::Gc), Ok(3));
+        assert_eq!(plain.counters(), listed.counters());
+        for p in 0..16 {
+            assert_eq!(plain.peek(Ppn(p)), listed.peek(Ppn(p)), "page {p}");
+        }
+        assert_eq!(
+            plain.peek(Ppn(11)),
+            PageRead::Programmed(Some(Stamp::new(Lpn(23), 7)))
+        );
+        assert_eq!(plain.block_status(BlockId(2)).programmed_pages, 4);
     }
 
     /// The run copy must be indistinguishable from the per-page copy it replaces, on every

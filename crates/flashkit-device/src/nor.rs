@@ -571,4 +571,102 @@ mod tests {
         let t = NorPreset::K8C1215.timing.serial_cost_ns(nor.counters());
         assert_eq!(t, 10 * 110 + 80_000 + 600_000_000);
     }
+
+    /// Messages name words in hexadecimal, as datasheets do.
+    #[test]
+    fn word_addresses_display_in_hex() {
+        assert_eq!(WordAddr(0x46).to_string(), "word 0x46");
+        assert_eq!(WordAddr(0).to_string(), "word 0x0");
+    }
+
+    /// A capacity of 2^32 blocks of 16 words (32 bytes) is a whole number of blocks but
+    /// more blocks than a `u32` counts; the error names the words it would take, its bytes
+    /// over the 2 bytes of a word.
+    #[test]
+    fn a_capacity_past_32_bit_block_counts_is_too_large() {
+        let bytes = 32u64 << 32;
+        assert_eq!(
+            NorGeometry::with_capacity(bytes, 16),
+            Err(NorGeometryError::TooLarge(16 << 32))
+        );
+    }
+
+    /// Block `b` starts at word `b * words_per_block`, and an erase clears that block's
+    /// words and no neighbour's.
+    #[test]
+    fn an_erase_clears_exactly_its_block() {
+        let mut nor = small();
+        assert_eq!(nor.geometry().block_start(BlockId(0)), WordAddr(0));
+        assert_eq!(nor.geometry().block_start(BlockId(3)), WordAddr(192));
+        for addr in [127, 128, 191, 192] {
+            nor.program(WordAddr(addr), 0, Cause::Host).expect("ok");
+        }
+        nor.erase(BlockId(2), Cause::Gc).expect("ok");
+        let words = [127, 128, 191, 192].map(|addr| nor.peek(WordAddr(addr)));
+        assert_eq!(words, [0, ERASED_WORD, ERASED_WORD, 0]);
+    }
+
+    /// A run of one word, and a run at the first word of the device, land where they are
+    /// addressed.
+    #[test]
+    fn short_runs_and_runs_at_word_zero_are_programmed() {
+        let mut nor = small();
+        nor.program_words(WordAddr(5), &[0x1234], Cause::Host)
+            .expect("ok");
+        nor.program_words(WordAddr(0), &[0xA, 0xB], Cause::Host)
+            .expect("ok");
+        assert_eq!(
+            nor.peek_words(WordAddr(0), 6),
+            [0xA, 0xB, 0xFFFF, 0xFFFF, 0xFFFF, 0x1234]
+        );
+        assert_eq!(nor.counters().programs.host, 3);
+    }
+
+    /// An image whose last run reaches its end, starting at its first word or after an
+    /// all-ones word, is programmed whole.
+    #[test]
+    fn an_image_run_that_reaches_the_end_is_programmed_whole() {
+        let mut nor = small();
+        nor.program_image(WordAddr(30), &[1, 2, 3], Cause::Gc)
+            .expect("ok");
+        nor.program_image(WordAddr(40), &[ERASED_WORD, 4, 5, 6], Cause::Gc)
+            .expect("ok");
+        assert_eq!(nor.peek_words(WordAddr(30), 3), [1, 2, 3]);
+        assert_eq!(nor.peek_words(WordAddr(40), 4), [ERASED_WORD, 4, 5, 6]);
+        assert_eq!(nor.counters().programs.gc, 6);
+    }
+
+    /// The getters against a device configured with an endurance of 2 and worn out: the
+    /// erase count climbs to the endurance and stops there, and only the worn block is bad.
+    #[test]
+    fn erase_counts_and_bad_blocks_follow_the_wear() {
+        assert_eq!(small().endurance_cycles(), u32::MAX, "unlimited by default");
+        let mut nor = small().with_endurance(2);
+        assert_eq!(nor.endurance_cycles(), 2);
+        assert_eq!(
+            (nor.erase_count(BlockId(1)), nor.is_bad(BlockId(1))),
+            (0, false)
+        );
+        // A bounded loop: a mutant whose erases never fail must not hang the test.
+        for _ in 0..2 {
+            nor.erase(BlockId(1), Cause::Gc).expect("within endurance");
+        }
+        assert!(nor.erase(BlockId(1), Cause::Gc).is_err(), "the third erase");
+        assert_eq!(nor.erase_count(BlockId(1)), nor.endurance_cycles());
+        let bad: Vec<bool> = (0..4).map(|b| nor.is_bad(BlockId(b))).collect();
+        assert_eq!(bad, [false, true, false, false]);
+        assert_eq!(nor.erase_count(BlockId(0)), 0);
+    }
+
+    /// The heap counted allocation by allocation: every word (2 bytes), an erase count (4
+    /// bytes) and a bad flag (1 byte) a block.
+    #[test]
+    fn heap_bytes_count_words_erase_counts_and_bad_flags() {
+        let nor = small();
+        let counted = nor.words.capacity() * std::mem::size_of::<u16>()
+            + nor.erase_counts.capacity() * std::mem::size_of::<u32>()
+            + nor.bad.capacity() * std::mem::size_of::<bool>();
+        assert_eq!(nor.heap_bytes(), counted);
+        assert_eq!(counted, 256 * 2 + 4 * 4 + 4);
+    }
 }

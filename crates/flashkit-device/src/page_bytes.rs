@@ -226,14 +226,18 @@ mod tests {
     use super::*;
     use flashkit_core::BlockId;
 
-    fn device() -> NandDevice<PageBytes> {
-        let geometry = Geometry::builder()
+    /// 4 blocks of 4 pages of 512 bytes.
+    fn geometry() -> Geometry {
+        Geometry::builder()
             .page_size_bytes(512)
             .pages_per_block(4)
             .blocks(4)
             .build()
-            .expect("ok");
-        NandDevice::new(geometry)
+            .expect("ok")
+    }
+
+    fn device() -> NandDevice<PageBytes> {
+        NandDevice::new(geometry())
     }
 
     #[test]
@@ -308,6 +312,133 @@ mod tests {
         assert_eq!(
             dev.program_page(Ppn(4), Stamp::default(), b"x", Cause::Host),
             Err(DeviceError::BadBlock { block: BlockId(1) })
+        );
+    }
+
+    /// The OOB stamp comes back with the bytes, through every read path: a program with
+    /// bytes keeps the stamp beside them.
+    #[test]
+    fn the_stamp_is_read_back_with_the_bytes() {
+        let mut dev = device();
+        let stamp = Stamp::new(Lpn(6), 9);
+        dev.program_page(Ppn(4), stamp, b"six", Cause::Host)
+            .expect("program");
+        let expected = PageData::Programmed {
+            stamp,
+            bytes: b"six",
+        };
+        assert_eq!(dev.read_page(Ppn(4), Cause::Host), Ok(expected));
+        assert_eq!(dev.peek_page(Ppn(4)), expected);
+        assert_eq!(dev.peek(Ppn(4)), crate::PageRead::Programmed(Some(stamp)));
+    }
+
+    /// A copy takes the bytes of its own source page, not of the block's first page: the
+    /// source is page 1 of its block, copied both to another block and within its own.
+    #[test]
+    fn copy_pages_takes_the_bytes_of_a_page_past_the_first() {
+        let mut dev = device();
+        dev.program_page(Ppn(0), Stamp::new(Lpn(1), 1), b"aaa", Cause::Host)
+            .expect("program");
+        dev.program_page(Ppn(1), Stamp::new(Lpn(2), 2), b"bbbb", Cause::Host)
+            .expect("program");
+        let source = [(Lpn(2), Ppn(1))];
+        assert_eq!(dev.copy_pages(&source, Ppn(8), Cause::Gc), Ok(1));
+        assert_eq!(dev.copy_pages(&source, Ppn(2), Cause::Gc), Ok(1));
+        for to in [Ppn(8), Ppn(2)] {
+            assert_eq!(
+                dev.peek_page(to),
+                PageData::Programmed {
+                    stamp: Stamp::new(Lpn(2), 2),
+                    bytes: b"bbbb"
+                },
+                "{to}"
+            );
+        }
+    }
+
+    /// A run copy keeps the bytes as a page-by-page copy does: a block-mapped FTL's merge
+    /// copies with `copy_range`, and a page that loses its bytes there loses its data.
+    /// Regression: `NandDevice::copy_range` stored only the stamps, so the copies read back
+    /// empty. Found reading the code while testing the device crate's mutants.
+    #[test]
+    fn copy_range_copies_the_bytes_too() {
+        let mut dev = device();
+        dev.program_page(Ppn(0), Stamp::new(Lpn(3), 1), b"three", Cause::Host)
+            .expect("program");
+        dev.program_page(Ppn(1), Stamp::new(Lpn(4), 1), b"four", Cause::Host)
+            .expect("program");
+        assert_eq!(dev.copy_range(Ppn(0), Lpn(3), 2, Ppn(8), Cause::Gc), Ok(2));
+        assert_eq!(dev.peek_page(Ppn(8)).bytes(), Some(&b"three"[..]));
+        assert_eq!(dev.peek_page(Ppn(9)).bytes(), Some(&b"four"[..]));
+    }
+
+    /// The store's own contract, which no `NandDevice` read shows (the device answers a
+    /// page past a block's write pointer as erased without asking the store, and every
+    /// program rewrites the stamp and the length): an erase forgets the stamps and bytes of
+    /// its block and of no other.
+    #[test]
+    fn the_store_erase_forgets_its_block_only() {
+        let mut store = PageBytes::for_geometry(&geometry());
+        for page in [4, 5, 8] {
+            store.store(Ppn(page), Stamp::new(Lpn(page), 1));
+            store.write_bytes(Ppn(page), b"data");
+        }
+        store.erase(Ppn(4), 4);
+        for page in [4, 5] {
+            assert_eq!(store.load(Ppn(page)), Some(ERASED), "page {page}");
+            assert_eq!(store.bytes(Ppn(page)), b"", "page {page}");
+        }
+        assert_eq!(store.load(Ppn(8)), Some(Stamp::new(Lpn(8), 1)));
+        assert_eq!(store.bytes(Ppn(8)), b"data");
+    }
+
+    /// Heap bytes counted allocation by allocation from what the store holds: its vector of
+    /// block slots, and each allocated block's bytes, lengths and stamps.
+    fn counted_heap(store: &PageBytes) -> usize {
+        let slots = store.blocks.capacity() * std::mem::size_of::<Option<BlockBytes>>();
+        let blocks: usize = store
+            .blocks
+            .iter()
+            .flatten()
+            .map(|b| {
+                b.data.len()
+                    + b.lens.len() * std::mem::size_of::<u32>()
+                    + b.stamps.len() * std::mem::size_of::<Stamp>()
+            })
+            .sum();
+        slots + blocks
+    }
+
+    /// Blocks are allocated on their first program only: two of four here.
+    #[test]
+    fn heap_bytes_count_the_allocated_blocks() {
+        let mut dev = device();
+        assert_eq!(dev.store().heap_bytes(), counted_heap(dev.store()));
+        for page in [0, 1, 12] {
+            dev.program_page(Ppn(page), Stamp::new(Lpn(page), 1), b"x", Cause::Host)
+                .expect("program");
+        }
+        let store = dev.store();
+        assert_eq!(store.blocks.iter().flatten().count(), 2);
+        assert_eq!(store.heap_bytes(), counted_heap(store));
+    }
+
+    /// The estimate from the geometry is what a store (and a device) holds once every
+    /// block has been programmed; a device adds its block states, two `u32`s a block.
+    #[test]
+    fn heap_bytes_for_is_the_heap_of_a_store_with_every_block_programmed() {
+        let geometry = geometry();
+        let mut dev = device();
+        for block in 0..4 {
+            dev.program_page(Ppn(block * 4), Stamp::new(Lpn(block), 1), b"", Cause::Host)
+                .expect("program");
+        }
+        let counted = counted_heap(dev.store());
+        assert_eq!(PageBytes::heap_bytes_for(&geometry), counted as u64);
+        assert_eq!(dev.heap_bytes(), 4 * 8 + counted);
+        assert_eq!(
+            NandDevice::<PageBytes>::heap_estimate(&geometry),
+            dev.heap_bytes() as u64
         );
     }
 }

@@ -104,3 +104,53 @@ impl PayloadStore for Stamps {
         u64::from(geometry.physical_pages()) * std::mem::size_of::<Stamp>() as u64
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// 4 blocks of 4 pages.
+    fn geometry() -> Geometry {
+        Geometry::builder()
+            .page_size_bytes(512)
+            .pages_per_block(4)
+            .blocks(4)
+            .build()
+            .expect("valid geometry")
+    }
+
+    #[test]
+    fn counts_only_holds_no_heap() {
+        assert_eq!(CountsOnly::for_geometry(&geometry()).heap_bytes(), 0);
+        assert_eq!(CountsOnly::heap_bytes_for(&geometry()), 0);
+    }
+
+    /// One stamp per physical page, 16 bytes each (a `u32` and a `u64`, aligned to 8),
+    /// allocated up front: the estimate from the geometry is what a fresh store holds.
+    #[test]
+    fn stamps_hold_one_stamp_a_page() {
+        assert_eq!(std::mem::size_of::<Stamp>(), 16);
+        let store = Stamps::for_geometry(&geometry());
+        assert_eq!(store.stamps.capacity(), 16);
+        assert_eq!(store.heap_bytes(), 16 * 16);
+        assert_eq!(Stamps::heap_bytes_for(&geometry()), 16 * 16);
+    }
+
+    /// The store's own contract, which no `NandDevice` read shows (the device answers a
+    /// page past a block's write pointer as erased without asking the store): an erase
+    /// forgets exactly its pages, which then hold the all-ones stamp of erased flash.
+    #[test]
+    fn stamps_erase_forgets_exactly_its_pages() {
+        let mut store = Stamps::for_geometry(&geometry());
+        for page in 3..9 {
+            store.store(Ppn(page), Stamp::new(Lpn(page), 1));
+        }
+        store.erase(Ppn(4), 4);
+        for page in 4..8 {
+            assert_eq!(store.load(Ppn(page)), Some(ERASED), "page {page}");
+        }
+        for page in [3, 8] {
+            assert_eq!(store.load(Ppn(page)), Some(Stamp::new(Lpn(page), 1)));
+        }
+    }
+}
