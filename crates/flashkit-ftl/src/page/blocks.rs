@@ -346,10 +346,10 @@ impl BlockTable {
             self.min_erase += 1;
         }
         if self.erase_hist[self.min_erase as usize] == 0 {
-            // Every block retired, or the minimum moved down after a retirement of the max.
-            self.min_erase = (0..top)
-                .find(|&c| self.erase_hist[c as usize] > 0)
-                .unwrap_or(0);
+            // The loop stops at the last count only when every count up to it is empty,
+            // so every block is retired (erase counts never fall, so the minimum never has
+            // to move down): nothing is in service.
+            self.min_erase = 0;
         }
     }
 
