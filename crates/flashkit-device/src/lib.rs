@@ -183,6 +183,16 @@ pub trait FlashDevice {
 mod tests {
     use super::*;
 
+    /// The small device the unit tests share: 4 blocks of 4 pages of 512 bytes.
+    pub(crate) fn geometry() -> Geometry {
+        Geometry::builder()
+            .page_size_bytes(512)
+            .pages_per_block(4)
+            .blocks(4)
+            .build()
+            .expect("a valid geometry")
+    }
+
     /// Only a programmed page read from a store that keeps stamps has one; an erased page has
     /// none, not a default stamp that would name logical page 0.
     #[test]

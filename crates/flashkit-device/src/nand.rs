@@ -316,14 +316,7 @@ mod tests {
     use crate::{CountsOnly, Stamps};
     use flashkit_core::Lpn;
 
-    fn geometry() -> Geometry {
-        Geometry::builder()
-            .page_size_bytes(512)
-            .pages_per_block(4)
-            .blocks(4)
-            .build()
-            .expect("ok")
-    }
+    use crate::tests::geometry;
 
     fn stamp(lpn: u32, seq: u64) -> Stamp {
         Stamp::new(Lpn(lpn), seq)
@@ -504,14 +497,7 @@ mod copy_tests {
     use super::*;
     use crate::{CountsOnly, PayloadStore, Stamps};
 
-    fn geometry() -> Geometry {
-        Geometry::builder()
-            .page_size_bytes(512)
-            .pages_per_block(4)
-            .blocks(4)
-            .build()
-            .expect("ok")
-    }
+    use crate::tests::geometry;
 
     /// A device that keeps the trait's default `copy_pages` and `copy_range` (the read and
     /// program loop) and delegates everything else to a `NandDevice`, whose overrides must

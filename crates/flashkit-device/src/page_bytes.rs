@@ -226,15 +226,7 @@ mod tests {
     use super::*;
     use flashkit_core::BlockId;
 
-    /// 4 blocks of 4 pages of 512 bytes.
-    fn geometry() -> Geometry {
-        Geometry::builder()
-            .page_size_bytes(512)
-            .pages_per_block(4)
-            .blocks(4)
-            .build()
-            .expect("ok")
-    }
+    use crate::tests::geometry;
 
     fn device() -> NandDevice<PageBytes> {
         NandDevice::new(geometry())

@@ -109,15 +109,7 @@ impl PayloadStore for Stamps {
 mod tests {
     use super::*;
 
-    /// 4 blocks of 4 pages.
-    fn geometry() -> Geometry {
-        Geometry::builder()
-            .page_size_bytes(512)
-            .pages_per_block(4)
-            .blocks(4)
-            .build()
-            .expect("valid geometry")
-    }
+    use crate::tests::geometry;
 
     #[test]
     fn counts_only_holds_no_heap() {
