@@ -21,7 +21,7 @@ mod rng;
 mod timing;
 pub mod units;
 
-pub use counters::{Cause, OpCounters};
+pub use counters::{ByCause, Cause, OpCounters};
 pub use file::{not_a_file, same_file};
 pub use geometry::{Geometry, GeometryBuilder, GeometryError};
 pub use hash::StateHasher;

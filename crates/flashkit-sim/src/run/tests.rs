@@ -265,3 +265,306 @@ fn a_bad_device_spec_is_a_clear_error() {
         .to_string();
     assert!(message.contains("raise over-provisioning"), "{message}");
 }
+
+/// What an independent replay of the same requests saw: per-request service times computed
+/// from the operation counts by hand, and the host's page counts from the requests' bytes.
+struct Reference {
+    read_ns: Vec<u64>,
+    write_ns: Vec<u64>,
+    other_ns: u64,
+    pages_written: u64,
+    pages_read: u64,
+    pages_trimmed: u64,
+    flash: flashkit_core::OpCounters,
+    erase_counts: Vec<u32>,
+    stats: FtlStats,
+    state_hash: String,
+}
+
+/// Replay `spec` on `workload` step by step, outside the driver, measuring each request
+/// from the device's counters before and after it.
+fn reference(spec: &RunSpec, workload: &WorkloadSpec) -> Reference {
+    let (preset, geometry, endurance) = spec.device.resolve().expect("device");
+    let device = NandDevice::<CountsOnly>::new(geometry).with_endurance(endurance);
+    let ftl = AnyFtl::build(spec.ftl, device, &spec.options).expect("builds");
+    let mut host = Host::new(ftl);
+    if let Some(pre) = &spec.precondition {
+        precondition(&mut host, pre, spec.seed, &mut NoProgress).expect("preconditions");
+    }
+    let flash_start = *host.ftl().device().counters();
+    let stats_start = host.ftl().stats();
+    let t = preset.timing;
+    let cost = |c: &flashkit_core::OpCounters| {
+        let ops = |b: &flashkit_core::ByCause| b.host + b.gc + b.wear_leveling + b.metadata;
+        ops(&c.reads) * t.read_ns + ops(&c.programs) * t.program_ns + ops(&c.erases) * t.erase_ns
+    };
+    let page = u64::from(geometry.page_size_bytes());
+    let mut r = Reference {
+        read_ns: Vec::new(),
+        write_ns: Vec::new(),
+        other_ns: 0,
+        pages_written: 0,
+        pages_read: 0,
+        pages_trimmed: 0,
+        flash: Default::default(),
+        erase_counts: Vec::new(),
+        stats: FtlStats::default(),
+        state_hash: String::new(),
+    };
+    let requests = Workload::new(workload.clone(), sub_seed(spec.seed, "workload")).expect("ok");
+    for (index, request) in requests.enumerate() {
+        let before = cost(host.ftl().device().counters());
+        host.submit(index as u64, &request).expect("submits");
+        let ns = cost(host.ftl().device().counters()) - before;
+        let (first, end) = (request.offset / page, request.end().div_ceil(page));
+        match request.op {
+            Op::Read => {
+                r.read_ns.push(ns);
+                r.pages_read += end - first;
+            }
+            Op::Write => {
+                r.write_ns.push(ns);
+                r.pages_written += end - first;
+            }
+            Op::Trim => {
+                r.other_ns += ns;
+                r.pages_trimmed +=
+                    (request.end() / page).saturating_sub(request.offset.div_ceil(page));
+            }
+            Op::Flush => r.other_ns += ns,
+        }
+    }
+    let ftl = host.ftl();
+    r.flash = ftl.device().counters().since(&flash_start);
+    r.erase_counts = (0..geometry.blocks())
+        .map(|b| ftl.device().block_status(BlockId(b)).erase_count)
+        .collect();
+    r.stats = ftl.stats().since(&stats_start);
+    let mut hasher = StateHasher::new();
+    ftl.hash_state(&mut hasher);
+    r.state_hash = format!("{:016x}", hasher.finish());
+    r
+}
+
+/// A latency summary against the exact service times: count, mean and maximum exactly,
+/// each quantile at or above the exact one and within the histogram's 12.5% resolution,
+/// and each histogram bucket holding exactly the times between its bound and the one before.
+fn check_latency(what: &str, summary: &crate::latency::LatencySummary, times: &[u64]) {
+    let mut sorted = times.to_vec();
+    sorted.sort_unstable();
+    let n = sorted.len() as u64;
+    assert_eq!(summary.requests, n, "{what}");
+    if n == 0 {
+        assert_eq!((summary.p99_ns, summary.max_ns), (0, 0), "{what}");
+        return;
+    }
+    let sum: u64 = sorted.iter().sum();
+    assert!(
+        (summary.mean_ns - sum as f64 / n as f64).abs() < 1e-6,
+        "{what} mean"
+    );
+    assert_eq!(summary.max_ns, *sorted.last().expect("some"), "{what} max");
+    for (fraction, got) in [
+        (0.50, summary.p50_ns),
+        (0.90, summary.p90_ns),
+        (0.99, summary.p99_ns),
+        (0.999, summary.p999_ns),
+    ] {
+        let rank = ((n as f64 * fraction).ceil() as u64).max(1);
+        let exact = sorted[rank as usize - 1];
+        assert!(
+            exact <= got && got as f64 <= exact as f64 * 1.125 + 1.0 && got <= summary.max_ns,
+            "{what} p{}: {got} against exact {exact}",
+            fraction * 100.0
+        );
+    }
+    let mut below = 0;
+    let mut last_bound = None;
+    for &(bound, count) in &summary.histogram {
+        assert!(last_bound < Some(bound), "{what}: bounds ascend");
+        let within = sorted
+            .iter()
+            .filter(|&&t| t <= bound && last_bound.is_none_or(|b| t > b))
+            .count() as u64;
+        assert_eq!(count, within, "{what}: bucket up to {bound}");
+        below += count;
+        last_bound = Some(bound);
+    }
+    assert_eq!(below, n, "{what}: the buckets hold every request");
+}
+
+/// Every figure a run report prints, against a computation of its own on a small run:
+/// counters, write amplification, erase statistics and histogram, latency summaries,
+/// simulated time, FTL statistics of the measured window, the state hash, and the flat
+/// metric list that tables and CSV files are made from.
+#[test]
+fn every_figure_of_a_report_matches_a_reference_computation() {
+    for (label, ftl) in [("page/greedy", FtlKind::Page), ("fast", FtlKind::Fast)] {
+        let mut spec = spec();
+        spec.label = label.into();
+        spec.ftl = ftl;
+        spec.device.capacity_bytes = 16 << 20;
+        spec.device.pages_per_block = Some(32);
+        spec.device.over_provisioning = 0.1;
+        spec.precondition = Some(Precondition {
+            sequential_fill: true,
+            random_overwrites: 0.5,
+        });
+        let mut workload = WorkloadSpec::new(
+            Pattern::Uniform,
+            SizeDist::Uniform {
+                min_bytes: 512,
+                max_bytes: 12 * 1024,
+            },
+            6_000,
+            16 << 20,
+        );
+        workload.align_bytes = 512;
+        workload.read_fraction = 0.3;
+        workload.trim_fraction = 0.05;
+        let report = run(&spec, &Source::Workload(workload.clone()), &mut NoProgress)
+            .expect("runs")
+            .report;
+        let r = reference(&spec, &workload);
+
+        let h = &report.host;
+        assert_eq!(report.trace.requests, 6_000, "{label}");
+        assert_eq!(
+            h.read_requests + h.write_requests + h.trim_requests,
+            6_000,
+            "{label}"
+        );
+        assert_eq!(h.read_requests, r.read_ns.len() as u64, "{label}");
+        assert_eq!(h.write_requests, r.write_ns.len() as u64, "{label}");
+        assert_eq!(
+            (h.pages_written, h.pages_read, h.pages_trimmed),
+            (r.pages_written, r.pages_read, r.pages_trimmed),
+            "{label}"
+        );
+        assert!(h.rmw_reads > 0, "{label}: unaligned writes merge pages");
+        assert_eq!(report.flash, r.flash, "{label}");
+        assert!(report.flash.erases.total() > 0, "{label}: the run collects");
+        let wa = r.flash.programs.total() as f64 / r.pages_written as f64;
+        assert_eq!(report.write_amplification, Some(wa), "{label}");
+
+        let blocks = r.erase_counts.len() as f64;
+        let mean = r.erase_counts.iter().map(|&c| f64::from(c)).sum::<f64>() / blocks;
+        let square = r
+            .erase_counts
+            .iter()
+            .map(|&c| f64::from(c).powi(2))
+            .sum::<f64>()
+            / blocks;
+        let s = &report.erase_spread;
+        assert_eq!(
+            s.min,
+            *r.erase_counts.iter().min().expect("blocks"),
+            "{label}"
+        );
+        assert_eq!(
+            s.max,
+            *r.erase_counts.iter().max().expect("blocks"),
+            "{label}"
+        );
+        assert!((s.mean - mean).abs() < 1e-9, "{label}");
+        assert!(
+            (s.stddev - (square - mean * mean).sqrt()).abs() < 1e-6,
+            "{label}"
+        );
+        assert!(s.stddev > 0.0, "{label}: wear is uneven");
+        let mut histogram = std::collections::BTreeMap::new();
+        for &c in &r.erase_counts {
+            *histogram.entry(c).or_insert(0u32) += 1;
+        }
+        let histogram: Vec<(u32, u32)> = histogram.into_iter().collect();
+        assert_eq!(report.erase_histogram, histogram, "{label}");
+
+        check_latency(label, &report.latency.read, &r.read_ns);
+        check_latency(label, &report.latency.write, &r.write_ns);
+        let all: u64 = r.read_ns.iter().chain(&r.write_ns).sum::<u64>() + r.other_ns;
+        assert_eq!(report.elapsed_ns, all, "{label}: simulated time");
+        assert_eq!(report.ftl_stats, r.stats, "{label}");
+        assert!(report.ftl_stats.gc_runs > 0, "{label}");
+        assert_eq!(report.state_hash, r.state_hash, "{label}");
+
+        // The flat list tables and CSV files print, figure by figure.
+        let metrics = report.metrics();
+        let value = |key: &str| {
+            metrics
+                .iter()
+                .find(|m| m.key == key)
+                .unwrap_or_else(|| panic!("{label}: no metric {key}"))
+                .value
+                .clone()
+        };
+        use crate::metrics::MetricValue::{Count, Real, Text};
+        let f = &report.flash;
+        for (key, expected) in [
+            ("requests", 6_000),
+            ("host_pages_written", h.pages_written),
+            ("host_pages_read", h.pages_read),
+            ("host_pages_trimmed", h.pages_trimmed),
+            ("rmw_reads", h.rmw_reads),
+            ("flash_reads", f.reads.total()),
+            ("flash_reads_gc", f.reads.gc),
+            ("flash_programs", f.programs.total()),
+            ("flash_programs_host", f.programs.host),
+            ("flash_programs_gc", f.programs.gc),
+            ("flash_programs_wl", f.programs.wear_leveling),
+            ("flash_erases", f.erases.total()),
+            ("flash_erases_gc", f.erases.gc),
+            ("flash_erases_wl", f.erases.wear_leveling),
+            ("gc_runs", r.stats.gc_runs),
+            ("gc_pages_moved", r.stats.gc_pages_moved),
+            ("wl_runs", r.stats.wear_level_runs),
+            ("retired_blocks", r.stats.retired_blocks),
+            ("erase_min", u64::from(s.min)),
+            ("erase_max", u64::from(s.max)),
+            ("mapping_packed_bytes", report.mapping_memory.packed_bytes),
+            ("mapping_heap_bytes", report.mapping_memory.heap_bytes),
+            (
+                "model_memory_estimate_bytes",
+                spec.memory_estimate().expect("estimates"),
+            ),
+        ] {
+            assert_eq!(value(key), Count(expected), "{label}: {key}");
+        }
+        let latency = &report.latency;
+        for (key, expected) in [
+            ("write_amplification", wa),
+            ("erase_mean", mean),
+            ("erase_stddev", s.stddev),
+            ("elapsed_s", all as f64 / 1e9),
+            ("read_p99_us", latency.read.p99_ns as f64 / 1000.0),
+            ("write_mean_us", latency.write.mean_ns / 1000.0),
+            ("write_p99_us", latency.write.p99_ns as f64 / 1000.0),
+            ("write_max_us", latency.write.max_ns as f64 / 1000.0),
+        ] {
+            let Real(got) = value(key) else {
+                panic!("{label}: {key} is not a real")
+            };
+            assert!(
+                (got - expected).abs() <= expected.abs() * 1e-12,
+                "{label}: {key}"
+            );
+        }
+        assert_eq!(value("state_hash"), Text(r.state_hash.clone()), "{label}");
+        for (name, count) in &r.stats.counters {
+            assert_eq!(
+                value(&format!("ftl_{name}")),
+                Count(*count),
+                "{label}: {name}"
+            );
+        }
+        for (name, mean) in &r.stats.means {
+            let expected = mean
+                .value()
+                .map_or(crate::metrics::MetricValue::Missing, Real);
+            assert_eq!(value(&format!("ftl_{name}")), expected, "{label}: {name}");
+        }
+        assert!(
+            metrics.iter().all(|m| m.key != "flush_requests"),
+            "{label}: no flushes, no flush row"
+        );
+    }
+}
