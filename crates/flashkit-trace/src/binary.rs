@@ -537,6 +537,37 @@ mod tests {
         assert_eq!(writer.finish().expect("finish"), requests.len() as u64);
     }
 
+    /// Reports and sweep results record this digest of their input, so it must stay the
+    /// same from version to version: XXH3-128 with seed 0 (the empty input's value is the
+    /// one the xxHash reference gives).
+    #[test]
+    fn the_digest_is_xxh3_128() {
+        assert_eq!(digest(b""), 0x99aa_06d3_0147_98d8_6001_c324_468d_497f);
+        assert_eq!(digest(b"flashkit"), 0x30e6_a760_e7c8_df82_0f46_52e1_f4c6_0ce9);
+        assert_ne!(digest(b"flashkit"), digest(b"flashkiT"));
+    }
+
+    /// A description of up to 1 MiB is kept; a longer one is refused when the file is
+    /// created, naming its length.
+    #[test]
+    fn descriptions_up_to_the_limit_are_kept() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("long.fkt");
+        let longest = "d".repeat(MAX_DESCRIPTION as usize);
+        let writer = TraceWriter::create(&path, 1, &longest).expect("the limit is allowed");
+        assert_eq!(writer.finish().expect("finish"), 0);
+        let reader = TraceReader::open(&path).expect("open");
+        assert_eq!(reader.info().description.len(), MAX_DESCRIPTION as usize);
+        let message = TraceWriter::create(&path, 1, &format!("{longest}d"))
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(
+            message.contains(&format!("description of {} bytes", MAX_DESCRIPTION + 1)),
+            "{message}"
+        );
+    }
+
     #[test]
     fn round_trip_preserves_every_field() {
         let dir = tempfile::tempdir().expect("tempdir");

@@ -198,3 +198,83 @@ pub(crate) fn check_is_file(path: &std::path::Path) -> Result<(), TraceError> {
 
 /// A stream of requests, from any source.
 pub type RequestResult = Result<Request, TraceError>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn operations_print_their_names() {
+        let shown: Vec<String> = Op::ALL.iter().map(|op| op.to_string()).collect();
+        assert_eq!(shown, ["read", "write", "trim", "flush"]);
+    }
+
+    #[test]
+    fn a_request_ends_one_past_its_last_byte() {
+        let request = Request {
+            time_ns: 0,
+            op: Op::Write,
+            offset: 4096,
+            size: 512,
+            volume: 0,
+        };
+        assert_eq!(request.end(), 4608);
+    }
+
+    /// Only the temporary file's name is replaced: an error about another file keeps its
+    /// path, and errors without a path pass through.
+    #[test]
+    fn shown_as_renames_only_the_file_it_names() {
+        let (file, name) = (Path::new("/tmp/x123"), Path::new("standard input"));
+        let format = |path: &str| TraceError::Format {
+            path: PathBuf::from(path),
+            message: "bad".into(),
+        };
+        let path_of = |error: TraceError| match error {
+            TraceError::Format { path, .. }
+            | TraceError::Io { path, .. }
+            | TraceError::Record { path, .. } => path,
+            other => panic!("unexpected {other:?}"),
+        };
+        assert_eq!(path_of(format("/tmp/x123").shown_as(file, name)), name);
+        assert_eq!(
+            path_of(format("/tmp/other").shown_as(file, name)),
+            Path::new("/tmp/other")
+        );
+        let io = TraceError::Io {
+            path: file.to_path_buf(),
+            error: std::io::Error::other("x"),
+        };
+        assert_eq!(path_of(io.shown_as(file, name)), name);
+        let record = TraceError::Record {
+            path: file.to_path_buf(),
+            location: "line 3".into(),
+            field: "offset",
+            message: "bad".into(),
+        };
+        assert_eq!(path_of(record.shown_as(file, name)), name);
+        let options = TraceError::Options("o".into()).shown_as(file, name);
+        assert!(matches!(options, TraceError::Options(text) if text == "o"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_pipe_is_not_a_trace_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("fifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
+        assert!(status.success());
+        let message = check_is_file(&fifo).err().expect("refused").to_string();
+        assert!(
+            message.contains("is a pipe, not a file") && message.contains("fifo"),
+            "{message}"
+        );
+        let file = dir.path().join("t.csv");
+        std::fs::write(&file, "x").expect("write");
+        assert!(check_is_file(&file).is_ok());
+    }
+}
