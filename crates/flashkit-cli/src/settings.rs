@@ -2,9 +2,7 @@
 
 use crate::args::{DeviceArgs, FtlArgs, HotSplit, RunArgs, TraceArgs, WorkloadArgs, given};
 use anyhow::{Context, Result, bail};
-use flashkit_ftl::{
-    FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, VetConfig, VetTable,
-};
+use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, VetConfig};
 use flashkit_sim::{DeviceSpec, Precondition};
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::AddressMapping;
@@ -446,24 +444,7 @@ pub fn vet_variants(flags: &FtlArgs, file: &FtlArgs) -> Vec<VetConfig> {
     variants
 }
 
-/// A run's name in tables and plots: the scheme (with its VET variant; the hash table only
-/// when it is not the default), and its GC policy where one applies.
-pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
-    if kind == FtlKind::Vet {
-        let table = match options.vet.table {
-            VetTable::Cuckoo => String::new(),
-            other => format!("/{other}"),
-        };
-        format!(
-            "vet/{}/{}{table}/{}",
-            options.vet.insert, options.vet.nodes, options.page.gc_policy
-        )
-    } else if kind.uses_gc_policy() {
-        format!("{kind}/{}", options.page.gc_policy)
-    } else {
-        kind.to_string()
-    }
-}
+pub use flashkit_lab::compare::label;
 
 /// How to read traces, and how to map them onto the device.
 pub fn trace_options(flags: &TraceArgs, file: &TraceArgs) -> (TraceOptions, AddressMapping) {

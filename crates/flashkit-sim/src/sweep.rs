@@ -1,8 +1,8 @@
 //! Sweeps: many runs on every core, each result saved the moment it finishes.
 //!
 //! A sweep is a list of [`Cell`]s, each a complete [`RunSpec`] and [`Source`] with the grid
-//! parameters that produced it. [`execute`] runs them on `jobs` worker threads and hands every
-//! [`CellResult`] back, in completion order, to the caller's callback (which saves it), so an
+//! parameters that produced it. [`run_cell`] runs one into a [`CellResult`]; the caller runs
+//! them on its workers (flashkit-lab's executor) and saves each result as it finishes, so an
 //! interrupted sweep loses at most the runs in flight. A run that fails, or panics, becomes a
 //! failed result with its error; the others carry on.
 //!
@@ -19,12 +19,10 @@ use crate::metrics::{MetricValue, RunReport, WallClock};
 use crate::run::{RunSpec, Source};
 use crate::{Progress, SimError, run};
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::sync::mpsc;
 
 /// One run of a sweep.
 #[derive(Clone, Debug)]
@@ -184,7 +182,8 @@ impl CellResult {
         }
     }
 
-    fn failed(cell: &Cell, error: String) -> CellResult {
+    /// The result of a cell that failed with `error`.
+    pub fn failed(cell: &Cell, error: String) -> CellResult {
         CellResult {
             id: cell.id.clone(),
             params: cell.params.clone(),
@@ -203,61 +202,11 @@ impl CellResult {
     }
 }
 
-/// Progress of one worker, made per run by the caller.
-pub type ProgressFactory<'a> = dyn Fn(usize, &Cell) -> Box<dyn Progress + Send> + Sync + 'a;
-
-/// Run `cells` on `jobs` threads; `done` receives each result as it finishes (on the calling
-/// thread) together with the worker that ran it.
-pub fn execute(
-    cells: Vec<Cell>,
-    jobs: usize,
-    progress: &ProgressFactory<'_>,
-    mut done: impl FnMut(usize, CellResult),
-) {
-    // One worker a cell at most: a thread per requested job would be spawned for nothing.
-    let workers = jobs.min(cells.len()).max(1);
-    let queue = Mutex::new(cells.into_iter().collect::<VecDeque<_>>());
-    let (sender, receiver) = mpsc::channel();
-    std::thread::scope(|scope| {
-        for worker in 0..workers {
-            let sender = sender.clone();
-            let queue = &queue;
-            scope.spawn(move || {
-                loop {
-                    let next = queue.lock().map(|mut q| q.pop_front()).unwrap_or(None);
-                    let Some(cell) = next else { break };
-                    let result = run_cell(&cell, progress(worker, &cell));
-                    if sender.send((worker, result)).is_err() {
-                        break;
-                    }
-                }
-            });
-        }
-        drop(sender);
-        for (worker, result) in receiver {
-            done(worker, result);
-        }
-    });
-}
-
-fn run_cell(cell: &Cell, mut progress: Box<dyn Progress + Send>) -> CellResult {
-    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        run(&cell.spec, &cell.source, progress.as_mut())
-    }));
-    match outcome {
-        Ok(Ok(outcome)) => CellResult::finished(cell, &outcome.report, outcome.wall),
-        Ok(Err(error)) => CellResult::failed(cell, error.to_string()),
-        Err(panic) => {
-            let message = panic
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "unknown panic".into());
-            CellResult::failed(
-                cell,
-                format!("the run panicked (a flashkit bug): {message}"),
-            )
-        }
+/// Run one cell: its result, finished or failed (the run's error as its message).
+pub fn run_cell(cell: &Cell, progress: &mut dyn Progress) -> CellResult {
+    match run(&cell.spec, &cell.source, progress) {
+        Ok(outcome) => CellResult::finished(cell, &outcome.report, outcome.wall),
+        Err(error) => CellResult::failed(cell, error.to_string()),
     }
 }
 

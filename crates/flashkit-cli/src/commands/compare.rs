@@ -7,8 +7,9 @@ use crate::output::{
 use crate::progress::WorkerBars;
 use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
-use flashkit_ftl::{FtlKind, GcPolicy};
-use flashkit_sim::RunSpec;
+use flashkit_ftl::FtlKind;
+use flashkit_lab::Executor;
+use flashkit_lab::compare::{self, CompareSpec, RunError};
 
 pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     let kinds = if args.ftl.is_empty() {
@@ -31,13 +32,7 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     // Refuse an impossible device before anything else is built or read.
     device.resolve().map_err(sim_failure)?;
     let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
-    let (mut policies, options) = settings::ftl_options(&args.ftl_options, &config.ftl);
-    // Without --gc the page-table FTL runs under every policy; the extent-mapped FTLs share
-    // its GC, so they run once, under the default policy, instead of tripling the slowest runs.
-    let gc_given = !policies.is_empty();
-    if !gc_given {
-        policies = GcPolicy::ALL.to_vec();
-    }
+    let (policies, options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     let names: Vec<&str> = kinds.iter().map(|k| k.name()).collect();
     settings::check_ftl_options(
         &args.ftl_options,
@@ -56,85 +51,45 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         capacity_given,
     )?;
     args.output.check_not_inputs()?;
-    let mut specs = Vec::new();
-    for kind in kinds {
-        let variants: Vec<Option<GcPolicy>> = if !kind.uses_gc_policy() {
-            vec![None]
-        } else if kind == FtlKind::Page || gc_given {
-            policies.iter().copied().map(Some).collect()
-        } else {
-            vec![Some(options.page.gc_policy)]
-        };
-        let vets = if kind == FtlKind::Vet {
-            settings::vet_variants(&args.ftl_options, &config.ftl)
-        } else {
-            vec![options.vet]
-        };
-        for vet in vets {
-            for &policy in &variants {
-                let mut options = options;
-                options.vet = vet;
-                if let Some(policy) = policy {
-                    options.page.gc_policy = policy;
-                }
-                specs.push(RunSpec {
-                    label: settings::label(kind, &options),
-                    ftl: kind,
-                    options,
-                    device: device.clone(),
-                    precondition: settings::precondition(&args.run, &config.run),
-                    seed,
-                });
-            }
-        }
+    let plan = CompareSpec {
+        ftls: kinds,
+        gc_policies: policies,
+        vet_variants: settings::vet_variants(&args.ftl_options, &config.ftl),
+        options,
+        device,
+        precondition: settings::precondition(&args.run, &config.run),
+        seed,
     }
-    // A list naming one FTL, policy or layout twice (`--ftl page,page`) asks for the same
-    // run twice: it runs once.
-    let mut seen = std::collections::HashSet::new();
-    let mut repeated: Vec<String> = Vec::new();
-    specs.retain(|spec| {
-        let first = seen.insert(spec.label.clone());
-        if !first && !repeated.contains(&spec.label) {
-            repeated.push(spec.label.clone());
-        }
-        first
-    });
-    if !repeated.is_empty() {
+    .plan();
+    if !plan.repeated.is_empty() {
         eprintln!(
             "note: asked for more than once, run once: {}",
-            repeated.join(", ")
+            plan.repeated.join(", ")
         );
     }
+    let specs = plan.runs;
     for spec in &specs {
         spec.check_on(&source).map_err(sim_failure)?;
     }
     // The runs share nothing but the source, so they run side by side; the results come
     // back in the table's order and are the same on any number of threads.
-    let workers = args
+    let executor = args
         .jobs
-        .map_or_else(super::cores, usize::from)
-        .min(specs.len());
+        .map_or_else(Executor::per_core, |jobs| Executor::new(jobs.into()));
+    let workers = executor.workers_for(specs.len());
     flashkit_sim::check_memory(&specs, workers).map_err(sim_failure)?;
-    // The extent mappings take several times as long as the others (searches where the
-    // page table indexes an array): started first, they do not run alone at the end.
-    let mut order: Vec<usize> = (0..specs.len()).collect();
-    order.sort_by_key(|&i| !matches!(specs[i].ftl, FtlKind::Vet | FtlKind::Emt));
     let bars = WorkerBars::new("compare", specs.len(), workers);
-    let results = super::run_parallel(
-        order.iter().map(|&i| &specs[i]).collect(),
-        workers,
-        |worker, spec| flashkit_sim::run(spec, &source, &mut bars.worker(worker, &spec.label)),
+    let results = compare::run(
+        &specs,
+        &source,
+        &executor,
+        |worker, spec| bars.worker(worker, &spec.label),
         |worker, _| bars.finished(worker, None),
     );
     bars.clear();
-    // Back in the table's order (the first failure reported is the table's first).
-    let mut slots: Vec<Option<_>> = specs.iter().map(|_| None).collect();
-    for (&i, result) in order.iter().zip(results) {
-        slots[i] = Some(result);
-    }
     let mut finished = Vec::new();
-    let mut failed: Vec<(String, flashkit_sim::SimError)> = Vec::new();
-    for (spec, result) in specs.iter().zip(slots.into_iter().flatten()) {
+    let mut failed: Vec<(String, RunError)> = Vec::new();
+    for (spec, result) in specs.iter().zip(results) {
         match result {
             Ok(outcome) => finished.push(outcome),
             Err(error) => failed.push((spec.label.clone(), error)),
@@ -171,9 +126,9 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
 /// One error for the runs that failed, each named by its label; runs that failed the same
 /// way (a malformed trace line fails them all) are named together. The exit status is the
 /// first failure's.
-fn failures(failed: Vec<(String, flashkit_sim::SimError)>, runs: usize) -> Failure {
+fn failures(failed: Vec<(String, RunError)>, runs: usize) -> Failure {
     let count = failed.len();
-    let mut grouped: Vec<(Vec<String>, flashkit_sim::SimError)> = Vec::new();
+    let mut grouped: Vec<(Vec<String>, RunError)> = Vec::new();
     for (label, error) in failed {
         match grouped
             .iter_mut()
@@ -196,9 +151,12 @@ fn failures(failed: Vec<(String, flashkit_sim::SimError)>, runs: usize) -> Failu
             "\n  ({count} of {runs} runs failed; the table above holds the others)"
         ));
     }
-    match sim_failure(first) {
-        Failure::Usage(_) => Failure::Usage(anyhow::anyhow!(text)),
-        Failure::Runtime(_) => Failure::Runtime(anyhow::anyhow!(text)),
+    match first {
+        RunError::Sim(error) => match sim_failure(error) {
+            Failure::Usage(_) => Failure::Usage(anyhow::anyhow!(text)),
+            Failure::Runtime(_) => Failure::Runtime(anyhow::anyhow!(text)),
+        },
+        RunError::Panic(_) => Failure::Runtime(anyhow::anyhow!(text)),
     }
 }
 

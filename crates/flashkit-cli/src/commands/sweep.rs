@@ -34,6 +34,7 @@ use crate::{Failure, sim_failure};
 use anyhow::{Context, anyhow, bail};
 use flashkit_core::StateHasher;
 use flashkit_ftl::FtlKind;
+use flashkit_lab::Executor;
 use flashkit_report::Table;
 use flashkit_sim::sweep::{self, Cell, CellResult, ResultStore, Setup};
 use flashkit_sim::{RunSpec, Source};
@@ -717,12 +718,16 @@ fn run_locked(
     let csv_path = args.out.join("results.csv");
     let mut write_error = None;
     let mut failed = 0;
-    sweep::execute(
-        todo,
-        jobs,
-        &|worker, cell| Box::new(bars.worker(worker, &cell.id)),
-        |worker, result| {
-            bars.finished(worker, Some(&finished_line(&result)));
+    let executor = Executor::new(jobs);
+    executor.run(
+        todo.clone(),
+        |worker, cell| sweep::run_cell(&cell, &mut bars.worker(worker, &cell.id)),
+        |finished| {
+            let result = match finished.result {
+                Ok(result) => result.clone(),
+                Err(panic) => CellResult::failed(&todo[finished.index], format!("the run {panic}")),
+            };
+            bars.finished(finished.worker, Some(&finished_line(&result)));
             failed += usize::from(!result.is_ok());
             if write_error.is_none() {
                 write_error = store.append(&result).err();

@@ -12,6 +12,7 @@ use crate::progress::Bar;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Subcommand;
+use flashkit_lab::Executor;
 use flashkit_report::plot::{Axis, Legend, LineChart, PlotError, Scale, Series};
 use flashkit_sim::Progress;
 use std::path::{Path, PathBuf};
@@ -205,7 +206,7 @@ pub fn line_chart(title: &str, x: Axis, y: &str, series: Vec<Series>) -> LineCha
     }
 }
 
-/// `run` of every job on up to `workers` threads (default: one a core), with a progress
+/// `run` of every job on up to `workers` threads ([`Executor`]) (default: one a core), with a progress
 /// bar labelled `label`; the results in the jobs' order. For a paper's independent
 /// simulated runs: each is seeded on its own, so the results are the same bit for bit on
 /// any number of threads (only wall-clock figures would not be, and those papers run
@@ -221,14 +222,15 @@ pub fn run_all<J: Send, R: Send>(
     }
     let mut bar = Bar::new(label);
     bar.start("runs", Some(jobs.len() as u64));
-    let results = crate::commands::run_parallel(
-        jobs,
-        workers.unwrap_or_else(crate::commands::cores),
-        |_, job| run(job),
-        |_, _| bar.advance(1),
-    );
+    let executor = workers.map_or_else(Executor::per_core, Executor::new);
+    let results = executor.run(jobs, |_, job| run(job), |_| bar.advance(1));
     bar.finish();
+    // A paper's runs are all its tables need: one that panicked (a flashkit bug) leaves
+    // nothing to print, and ends the command as a panic does.
     results
+        .into_iter()
+        .map(|result| result.unwrap_or_else(|panic| panic!("{label}: a run {panic}")))
+        .collect()
 }
 
 /// `1234567` as `1,234,567`.

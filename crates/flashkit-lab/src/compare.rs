@@ -1,0 +1,332 @@
+//! One workload through several FTLs: the runs a comparison expands to, run side by side.
+//!
+//! A [`CompareSpec`] names the FTLs, the GC policies and VET variants to try, and what the
+//! runs share (device, options, preconditioning, seed). [`CompareSpec::plan`] expands it to
+//! one [`RunSpec`] a table column; [`run`] runs a plan on an [`Executor`] and returns each
+//! run's outcome or failure in the plan's order.
+
+use crate::exec::{Executor, Finished, JobPanic};
+use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, VetConfig, VetTable};
+use flashkit_sim::{DeviceSpec, Precondition, Progress, RunOutcome, RunSpec, SimError, Source};
+use serde::{Deserialize, Serialize};
+
+/// A comparison: which FTLs and variants to run, and what their runs share.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompareSpec {
+    /// FTLs to compare, in table order; empty for every one ([`FtlKind::ALL`]).
+    #[serde(default)]
+    pub ftls: Vec<FtlKind>,
+    /// GC policies. Empty: the page-table FTL runs under every policy and the other FTLs
+    /// that collect (the extent mappings share its GC) under the default one, instead of
+    /// tripling the slowest runs. Given: every FTL that collects runs under each.
+    #[serde(default)]
+    pub gc_policies: Vec<GcPolicy>,
+    /// VET variants (insertion scheme, node layout, table); empty for `options.vet` alone.
+    #[serde(default)]
+    pub vet_variants: Vec<VetConfig>,
+    /// Options every run shares (the GC policy and VET variant are set per run).
+    #[serde(default)]
+    pub options: FtlOptions,
+    /// The device every run uses.
+    #[serde(default)]
+    pub device: DeviceSpec,
+    /// Preconditioning, or `None` for a fresh drive.
+    #[serde(default)]
+    pub precondition: Option<Precondition>,
+    /// The seed of every run.
+    pub seed: u64,
+}
+
+/// The runs a comparison expands to.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ComparePlan {
+    /// One run a table column, in table order.
+    pub runs: Vec<RunSpec>,
+    /// Labels asked for more than once (`ftls: [page, page]`), each run once.
+    pub repeated: Vec<String>,
+}
+
+impl CompareSpec {
+    /// The runs, in table order: each FTL, under each GC policy it runs under, in each VET
+    /// variant; a run asked for twice is planned once and named in
+    /// [`ComparePlan::repeated`].
+    pub fn plan(&self) -> ComparePlan {
+        let kinds = if self.ftls.is_empty() {
+            FtlKind::ALL.to_vec()
+        } else {
+            self.ftls.clone()
+        };
+        let gc_given = !self.gc_policies.is_empty();
+        let policies = if gc_given {
+            self.gc_policies.clone()
+        } else {
+            GcPolicy::ALL.to_vec()
+        };
+        let mut runs: Vec<RunSpec> = Vec::new();
+        let mut repeated: Vec<String> = Vec::new();
+        for kind in kinds {
+            let variants: Vec<Option<GcPolicy>> = if !kind.uses_gc_policy() {
+                vec![None]
+            } else if kind == FtlKind::Page || gc_given {
+                policies.iter().copied().map(Some).collect()
+            } else {
+                vec![Some(self.options.page.gc_policy)]
+            };
+            let vets = if kind == FtlKind::Vet && !self.vet_variants.is_empty() {
+                self.vet_variants.clone()
+            } else {
+                vec![self.options.vet]
+            };
+            for vet in vets {
+                for &policy in &variants {
+                    let mut options = self.options;
+                    options.vet = vet;
+                    if let Some(policy) = policy {
+                        options.page.gc_policy = policy;
+                    }
+                    let label = label(kind, &options);
+                    if runs.iter().any(|r| r.label == label) {
+                        if !repeated.contains(&label) {
+                            repeated.push(label);
+                        }
+                        continue;
+                    }
+                    runs.push(RunSpec {
+                        label,
+                        ftl: kind,
+                        options,
+                        device: self.device.clone(),
+                        precondition: self.precondition,
+                        seed: self.seed,
+                    });
+                }
+            }
+        }
+        ComparePlan { runs, repeated }
+    }
+}
+
+/// A run's name in tables and results: the FTL, with the GC policy of the FTLs that
+/// collect and the variant of VET ("page/greedy", "vet/bulk/pf/greedy", "bast").
+pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
+    if kind == FtlKind::Vet {
+        let table = match options.vet.table {
+            VetTable::Cuckoo => String::new(),
+            other => format!("/{other}"),
+        };
+        format!(
+            "vet/{}/{}{table}/{}",
+            options.vet.insert, options.vet.nodes, options.page.gc_policy
+        )
+    } else if kind.uses_gc_policy() {
+        format!("{kind}/{}", options.page.gc_policy)
+    } else {
+        kind.to_string()
+    }
+}
+
+/// Why a run gave no report.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The simulation refused or failed it (an FTL out of space, a bad trace line).
+    #[error(transparent)]
+    Sim(#[from] SimError),
+    /// It panicked: a bug in flashkit.
+    #[error("the run {0}")]
+    Panic(#[from] JobPanic),
+}
+
+/// `runs` on `source`, side by side on `executor`'s workers; each run's outcome or error
+/// in the plan's order, the same on any number of workers. The extent-mapped FTLs, which
+/// take several times as long as the others, start first, so they do not run alone at the
+/// end. `progress(worker, run)` makes the progress of a run as it starts; `done` hears of
+/// each run as it ends.
+pub fn run<P: Progress>(
+    runs: &[RunSpec],
+    source: &Source,
+    executor: &Executor,
+    progress: impl Fn(usize, &RunSpec) -> P + Sync,
+    mut done: impl FnMut(usize, &RunSpec),
+) -> Vec<Result<RunOutcome, RunError>> {
+    let jobs: Vec<&RunSpec> = runs.iter().collect();
+    executor
+        .run_by_key(
+            jobs,
+            |spec| !matches!(spec.ftl, FtlKind::Vet | FtlKind::Emt),
+            |worker, spec| flashkit_sim::run(spec, source, &mut progress(worker, spec)),
+            |f: Finished<'_, _>| done(f.worker, &runs[f.index]),
+        )
+        .into_iter()
+        .map(|result| match result {
+            Ok(Ok(outcome)) => Ok(outcome),
+            Ok(Err(error)) => Err(RunError::Sim(error)),
+            Err(panic) => Err(RunError::Panic(panic)),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashkit_ftl::VetNodes;
+    use flashkit_sim::NoProgress;
+    use flashkit_trace::workload::{Pattern, SizeDist, WorkloadSpec};
+
+    fn spec() -> CompareSpec {
+        CompareSpec {
+            ftls: Vec::new(),
+            gc_policies: Vec::new(),
+            vet_variants: Vec::new(),
+            options: FtlOptions::default(),
+            device: DeviceSpec {
+                capacity_bytes: 16 << 20,
+                pages_per_block: Some(32),
+                over_provisioning: 0.1,
+                ..DeviceSpec::default()
+            },
+            precondition: None,
+            seed: 3,
+        }
+    }
+
+    fn labels(plan: &ComparePlan) -> Vec<&str> {
+        plan.runs.iter().map(|r| r.label.as_str()).collect()
+    }
+
+    #[test]
+    fn the_default_plan_runs_the_page_ftl_under_every_policy() {
+        let plan = spec().plan();
+        assert_eq!(
+            labels(&plan),
+            [
+                "page/greedy",
+                "page/cost-benefit",
+                "page/fifo",
+                "block",
+                "bast",
+                "fast",
+                "ofast",
+                "vet/bis/pf/greedy",
+                "emt/greedy"
+            ]
+        );
+        assert!(plan.repeated.is_empty());
+        assert!(
+            plan.runs
+                .iter()
+                .all(|r| r.seed == 3 && r.precondition.is_none())
+        );
+    }
+
+    #[test]
+    fn given_policies_apply_to_every_ftl_that_collects_and_repeats_run_once() {
+        let mut s = spec();
+        s.ftls = vec![FtlKind::Emt, FtlKind::Bast, FtlKind::Emt];
+        s.gc_policies = vec![GcPolicy::Fifo, GcPolicy::Greedy];
+        let plan = s.plan();
+        assert_eq!(labels(&plan), ["emt/fifo", "emt/greedy", "bast"]);
+        assert_eq!(plan.repeated, ["emt/fifo", "emt/greedy"]);
+        assert_eq!(plan.runs[0].options.page.gc_policy, GcPolicy::Fifo);
+    }
+
+    #[test]
+    fn vet_variants_multiply_the_vet_runs_only() {
+        let mut s = spec();
+        s.ftls = vec![FtlKind::Vet, FtlKind::Page];
+        s.gc_policies = vec![GcPolicy::Greedy];
+        s.vet_variants = [VetNodes::Pf, VetNodes::Pd]
+            .into_iter()
+            .map(|nodes| VetConfig {
+                insert: VetConfig::default().insert,
+                nodes,
+                table: VetTable::Swiss,
+            })
+            .collect();
+        let plan = s.plan();
+        assert_eq!(
+            labels(&plan),
+            [
+                "vet/bis/pf/swiss/greedy",
+                "vet/bis/pd/swiss/greedy",
+                "page/greedy"
+            ]
+        );
+        assert_eq!(plan.runs[1].options.vet.nodes, VetNodes::Pd);
+    }
+
+    /// The results of a comparison are each run's own, in the plan's order, on one worker
+    /// or several: the same reports as running each alone.
+    #[test]
+    fn results_are_each_runs_own_in_plan_order() {
+        let mut s = spec();
+        s.ftls = vec![FtlKind::Page, FtlKind::Emt, FtlKind::Fast];
+        s.gc_policies = vec![GcPolicy::Greedy];
+        let plan = s.plan();
+        let mut workload = WorkloadSpec::new(
+            Pattern::Uniform,
+            SizeDist::Fixed { bytes: 4096 },
+            3_000,
+            16 << 20,
+        );
+        workload.read_fraction = 0.2;
+        let source = Source::Workload(workload);
+        let alone: Vec<String> = plan
+            .runs
+            .iter()
+            .map(|r| {
+                let outcome = flashkit_sim::run(r, &source, &mut NoProgress).expect("runs");
+                serde_json::to_string(&outcome.report).expect("json")
+            })
+            .collect();
+        for workers in [1, 3] {
+            let mut ended = 0;
+            let results = run(
+                &plan.runs,
+                &source,
+                &Executor::new(workers),
+                |_, _| NoProgress,
+                |_, _| ended += 1,
+            );
+            assert_eq!(ended, 3);
+            let reports: Vec<String> = results
+                .into_iter()
+                .map(|r| serde_json::to_string(&r.expect("runs").report).expect("json"))
+                .collect();
+            assert_eq!(reports, alone, "{workers} workers");
+        }
+    }
+
+    #[test]
+    fn a_failed_run_fails_alone() {
+        let mut s = spec();
+        s.ftls = vec![FtlKind::Page, FtlKind::Block];
+        s.gc_policies = vec![GcPolicy::Greedy];
+        let plan = s.plan();
+        // Beyond the device: every run refuses the request, each with its own error.
+        let workload = WorkloadSpec::new(
+            Pattern::Uniform,
+            SizeDist::Fixed { bytes: 4096 },
+            10,
+            64 << 20,
+        );
+        let results = run(
+            &plan.runs,
+            &Source::Workload(workload),
+            &Executor::new(2),
+            |_, _| NoProgress,
+            |_, _| {},
+        );
+        assert_eq!(results.len(), 2);
+        for result in results {
+            let Err(error) = result else {
+                panic!("a run beyond the device finished")
+            };
+            let error = error.to_string();
+            assert!(
+                error.contains("beyond") || error.contains("capacity"),
+                "{error}"
+            );
+        }
+    }
+}

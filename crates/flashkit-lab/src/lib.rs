@@ -1,0 +1,20 @@
+//! flashkit-lab: experiments as a library.
+//!
+//! An experiment is a plan of independent jobs (the runs of a comparison, the cells of a
+//! sweep, a paper's grid), run by one executor ([`exec`]) and returned as structured
+//! results in the plan's order, whatever order the jobs finished in. Front ends (the
+//! `flashkit` binary today; a Python package or a server tomorrow) turn their arguments
+//! into a spec, run it here, and render what comes back.
+//!
+//! What this layer is not: it prints nothing and parses no command line. Progress reaches
+//! the caller through callbacks; errors name the field of the spec at fault, and a front
+//! end says which of its own options that is.
+//!
+//! - [`exec`]: the deterministic parallel executor every experiment runs on.
+//! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
+//!   and its results.
+
+pub mod compare;
+pub mod exec;
+
+pub use exec::{Executor, Finished, JobPanic};
