@@ -47,6 +47,109 @@ fn path_str(path: &Path) -> &str {
     path.to_str().expect("temporary paths are UTF-8")
 }
 
+/// The README's first command, `flashkit compare` on its built-in default, pinned figure
+/// by figure: each run's state hash, erases, simulated time and write p99. A change that
+/// makes the simulator faster or moves code must leave these as they are; a deliberate
+/// change of behaviour updates them (and says why in its commit).
+#[test]
+fn the_built_in_comparison_is_pinned() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let json = dir.path().join("c.json");
+    let output = flashkit(&["compare", "--json", path_str(&json)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).expect("read")).expect("json");
+    let runs: Vec<(String, String, u64, u64, u64)> = doc["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .map(|r| {
+            let erases = &r["flash"]["erases"];
+            (
+                r["label"].as_str().expect("label").to_string(),
+                r["state_hash"].as_str().expect("hash").to_string(),
+                ["host", "gc", "wear_leveling", "metadata"]
+                    .iter()
+                    .map(|cause| erases[cause].as_u64().expect("count"))
+                    .sum(),
+                r["elapsed_ns"].as_u64().expect("elapsed"),
+                r["latency"]["write"]["p99_ns"].as_u64().expect("p99"),
+            )
+        })
+        .collect();
+    let expected = [
+        (
+            "page/greedy",
+            "fe464be2871098e1",
+            34_462,
+            3_858_061_120_000,
+            738_197_503,
+        ),
+        (
+            "page/cost-benefit",
+            "af124c87259102dc",
+            29_632,
+            3_314_301_440_000,
+            603_979_775,
+        ),
+        (
+            "page/fifo",
+            "28930610182de8e6",
+            39_268,
+            4_399_115_440_000,
+            872_415_231,
+        ),
+        (
+            "block",
+            "4503364e3e2efd7d",
+            210_134,
+            23_613_855_200_000,
+            224_920_000,
+        ),
+        (
+            "bast",
+            "874629510070ac59",
+            414_466,
+            24_355_315_980_000,
+            242_960_000,
+        ),
+        (
+            "fast",
+            "a31dc459e7a83221",
+            150_493,
+            16_905_625_940_000,
+            3_489_660_927,
+        ),
+        (
+            "ofast",
+            "83b99e240d71e8fd",
+            150_293,
+            16_883_134_360_000,
+            3_489_660_927,
+        ),
+        // The extent mappings reach the page table's state: the same GC decisions.
+        (
+            "vet/bis/pf/greedy",
+            "fe464be2871098e1",
+            34_462,
+            3_858_061_120_000,
+            738_197_503,
+        ),
+        (
+            "emt/greedy",
+            "fe464be2871098e1",
+            34_462,
+            3_858_061_120_000,
+            738_197_503,
+        ),
+    ];
+    let expected: Vec<(String, String, u64, u64, u64)> = expected
+        .iter()
+        .map(|&(l, h, e, t, p)| (l.to_string(), h.to_string(), e, t, p))
+        .collect();
+    assert_eq!(runs, expected);
+}
+
 #[test]
 fn compare_prints_a_table_with_every_policy() {
     let output = flashkit(&[&["compare"], SMALL].concat());

@@ -543,7 +543,10 @@ mod tests {
     #[test]
     fn the_digest_is_xxh3_128() {
         assert_eq!(digest(b""), 0x99aa_06d3_0147_98d8_6001_c324_468d_497f);
-        assert_eq!(digest(b"flashkit"), 0x30e6_a760_e7c8_df82_0f46_52e1_f4c6_0ce9);
+        assert_eq!(
+            digest(b"flashkit"),
+            0x30e6_a760_e7c8_df82_0f46_52e1_f4c6_0ce9
+        );
         assert_ne!(digest(b"flashkit"), digest(b"flashkiT"));
     }
 

@@ -268,7 +268,7 @@ mod tests {
             .status()
             .expect("mkfifo runs");
         assert!(status.success());
-        let message = check_is_file(&fifo).err().expect("refused").to_string();
+        let message = check_is_file(&fifo).expect_err("refused").to_string();
         assert!(
             message.contains("is a pipe, not a file") && message.contains("fifo"),
             "{message}"
