@@ -46,7 +46,17 @@ fn a_tiny_reproduction_prints_the_papers_figures_beside_ours() {
     ] {
         assert!(out.contains(needle), "missing {needle:?} in:\n{out}");
     }
-    assert!(!out.contains("pattern B"), "only the patterns asked for");
+    assert!(
+        !out.contains("Fig. 10, pattern B"),
+        "only the patterns asked for"
+    );
+    // The ledger lists every claim; those about patterns not run say so.
+    assert!(
+        out.contains(
+            "CANNOT BE CHECKED HERE: fast.b.bast-approaches (Section 4.2, Fig. 10 (pattern B))"
+        ) && out.contains("bast was not run on pattern B"),
+        "{out}"
+    );
     let again = flashkit(TINY);
     assert_eq!(
         out,
@@ -117,6 +127,26 @@ fn out_writes_the_json_and_the_papers_figures() {
     let runs = json["runs"].as_array().expect("a list of runs");
     // Two patterns x two log-block counts x four schemes, four hot-block counts x three.
     assert_eq!(runs.len(), 2 * 2 * 4 + 4 * 3);
+    // The claims ledger, each verdict computed: pattern E's runs check its claims, pattern
+    // B's claims cannot be checked without its runs.
+    let claims = json["claims"].as_array().expect("a list of claims");
+    assert_eq!(claims.len(), 13);
+    let verdict = |id: &str| {
+        claims
+            .iter()
+            .find(|c| c["id"] == id)
+            .unwrap_or_else(|| panic!("no claim {id}"))["verdict"]
+            .as_str()
+            .expect("a verdict")
+            .to_string()
+    };
+    assert_eq!(verdict("fast.b.bast-approaches"), "cannot-check");
+    assert!(["holds", "does-not-hold"].contains(&verdict("fast.e.fast-improves").as_str()));
+    assert!(
+        claims
+            .iter()
+            .all(|c| c["quote"].as_str().is_some_and(|q| !q.is_empty()))
+    );
     for absent in ["fig10-B-erases.svg", "table2-B.svg", "traces-1.svg"] {
         assert!(!out.join(absent).exists(), "{absent}: no data in this run");
     }

@@ -14,6 +14,7 @@
 //! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
 //!   and its results.
 
+pub mod claims;
 pub mod compare;
 pub mod exec;
 

@@ -13,6 +13,7 @@ use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Subcommand;
 use flashkit_lab::Executor;
+use flashkit_lab::claims::{Assessment, Origin, Tally};
 use flashkit_report::plot::{Axis, Legend, LineChart, PlotError, Scale, Series};
 use flashkit_sim::Progress;
 use std::path::{Path, PathBuf};
@@ -231,6 +232,38 @@ pub fn run_all<J: Send, R: Send>(
         .into_iter()
         .map(|result| result.unwrap_or_else(|panic| panic!("{label}: a run {panic}")))
         .collect()
+}
+
+/// A paper's claims ledger as text: each claim's verdict, where the paper makes it, the
+/// sentence, and the figures the verdict rests on; the tally first.
+pub fn render_ledger(assessments: &[Assessment]) -> String {
+    use std::fmt::Write;
+    let tally = Tally::of(assessments);
+    let mut out = format!(
+        "The paper's claims, each against a criterion fixed before our runs \
+         (docs/reproduction/claims.md): {} hold, {} in shape only, {} do not hold, {} cannot \
+         be checked here\n",
+        tally.holds, tally.in_shape, tally.does_not_hold, tally.cannot_check
+    );
+    for a in assessments {
+        let c = &a.claim;
+        let whose = match c.origin {
+            Origin::Paper => "",
+            Origin::Target => " [flashkit's own target, not the paper's claim]",
+        };
+        let _ = writeln!(
+            out,
+            "- {}: {} ({}){whose}\n    \"{}\"\n    measured: {}; {}",
+            a.verdict.label().to_uppercase(),
+            c.id,
+            c.location,
+            c.quote,
+            c.quantity,
+            a.measured
+        );
+    }
+    out.push('\n');
+    out
 }
 
 /// `1234567` as `1,234,567`.

@@ -177,7 +177,7 @@ pub fn run(mut args: FastArgs) -> Outcome {
     // What --json writes, and --out as fast.json.
     let document = || {
         let reports: Vec<&RunReport> = done.iter().map(|d| &d.report).collect();
-        serde_json::json!({ "runs": reports })
+        serde_json::json!({ "runs": reports, "claims": report::ledger(&done) })
     };
     if let Some(path) = &args.json {
         write_json(path, &document())?;

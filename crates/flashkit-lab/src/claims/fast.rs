@@ -1,0 +1,473 @@
+//! The FAST paper's claims (Lee et al., "A Log Buffer-Based Flash Translation Layer Using
+//! Fully-Associative Sector Translation", ACM TECS 6(3), 2007), and their evidence from the
+//! runs of its patterns (Table I's A-E, Fig. 10's log-block axis).
+
+use super::{Assessment, Claim, Criterion, Evidence, Origin, Paper, assess};
+use serde::Serialize;
+
+/// What one run of a pattern measured.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct PatternRun {
+    /// The pattern's letter, `A` to `E`.
+    pub pattern: char,
+    /// The scheme: `bast`, `fast` or `ofast`.
+    pub scheme: String,
+    /// Log blocks.
+    pub log_blocks: u32,
+    /// Block erases.
+    pub erases: u64,
+    /// Switch merges.
+    pub switch_merges: u64,
+}
+
+/// Every claim of the paper this module checks, with its evidence from `runs`.
+pub fn assess_all(runs: &[PatternRun]) -> Vec<Assessment> {
+    let r = Runs(runs);
+    let erases = |run: &PatternRun| run.erases as f64;
+    let switches = |run: &PatternRun| run.switch_merges as f64;
+    vec![
+        assess(
+            claim(
+                "fast.beats-bast",
+                "Section 4.2, Fig. 10",
+                "FAST beats BAST consistently in all the patterns.",
+                Some("FAST below BAST in every pattern at every log-block count (4-64)"),
+                "erases of FAST and BAST, every pattern and log-block count",
+                Criterion::BelowAtEvery,
+            ),
+            r.pairs_all("fast", "bast", erases),
+        ),
+        assess(
+            claim(
+                "fast.e.bast-flat",
+                "Section 4.2, Fig. 10 (pattern E)",
+                "Please note that the performance in BAST does not improve with the number of \
+                 log blocks.",
+                None,
+                "BAST's erases over the log-block counts, pattern E",
+                Criterion::Flat { factor: 1.10 },
+            ),
+            r.series('E', "bast", erases),
+        ),
+        assess(
+            claim(
+                "fast.e.fast-improves",
+                "Section 4.2, Fig. 10 (pattern E)",
+                "In addition, the performance improves with the number of log blocks.",
+                None,
+                "FAST's erases at the fewest and the most log blocks, pattern E",
+                Criterion::Falls,
+            ),
+            r.series('E', "fast", erases),
+        ),
+        assess(
+            claim(
+                "fast.e.ofast-identical",
+                "Section 4.2, Fig. 10 (pattern E)",
+                "The pattern E does not include any overwrite sequence for which O-FAST will \
+                 benefit and, thus, the performance of FAST and O-FAST is identical.",
+                None,
+                "erases of O-FAST and FAST at each log-block count, pattern E (within 1%)",
+                Criterion::EqualWithin { tolerance: 0.01 },
+            ),
+            r.pairs('E', "ofast", "fast", erases),
+        ),
+        assess(
+            claim(
+                "fast.ab.switches-equal",
+                "Section 4.2, Table II",
+                "As indicated in Table II, the number of switch operations in each scheme is \
+                 almost same.",
+                Some("BAST and FAST within 1.4% of each other at every count (Table II)"),
+                "switch merges of FAST and BAST at each log-block count, patterns A and B \
+                 (within 5%)",
+                Criterion::EqualWithin { tolerance: 0.05 },
+            ),
+            r.pairs_of(&['A', 'B'], "fast", "bast", switches),
+        ),
+        assess(
+            claim(
+                "fast.a.bast-approaches",
+                "Section 4.2, Fig. 10 (pattern A)",
+                "As the number of log blocks increases, the performance of BAST approaches that \
+                 of FAST.",
+                None,
+                "BAST/FAST erases at the fewest and the most log blocks, pattern A (BAST \
+                 behind at the fewest, the ratio nearer 1 at the most)",
+                Criterion::ApproachesFromAbove,
+            ),
+            r.pairs('A', "bast", "fast", erases),
+        ),
+        assess(
+            claim(
+                "fast.b.bast-approaches",
+                "Section 4.2, Fig. 10 (pattern B)",
+                "As the number of log blocks increases, the performance of BAST approaches that \
+                 of FAST.",
+                None,
+                "BAST/FAST erases at the fewest and the most log blocks, pattern B (BAST \
+                 behind at the fewest, the ratio nearer 1 at the most)",
+                Criterion::ApproachesFromAbove,
+            ),
+            r.pairs('B', "bast", "fast", erases),
+        ),
+        assess(
+            claim(
+                "fast.c.ofast-negligible",
+                "Section 4.2, Fig. 10 (pattern C)",
+                "In pattern C, the performance gap between FAST and O-FAST is negligible.",
+                None,
+                "erases of O-FAST and FAST at each log-block count, pattern C (within 2%)",
+                Criterion::EqualWithin { tolerance: 0.02 },
+            ),
+            r.pairs('C', "ofast", "fast", erases),
+        ),
+        assess(
+            claim(
+                "fast.c.bast-closer-at-16",
+                "Section 4.2, Fig. 10 (pattern C)",
+                "... and the performance of BAST gets closer to FAST as the number of log \
+                 blocks approaches 16.",
+                None,
+                "BAST/FAST erases from the fewest log blocks to 16, pattern C (BAST behind at \
+                 the fewest, the ratio nearer 1 at 16)",
+                Criterion::ApproachesFromAbove,
+            ),
+            r.pairs_upto('C', "bast", "fast", 16, erases),
+        ),
+        assess(
+            claim(
+                "fast.d.bast-flat",
+                "Section 4.2, Fig. 10 (pattern D)",
+                "Therefore, regardless of the number of log blocks, the performance of BAST \
+                 remains almost identical.",
+                None,
+                "BAST's erases over the log-block counts, pattern D",
+                Criterion::Flat { factor: 1.10 },
+            ),
+            r.series('D', "bast", erases),
+        ),
+        assess(
+            claim(
+                "fast.d.fast-improves",
+                "Section 4.2, Fig. 10 (pattern D)",
+                "In contrast, the performance of FAST improves with the number of log blocks.",
+                None,
+                "FAST's erases at the fewest and the most log blocks, pattern D",
+                Criterion::Falls,
+            ),
+            r.series('D', "fast", erases),
+        ),
+        assess(
+            claim(
+                "fast.d.ofast-better-few",
+                "Section 4.2, Fig. 10 (pattern D)",
+                "When the number of log blocks is less than or equal to eight, O-FAST shows \
+                 some improvement over FAST.",
+                None,
+                "erases of O-FAST and FAST at each count up to 8, pattern D",
+                Criterion::BelowAtEvery,
+            ),
+            r.pairs_upto('D', "ofast", "fast", 8, erases),
+        ),
+        assess(
+            claim(
+                "fast.few-log-blocks",
+                "Section 5",
+                "In fact, FAST with only 4 to 8 log blocks can provide the same performance as \
+                 BAST with more than 30 log blocks.",
+                None,
+                "per pattern, FAST's fewest erases with 4-8 log blocks against BAST's fewest \
+                 with 32 or more (within 10%)",
+                Criterion::AtMostFactor { factor: 1.10 },
+            ),
+            r.few_against_many(),
+        ),
+    ]
+}
+
+fn claim(
+    id: &'static str,
+    location: &'static str,
+    quote: &'static str,
+    paper_value: Option<&'static str>,
+    quantity: &'static str,
+    criterion: Criterion,
+) -> Claim {
+    Claim {
+        id,
+        paper: Paper::Fast,
+        origin: Origin::Paper,
+        location,
+        quote,
+        paper_value,
+        quantity,
+        criterion,
+        shape: None,
+    }
+}
+
+struct Runs<'a>(&'a [PatternRun]);
+
+const PATTERNS: [char; 5] = ['A', 'B', 'C', 'D', 'E'];
+
+impl Runs<'_> {
+    /// `(log blocks, value)` of one scheme on one pattern, by log blocks.
+    fn points(
+        &self,
+        pattern: char,
+        scheme: &str,
+        value: impl Fn(&PatternRun) -> f64,
+    ) -> Vec<(u32, f64)> {
+        let mut points: Vec<(u32, f64)> = self
+            .0
+            .iter()
+            .filter(|r| r.pattern == pattern && r.scheme == scheme)
+            .map(|r| (r.log_blocks, value(r)))
+            .collect();
+        points.sort_by_key(|p| p.0);
+        points
+    }
+
+    fn missing(pattern: char, scheme: &str) -> Evidence {
+        Evidence::Missing {
+            reason: format!("{scheme} was not run on pattern {pattern}"),
+        }
+    }
+
+    fn series(&self, pattern: char, scheme: &str, value: impl Fn(&PatternRun) -> f64) -> Evidence {
+        let points = self.points(pattern, scheme, value);
+        if points.is_empty() {
+            return Self::missing(pattern, scheme);
+        }
+        Evidence::Series {
+            points: points.into_iter().map(|(n, v)| (f64::from(n), v)).collect(),
+        }
+    }
+
+    /// `(log blocks, subject, reference)` at the counts both were run at, up to `max`.
+    fn aligned(
+        &self,
+        pattern: char,
+        subject: &str,
+        reference: &str,
+        max: u32,
+        value: &impl Fn(&PatternRun) -> f64,
+    ) -> Result<Vec<(f64, f64, f64)>, Evidence> {
+        let s = self.points(pattern, subject, value);
+        let r = self.points(pattern, reference, value);
+        if s.is_empty() {
+            return Err(Self::missing(pattern, subject));
+        }
+        if r.is_empty() {
+            return Err(Self::missing(pattern, reference));
+        }
+        Ok(s.iter()
+            .filter(|(n, _)| *n <= max)
+            .filter_map(|&(n, sv)| {
+                r.iter()
+                    .find(|(m, _)| *m == n)
+                    .map(|&(_, rv)| (f64::from(n), sv, rv))
+            })
+            .collect())
+    }
+
+    fn pairs(
+        &self,
+        pattern: char,
+        subject: &str,
+        reference: &str,
+        value: impl Fn(&PatternRun) -> f64,
+    ) -> Evidence {
+        self.pairs_upto(pattern, subject, reference, u32::MAX, value)
+    }
+
+    fn pairs_upto(
+        &self,
+        pattern: char,
+        subject: &str,
+        reference: &str,
+        max: u32,
+        value: impl Fn(&PatternRun) -> f64,
+    ) -> Evidence {
+        match self.aligned(pattern, subject, reference, max, &value) {
+            Err(missing) => missing,
+            Ok(points) if points.is_empty() => Evidence::Missing {
+                reason: format!(
+                    "no log-block count up to {max} was run for both {subject} and {reference} \
+                     on pattern {pattern}"
+                ),
+            },
+            Ok(points) => Evidence::Pairs { points },
+        }
+    }
+
+    /// Pairs over several patterns; x numbers the points in order (pattern, log blocks).
+    fn pairs_of(
+        &self,
+        patterns: &[char],
+        subject: &str,
+        reference: &str,
+        value: impl Fn(&PatternRun) -> f64,
+    ) -> Evidence {
+        let mut points = Vec::new();
+        for &pattern in patterns {
+            match self.aligned(pattern, subject, reference, u32::MAX, &value) {
+                Ok(p) => points.extend(p),
+                Err(missing) => return missing,
+            }
+        }
+        Evidence::Pairs { points }
+    }
+
+    fn pairs_all(
+        &self,
+        subject: &str,
+        reference: &str,
+        value: impl Fn(&PatternRun) -> f64,
+    ) -> Evidence {
+        self.pairs_of(&PATTERNS, subject, reference, value)
+    }
+
+    /// Per pattern (x = 0 for A ... 4 for E): FAST's fewest erases with 4-8 log blocks
+    /// against BAST's fewest with 32 or more.
+    fn few_against_many(&self) -> Evidence {
+        let mut points = Vec::new();
+        for (i, &pattern) in PATTERNS.iter().enumerate() {
+            let min = |scheme: &str, keep: &dyn Fn(u32) -> bool| {
+                self.points(pattern, scheme, |r| r.erases as f64)
+                    .into_iter()
+                    .filter(|&(n, _)| keep(n))
+                    .map(|p| p.1)
+                    .reduce(f64::min)
+            };
+            let few = min("fast", &|n| (4..=8).contains(&n));
+            let many = min("bast", &|n| n >= 32);
+            match (few, many) {
+                (Some(f), Some(b)) => points.push((i as f64, f, b)),
+                (_, None) => {
+                    return Evidence::Missing {
+                        reason: format!(
+                            "BAST was not run with 32 or more log blocks on pattern {pattern}"
+                        ),
+                    };
+                }
+                (None, _) => {
+                    return Evidence::Missing {
+                        reason: format!(
+                            "FAST was not run with 4 to 8 log blocks on pattern {pattern}"
+                        ),
+                    };
+                }
+            }
+        }
+        Evidence::Pairs { points }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::claims::Verdict;
+
+    fn run(pattern: char, scheme: &str, log_blocks: u32, erases: u64) -> PatternRun {
+        PatternRun {
+            pattern,
+            scheme: scheme.into(),
+            log_blocks,
+            erases,
+            switch_merges: 1000,
+        }
+    }
+
+    /// Runs shaped as the paper describes them: every claim holds.
+    fn as_the_paper_says() -> Vec<PatternRun> {
+        let mut runs = Vec::new();
+        for pattern in PATTERNS {
+            for (i, n) in [4u32, 8, 16, 32, 64].into_iter().enumerate() {
+                let fast = [1000, 950, 900, 880, 870][i];
+                let bast = match pattern {
+                    // BAST behind, closing in.
+                    'A' | 'B' | 'C' => [2000, 1400, 1100, 1000, 900][i],
+                    // BAST flat and far behind.
+                    _ => 3000 + i as u64,
+                };
+                let ofast = if pattern == 'D' && n <= 8 {
+                    fast - 10
+                } else {
+                    fast
+                };
+                runs.push(run(pattern, "fast", n, fast));
+                runs.push(run(pattern, "bast", n, bast));
+                runs.push(run(pattern, "ofast", n, ofast));
+            }
+        }
+        runs
+    }
+
+    fn verdicts(runs: &[PatternRun]) -> Vec<(&'static str, Verdict)> {
+        assess_all(runs)
+            .into_iter()
+            .map(|a| (a.claim.id, a.verdict))
+            .collect()
+    }
+
+    #[test]
+    fn runs_shaped_as_the_paper_says_reproduce_every_claim() {
+        for (id, verdict) in verdicts(&as_the_paper_says()) {
+            assert_eq!(verdict, Verdict::Holds, "{id}");
+        }
+        assert_eq!(assess_all(&as_the_paper_says()).len(), 13);
+    }
+
+    /// BAST ahead of FAST on pattern A: "BAST approaches FAST" does not hold, and neither
+    /// does "FAST beats BAST".
+    #[test]
+    fn bast_ahead_fails_the_claims_that_presume_it_behind() {
+        let mut runs = as_the_paper_says();
+        for r in runs
+            .iter_mut()
+            .filter(|r| r.pattern == 'A' && r.scheme == "bast")
+        {
+            r.erases = 900;
+        }
+        let v = verdicts(&runs);
+        let of = |id: &str| v.iter().find(|x| x.0 == id).expect("claim").1.clone();
+        assert_eq!(of("fast.a.bast-approaches"), Verdict::DoesNotHold);
+        assert_eq!(of("fast.beats-bast"), Verdict::DoesNotHold);
+        assert_eq!(of("fast.b.bast-approaches"), Verdict::Holds);
+    }
+
+    /// A quick run (log blocks 4 and 16) cannot check the claim about 32 or more.
+    #[test]
+    fn claims_beyond_the_runs_cannot_be_checked() {
+        let runs: Vec<PatternRun> = as_the_paper_says()
+            .into_iter()
+            .filter(|r| [4, 16].contains(&r.log_blocks) && r.pattern != 'C')
+            .collect();
+        let v = verdicts(&runs);
+        let of = |id: &str| v.iter().find(|x| x.0 == id).expect("claim").1.clone();
+        assert!(
+            matches!(of("fast.few-log-blocks"), Verdict::CannotCheck(r) if r.contains("32 or more"))
+        );
+        assert!(
+            matches!(of("fast.c.ofast-negligible"), Verdict::CannotCheck(r) if r.contains("pattern C"))
+        );
+        assert!(matches!(of("fast.beats-bast"), Verdict::CannotCheck(_)));
+        assert_eq!(of("fast.e.fast-improves"), Verdict::Holds);
+    }
+
+    #[test]
+    fn switch_operations_compare_patterns_a_and_b() {
+        let mut runs = as_the_paper_says();
+        let v = verdicts(&runs);
+        assert!(v.contains(&("fast.ab.switches-equal", Verdict::Holds)));
+        for r in runs
+            .iter_mut()
+            .filter(|r| r.pattern == 'B' && r.scheme == "fast" && r.log_blocks == 64)
+        {
+            r.switch_merges = 1060;
+        }
+        assert!(verdicts(&runs).contains(&("fast.ab.switches-equal", Verdict::DoesNotHold)));
+    }
+}

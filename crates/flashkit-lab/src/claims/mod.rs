@@ -1,0 +1,661 @@
+//! The claims ledger: every quantitative claim of a paper as data, and its verdict computed
+//! from measurements.
+//!
+//! A [`Claim`] says where the paper makes it, quotes it, gives the paper's value, names the
+//! quantity flashkit measures for it, and fixes a [`Criterion`] before any of our numbers is
+//! looked at. A reproduction gathers its measurements into [`Evidence`]; [`assess`] applies
+//! the criterion and gives a [`Verdict`] with the figures it rests on. Nothing here is typed
+//! by hand: a verdict is what the criterion says of the evidence.
+//!
+//! Rules every criterion follows:
+//! - **A premise that fails, fails the claim.** "BAST approaches FAST as log blocks are
+//!   added" presumes BAST behind; BAST ahead throughout does not reproduce it, however the
+//!   gap moves.
+//! - **Missing evidence is said, not guessed.** A run that did not measure what a claim
+//!   needs (a `--quick` run without 32 log blocks) gives [`Verdict::CannotCheck`] with what
+//!   is missing.
+//! - **Shape is a second criterion, never a loosened first.** A claim may carry a weaker
+//!   `shape` criterion (the trend the paper reports, where its exact figure is not
+//!   reachable); when the claim fails and the shape holds, the verdict is
+//!   [`Verdict::InShape`], reported apart from the claims that hold.
+//! - **Our own targets are not the paper's claims.** A target from flashkit's own issues
+//!   ([`Origin::Target`]) is assessed the same way and listed apart.
+
+pub mod fast;
+
+use serde::Serialize;
+use std::fmt;
+
+/// The papers flashkit reproduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Paper {
+    /// Lee et al., FAST (ACM TECS 2007).
+    Fast,
+    /// Suh et al., VET and EMT (JSA 2014).
+    Vet,
+    /// Fat lists on NOR flash (2011).
+    Fatlist,
+    /// Jin, Cho, Chung, GRR (IMCOM 2014).
+    Grr,
+    /// Ajwani et al., computational models for flash (SEA 2009).
+    Flashmodel,
+}
+
+impl Paper {
+    /// Every paper, in the order `reproduce all` runs them.
+    pub const ALL: [Paper; 5] = [
+        Paper::Fast,
+        Paper::Vet,
+        Paper::Fatlist,
+        Paper::Grr,
+        Paper::Flashmodel,
+    ];
+
+    /// The name `flashkit reproduce` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Paper::Fast => "fast",
+            Paper::Vet => "vet",
+            Paper::Fatlist => "fatlist",
+            Paper::Grr => "grr",
+            Paper::Flashmodel => "flashmodel",
+        }
+    }
+}
+
+impl fmt::Display for Paper {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Whose claim it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Origin {
+    /// The paper says it.
+    Paper,
+    /// A target flashkit set itself (an issue's goal, such as a speed-up over the paper's
+    /// machine); never printed as the paper's claim.
+    Target,
+}
+
+/// One quantitative claim.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Claim {
+    /// Stable identifier, `paper.topic` ("fast.e.bast-flat").
+    pub id: &'static str,
+    /// The paper.
+    pub paper: Paper,
+    /// Whose claim.
+    pub origin: Origin,
+    /// Where the paper makes it (section, table or figure).
+    pub location: &'static str,
+    /// The sentence, quoted.
+    pub quote: &'static str,
+    /// The paper's value or values, where it gives any.
+    pub paper_value: Option<&'static str>,
+    /// What flashkit measures for it.
+    pub quantity: &'static str,
+    /// What must hold, fixed before our numbers were looked at.
+    pub criterion: Criterion,
+    /// A weaker criterion, the claim's shape, for [`Verdict::InShape`].
+    pub shape: Option<Criterion>,
+}
+
+/// What must hold of the evidence.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Criterion {
+    /// Pairs: the subject is below the reference at every point.
+    BelowAtEvery,
+    /// Pairs: the subject is at most `factor` times the reference at every point.
+    AtMostFactor {
+        /// The factor.
+        factor: f64,
+    },
+    /// Pairs: subject and reference differ by at most `tolerance` of the reference at
+    /// every point.
+    EqualWithin {
+        /// Relative tolerance.
+        tolerance: f64,
+    },
+    /// Series: the largest value is at most `factor` times the smallest.
+    Flat {
+        /// The factor.
+        factor: f64,
+    },
+    /// Series: the value at the last point is below the value at the first.
+    Falls,
+    /// Series: the value at the last point is above the value at the first.
+    Rises,
+    /// Pairs: the subject starts above the reference (the premise) and the ratio
+    /// subject/reference at the last point is nearer 1 than at the first.
+    ApproachesFromAbove,
+    /// A value: ours is within `[low, high]` times the paper's.
+    RatioBand {
+        /// Lowest ratio ours/paper.
+        low: f64,
+        /// Highest ratio ours/paper.
+        high: f64,
+    },
+}
+
+/// What a reproduction measured for a claim.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Evidence {
+    /// One value a point, `(x, value)`, in x order.
+    Series {
+        /// The points.
+        points: Vec<(f64, f64)>,
+    },
+    /// A subject and a reference a point, `(x, subject, reference)`, in x order.
+    Pairs {
+        /// The points.
+        points: Vec<(f64, f64, f64)>,
+    },
+    /// Our value and the paper's.
+    Value {
+        /// Ours.
+        ours: f64,
+        /// The paper's.
+        paper: f64,
+    },
+    /// Not measured: why.
+    Missing {
+        /// What is missing.
+        reason: String,
+    },
+}
+
+/// A claim's verdict.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(tag = "verdict", content = "reason", rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The criterion holds.
+    Holds,
+    /// The criterion fails, its shape holds.
+    InShape,
+    /// The criterion fails (or its premise does).
+    DoesNotHold,
+    /// The evidence is not there: why.
+    CannotCheck(String),
+}
+
+impl Verdict {
+    /// How the verdict reads in a table.
+    pub fn label(&self) -> &'static str {
+        match self {
+            Verdict::Holds => "holds",
+            Verdict::InShape => "in shape only",
+            Verdict::DoesNotHold => "does not hold",
+            Verdict::CannotCheck(_) => "cannot be checked here",
+        }
+    }
+}
+
+/// A claim, its evidence and its verdict.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Assessment {
+    /// The claim.
+    #[serde(flatten)]
+    pub claim: Claim,
+    /// What was measured.
+    pub evidence: Evidence,
+    /// The verdict.
+    #[serde(flatten)]
+    pub verdict: Verdict,
+    /// The figures the verdict rests on, in words ("BAST/FAST 1.12 -> 1.03").
+    pub measured: String,
+}
+
+/// What one criterion says of some evidence: whether it holds, a premise that failed, and
+/// the figures it looked at.
+struct Outcome {
+    holds: bool,
+    premise_failed: Option<String>,
+    measured: String,
+}
+
+impl Outcome {
+    fn plain(holds: bool, measured: String) -> Outcome {
+        Outcome {
+            holds,
+            premise_failed: None,
+            measured,
+        }
+    }
+}
+
+/// `claim` against `evidence`.
+pub fn assess(claim: Claim, evidence: Evidence) -> Assessment {
+    let (verdict, measured) = match apply(&claim.criterion, &evidence) {
+        Err(reason) => (Verdict::CannotCheck(reason.clone()), reason),
+        Ok(outcome) if outcome.holds => (Verdict::Holds, outcome.measured),
+        Ok(outcome) => {
+            let shape_holds = outcome.premise_failed.is_none()
+                && claim
+                    .shape
+                    .is_some_and(|shape| apply(&shape, &evidence).is_ok_and(|o| o.holds));
+            let measured = match outcome.premise_failed {
+                Some(premise) => format!("{}; {premise}", outcome.measured),
+                None => outcome.measured,
+            };
+            let verdict = if shape_holds {
+                Verdict::InShape
+            } else {
+                Verdict::DoesNotHold
+            };
+            (verdict, measured)
+        }
+    };
+    Assessment {
+        claim,
+        evidence,
+        verdict,
+        measured,
+    }
+}
+
+/// A ratio that does not divide by zero: `a / max(b, tiny)`.
+fn ratio(a: f64, b: f64) -> f64 {
+    a / b.max(f64::MIN_POSITIVE)
+}
+
+fn number(x: f64) -> String {
+    if x.fract() == 0.0 && x.abs() < 1e15 {
+        format!("{x:.0}")
+    } else if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> {
+    let needs = |what: &str| format!("the criterion needs {what}, the evidence is {evidence:?}");
+    match (criterion, evidence) {
+        (_, Evidence::Missing { reason }) => Err(reason.clone()),
+        (Criterion::BelowAtEvery, Evidence::Pairs { points }) => {
+            every(points, |s, r| s < r, "below")
+        }
+        (Criterion::AtMostFactor { factor }, Evidence::Pairs { points }) => every(
+            points,
+            |s, r| s <= r * factor,
+            &format!("at most {factor} times"),
+        ),
+        (Criterion::EqualWithin { tolerance }, Evidence::Pairs { points }) => every(
+            points,
+            |s, r| (s - r).abs() <= tolerance * r.abs(),
+            &format!("within {}%", tolerance * 100.0),
+        ),
+        (Criterion::Flat { factor }, Evidence::Series { points }) => {
+            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+            let (Some(min), Some(max)) = (
+                values.iter().copied().reduce(f64::min),
+                values.iter().copied().reduce(f64::max),
+            ) else {
+                return Err("no points measured".into());
+            };
+            let spread = ratio(max, min);
+            Ok(Outcome::plain(
+                spread <= *factor,
+                format!(
+                    "from {} to {}: a factor {spread:.3} (at most {factor} holds)",
+                    number(min),
+                    number(max)
+                ),
+            ))
+        }
+        (Criterion::Falls | Criterion::Rises, Evidence::Series { points }) => {
+            let (Some(first), Some(last)) = (points.first(), points.last()) else {
+                return Err("no points measured".into());
+            };
+            if points.len() < 2 {
+                return Err("a trend needs two points; one was measured".into());
+            }
+            let holds = match criterion {
+                Criterion::Falls => last.1 < first.1,
+                _ => last.1 > first.1,
+            };
+            Ok(Outcome::plain(
+                holds,
+                format!(
+                    "{} at {} -> {} at {}",
+                    number(first.1),
+                    number(first.0),
+                    number(last.1),
+                    number(last.0)
+                ),
+            ))
+        }
+        (Criterion::ApproachesFromAbove, Evidence::Pairs { points }) => {
+            let (Some(first), Some(last)) = (points.first(), points.last()) else {
+                return Err("no points measured".into());
+            };
+            if points.len() < 2 {
+                return Err("a trend needs two points; one was measured".into());
+            }
+            let (r0, r1) = (ratio(first.1, first.2), ratio(last.1, last.2));
+            let measured = format!(
+                "ratio {r0:.3} at {} -> {r1:.3} at {}",
+                number(first.0),
+                number(last.0)
+            );
+            if r0 <= 1.0 {
+                return Ok(Outcome {
+                    holds: false,
+                    premise_failed: Some(format!(
+                        "the premise fails: the subject starts at or below the reference \
+                         (ratio {r0:.3})"
+                    )),
+                    measured,
+                });
+            }
+            Ok(Outcome::plain((r1 - 1.0).abs() < r0 - 1.0, measured))
+        }
+        (Criterion::RatioBand { low, high }, Evidence::Value { ours, paper }) => {
+            let r = ratio(*ours, *paper);
+            Ok(Outcome::plain(
+                (*low..=*high).contains(&r),
+                format!(
+                    "ours {} against the paper's {}: ratio {r:.3} (band {low}-{high})",
+                    number(*ours),
+                    number(*paper)
+                ),
+            ))
+        }
+        (Criterion::BelowAtEvery, _)
+        | (Criterion::AtMostFactor { .. }, _)
+        | (Criterion::EqualWithin { .. }, _)
+        | (Criterion::ApproachesFromAbove, _) => Err(needs("pairs")),
+        (Criterion::Flat { .. } | Criterion::Falls | Criterion::Rises, _) => Err(needs("a series")),
+        (Criterion::RatioBand { .. }, _) => Err(needs("a value and the paper's")),
+    }
+}
+
+/// A pairwise criterion at every point.
+fn every(
+    points: &[(f64, f64, f64)],
+    ok: impl Fn(f64, f64) -> bool,
+    relation: &str,
+) -> Result<Outcome, String> {
+    if points.is_empty() {
+        return Err("no points measured".into());
+    }
+    let failing: Vec<String> = points
+        .iter()
+        .filter(|p| !ok(p.1, p.2))
+        .map(|p| format!("{} vs {} at {}", number(p.1), number(p.2), number(p.0)))
+        .collect();
+    let measured = if failing.is_empty() && points.len() == 1 {
+        format!("{relation} at the one point")
+    } else if failing.is_empty() {
+        format!("{relation} at all {} points", points.len())
+    } else {
+        format!(
+            "{relation} at {} of {} points; not at: {}",
+            points.len() - failing.len(),
+            points.len(),
+            failing.join(", ")
+        )
+    };
+    Ok(Outcome::plain(failing.is_empty(), measured))
+}
+
+/// The verdicts of many claims, counted.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Tally {
+    /// Claims that hold.
+    pub holds: usize,
+    /// Claims that hold in shape only.
+    pub in_shape: usize,
+    /// Claims that do not hold.
+    pub does_not_hold: usize,
+    /// Claims that cannot be checked here.
+    pub cannot_check: usize,
+}
+
+impl Tally {
+    /// The tally of the paper's own claims among `assessments` (targets are left out).
+    pub fn of(assessments: &[Assessment]) -> Tally {
+        let mut tally = Tally::default();
+        for a in assessments
+            .iter()
+            .filter(|a| a.claim.origin == Origin::Paper)
+        {
+            match a.verdict {
+                Verdict::Holds => tally.holds += 1,
+                Verdict::InShape => tally.in_shape += 1,
+                Verdict::DoesNotHold => tally.does_not_hold += 1,
+                Verdict::CannotCheck(_) => tally.cannot_check += 1,
+            }
+        }
+        tally
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn claim(criterion: Criterion, shape: Option<Criterion>) -> Claim {
+        Claim {
+            id: "test.claim",
+            paper: Paper::Fast,
+            origin: Origin::Paper,
+            location: "Section 4",
+            quote: "a quote",
+            paper_value: None,
+            quantity: "erases",
+            criterion,
+            shape,
+        }
+    }
+
+    fn pairs(points: &[(f64, f64, f64)]) -> Evidence {
+        Evidence::Pairs {
+            points: points.to_vec(),
+        }
+    }
+
+    fn series(points: &[(f64, f64)]) -> Evidence {
+        Evidence::Series {
+            points: points.to_vec(),
+        }
+    }
+
+    fn verdict(criterion: Criterion, evidence: Evidence) -> Verdict {
+        assess(claim(criterion, None), evidence).verdict
+    }
+
+    #[test]
+    fn pairwise_criteria_hold_only_at_every_point() {
+        let below = pairs(&[(4.0, 1.0, 2.0), (8.0, 3.0, 4.0)]);
+        assert_eq!(verdict(Criterion::BelowAtEvery, below), Verdict::Holds);
+        let one_equal = pairs(&[(4.0, 1.0, 2.0), (8.0, 4.0, 4.0)]);
+        let a = assess(claim(Criterion::BelowAtEvery, None), one_equal);
+        assert_eq!(a.verdict, Verdict::DoesNotHold);
+        assert!(
+            a.measured
+                .contains("below at 1 of 2 points; not at: 4 vs 4 at 8"),
+            "{}",
+            a.measured
+        );
+        let factor = Criterion::AtMostFactor { factor: 1.1 };
+        assert_eq!(
+            verdict(factor, pairs(&[(1.0, 110.0, 100.0)])),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(factor, pairs(&[(1.0, 111.0, 100.0)])),
+            Verdict::DoesNotHold
+        );
+        let equal = Criterion::EqualWithin { tolerance: 0.01 };
+        assert_eq!(
+            verdict(equal, pairs(&[(1.0, 99.0, 100.0), (2.0, 101.0, 100.0)])),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(equal, pairs(&[(1.0, 98.9, 100.0)])),
+            Verdict::DoesNotHold
+        );
+    }
+
+    #[test]
+    fn series_criteria() {
+        let flat = Criterion::Flat { factor: 1.1 };
+        assert_eq!(
+            verdict(flat, series(&[(4.0, 100.0), (8.0, 110.0), (16.0, 105.0)])),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(flat, series(&[(4.0, 100.0), (8.0, 111.0)])),
+            Verdict::DoesNotHold
+        );
+        assert_eq!(
+            verdict(
+                Criterion::Falls,
+                series(&[(4.0, 10.0), (8.0, 12.0), (16.0, 9.0)])
+            ),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(Criterion::Falls, series(&[(4.0, 10.0), (16.0, 10.0)])),
+            Verdict::DoesNotHold
+        );
+        assert_eq!(
+            verdict(Criterion::Rises, series(&[(4.0, 10.0), (16.0, 11.0)])),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(Criterion::Rises, series(&[(4.0, 10.0), (16.0, 9.0)])),
+            Verdict::DoesNotHold
+        );
+        assert!(matches!(
+            verdict(Criterion::Falls, series(&[(4.0, 10.0)])),
+            Verdict::CannotCheck(_)
+        ));
+    }
+
+    /// BAST ahead of FAST throughout does not reproduce "BAST approaches FAST", however the
+    /// gap moves; BAST behind and closing in does.
+    #[test]
+    fn approaching_needs_its_premise() {
+        let closing = pairs(&[(4.0, 150.0, 100.0), (64.0, 110.0, 100.0)]);
+        assert_eq!(
+            verdict(Criterion::ApproachesFromAbove, closing),
+            Verdict::Holds
+        );
+        let overshooting = pairs(&[(4.0, 150.0, 100.0), (64.0, 40.0, 100.0)]);
+        assert_eq!(
+            verdict(Criterion::ApproachesFromAbove, overshooting),
+            Verdict::DoesNotHold
+        );
+        let ahead = pairs(&[(4.0, 94.0, 100.0), (64.0, 96.0, 100.0)]);
+        let a = assess(
+            claim(
+                Criterion::ApproachesFromAbove,
+                Some(Criterion::BelowAtEvery),
+            ),
+            ahead,
+        );
+        assert_eq!(
+            a.verdict,
+            Verdict::DoesNotHold,
+            "a failed premise is never in shape"
+        );
+        assert!(a.measured.contains("the premise fails"), "{}", a.measured);
+        let widening = pairs(&[(4.0, 110.0, 100.0), (64.0, 150.0, 100.0)]);
+        assert_eq!(
+            verdict(Criterion::ApproachesFromAbove, widening),
+            Verdict::DoesNotHold
+        );
+    }
+
+    #[test]
+    fn the_shape_criterion_gives_in_shape_only_when_the_claim_fails() {
+        let c = claim(
+            Criterion::RatioBand {
+                low: 0.8,
+                high: 1.25,
+            },
+            Some(Criterion::RatioBand {
+                low: 0.5,
+                high: 2.0,
+            }),
+        );
+        let at = |ours: f64| assess(c.clone(), Evidence::Value { ours, paper: 100.0 }).verdict;
+        assert_eq!(at(120.0), Verdict::Holds);
+        assert_eq!(at(180.0), Verdict::InShape);
+        assert_eq!(at(250.0), Verdict::DoesNotHold);
+        assert_eq!(at(79.0), Verdict::InShape);
+    }
+
+    #[test]
+    fn missing_or_mismatched_evidence_cannot_be_checked() {
+        let missing = Evidence::Missing {
+            reason: "needs 32 log blocks".into(),
+        };
+        assert_eq!(
+            verdict(Criterion::Falls, missing),
+            Verdict::CannotCheck("needs 32 log blocks".into())
+        );
+        assert!(matches!(
+            verdict(Criterion::Falls, pairs(&[(1.0, 1.0, 1.0)])),
+            Verdict::CannotCheck(_)
+        ));
+        assert!(matches!(
+            verdict(Criterion::BelowAtEvery, pairs(&[])),
+            Verdict::CannotCheck(_)
+        ));
+    }
+
+    #[test]
+    fn the_tally_counts_the_papers_claims_only() {
+        let mut target = claim(Criterion::Falls, None);
+        target.origin = Origin::Target;
+        let assessments = vec![
+            assess(
+                claim(Criterion::Falls, None),
+                series(&[(1.0, 2.0), (2.0, 1.0)]),
+            ),
+            assess(
+                claim(Criterion::Falls, None),
+                series(&[(1.0, 1.0), (2.0, 2.0)]),
+            ),
+            assess(target, series(&[(1.0, 2.0), (2.0, 1.0)])),
+            assess(
+                claim(Criterion::Falls, None),
+                Evidence::Missing { reason: "x".into() },
+            ),
+        ];
+        assert_eq!(
+            Tally::of(&assessments),
+            Tally {
+                holds: 1,
+                in_shape: 0,
+                does_not_hold: 1,
+                cannot_check: 1
+            }
+        );
+    }
+
+    #[test]
+    fn an_assessment_serializes_with_its_claim_and_verdict() {
+        let a = assess(
+            claim(Criterion::Flat { factor: 1.1 }, None),
+            Evidence::Missing {
+                reason: "not run".into(),
+            },
+        );
+        let json = serde_json::to_value(&a).expect("json");
+        assert_eq!(json["id"], "test.claim");
+        assert_eq!(json["paper"], "fast");
+        assert_eq!(json["verdict"], "cannot-check");
+        assert_eq!(json["reason"], "not run");
+        assert_eq!(json["criterion"]["kind"], "flat");
+    }
+}
