@@ -20,12 +20,21 @@ static TEMPORARY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 /// which signals the whole group) ran on with no parent until its next print failed.
 static CHILD: Mutex<Option<std::process::Child>> = Mutex::new(None);
 
-/// Hold `child` where the interrupt handler can reach it, until [`take_child`].
-pub fn hold_child(child: std::process::Child) {
-    *CHILD.lock().unwrap_or_else(PoisonError::into_inner) = Some(child);
+/// Start `command` and hold its process where the interrupt handler can reach it, until
+/// [`take_child`]; its standard output, if piped. The handler cannot run between the start
+/// and the hold (it waits for the same lock): an interrupt in that window left the child
+/// running with no parent.
+pub fn spawn_held(
+    command: &mut std::process::Command,
+) -> std::io::Result<Option<std::process::ChildStdout>> {
+    let mut held = CHILD.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut child = command.spawn()?;
+    let stdout = child.stdout.take();
+    *held = Some(child);
+    Ok(stdout)
 }
 
-/// The child given to [`hold_child`], back to wait for; `None` once an interrupt took it
+/// The child started by [`spawn_held`], back to wait for; `None` once an interrupt took it
 /// (the process is exiting then).
 pub fn take_child() -> Option<std::process::Child> {
     CHILD.lock().unwrap_or_else(PoisonError::into_inner).take()

@@ -355,6 +355,62 @@ fn an_out_directory_that_cannot_be_made_fails_before_the_runs() {
     }
 }
 
+/// `reproduce all` gathers the papers' claims ledgers into claims.json and shows them first
+/// in index.html: a tally a paper, then each claim, linked to the figure it is about;
+/// a paper without a ledger is named as such.
+#[test]
+fn reproduce_all_writes_the_claims_ledger_and_its_summary() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let out = dir.path().join("results");
+    let output = flashkit(&[
+        "reproduce",
+        "all",
+        "--quick",
+        "--only",
+        "fast,grr",
+        "--out",
+        out.to_str().expect("utf-8 path"),
+    ]);
+    assert!(output.status.success(), "{}", text(&output.stderr));
+    let claims: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("claims.json")).expect("claims.json"),
+    )
+    .expect("claims.json parses");
+    let list = claims["claims"].as_array().expect("claims");
+    assert_eq!(list.len(), 13, "the FAST ledger");
+    let fast = &claims["papers"][0];
+    assert_eq!(fast["paper"], "fast");
+    let tally: u64 = ["holds", "in-shape", "does-not-hold", "cannot-check"]
+        .iter()
+        .map(|k| fast["tally"][k].as_u64().expect("a count"))
+        .sum();
+    assert_eq!(tally, 13, "every claim counted once");
+    let counted = |verdict: &str| list.iter().filter(|c| c["verdict"] == verdict).count() as u64;
+    assert_eq!(fast["tally"]["holds"].as_u64(), Some(counted("holds")));
+    assert_eq!(
+        claims["papers"][1]["ledger"], false,
+        "grr has no ledger yet"
+    );
+
+    let index = std::fs::read_to_string(out.join("index.html")).expect("index.html");
+    let summary = index
+        .find("<h2>The papers&#39; claims</h2>")
+        .or_else(|| index.find("<h2>The papers' claims</h2>"));
+    let first_paper = index.find("<h2>fast:").expect("fast's section");
+    assert!(
+        summary.expect("a claims section") < first_paper,
+        "the claims come first"
+    );
+    assert!(
+        index.contains("<td>grr</td><td>not in the ledger yet"),
+        "{}",
+        &index[..4000.min(index.len())]
+    );
+    // Each claim about a drawn figure links to it, and the figure carries the anchor.
+    assert!(index.contains("<a href=\"#fast-fig10-E-erases.svg\">"));
+    assert!(index.contains("<figure id=\"fast-fig10-E-erases.svg\">"));
+}
+
 /// `reproduce all` runs each paper asked for into its own subdirectory, as the paper's own
 /// `--out` does, and writes one index.html with their figures inline; an unknown paper is a
 /// usage error.
@@ -398,7 +454,7 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
         .count();
     assert!(!index.contains("old.svg") && out.join("vet/old.svg").exists());
     assert_eq!(
-        index.matches("<figure><svg").count(),
+        index.matches("<figure id=").count(),
         svgs - 1,
         "{svgs} figures, one of them old"
     );

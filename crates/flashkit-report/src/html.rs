@@ -15,7 +15,11 @@ pub enum Block {
         caption: String,
         /// The SVG document, inlined as is.
         svg: String,
+        /// An anchor other blocks can link to (`#id`), if any.
+        id: Option<String>,
     },
+    /// A bulleted list, each item text and an optional link within the page.
+    Items(Vec<Item>),
     /// A sortable table.
     Table(Table),
     /// Text shown as it is, in a fixed-width font (a command's printed tables), folded
@@ -26,6 +30,15 @@ pub enum Block {
         /// The text.
         text: String,
     },
+}
+
+/// One item of a [`Block::Items`] list.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Item {
+    /// The text.
+    pub text: String,
+    /// A link after the text: its label, and the id of the block it goes to.
+    pub link: Option<(String, String)>,
 }
 
 /// A titled section.
@@ -119,10 +132,30 @@ impl HtmlReport {
             for block in &section.blocks {
                 match block {
                     Block::Paragraph(text) => html.push_str(&format!("<p>{}</p>\n", escape(text))),
-                    Block::Figure { caption, svg } => html.push_str(&format!(
-                        "<figure>{svg}<figcaption>{}</figcaption></figure>\n",
-                        escape(caption)
-                    )),
+                    Block::Figure { caption, svg, id } => {
+                        let id = id
+                            .as_ref()
+                            .map_or(String::new(), |id| format!(" id=\"{}\"", escape(id)));
+                        html.push_str(&format!(
+                            "<figure{id}>{svg}<figcaption>{}</figcaption></figure>\n",
+                            escape(caption)
+                        ));
+                    }
+                    Block::Items(items) => {
+                        html.push_str("<ul>");
+                        for item in items {
+                            html.push_str(&format!("<li>{}", escape(&item.text)));
+                            if let Some((label, target)) = &item.link {
+                                html.push_str(&format!(
+                                    " <a href=\"#{}\">{}</a>",
+                                    escape(target),
+                                    escape(label)
+                                ));
+                            }
+                            html.push_str("</li>");
+                        }
+                        html.push_str("</ul>\n");
+                    }
                     Block::Table(table) => {
                         html.push_str(&table_html(table));
                         html.push('\n');
@@ -158,6 +191,7 @@ mod tests {
                     Block::Figure {
                         caption: "a figure".into(),
                         svg: "<svg xmlns=\"http://www.w3.org/2000/svg\"/>".into(),
+                        id: None,
                     },
                     Block::Preformatted {
                         summary: "output".into(),
@@ -172,6 +206,7 @@ mod tests {
         assert!(html.contains("<td class=\"n\">12</td>"));
         assert!(html.contains("<svg xmlns"));
         assert!(html.contains("<pre>a  &lt;b&gt;\n1  2</pre>"));
+        assert!(!html.contains("<ul>"), "no list, no list markup");
         for external in ["http://", "https://", "src=", "href="] {
             let outside_svg_namespace = html.replace("xmlns=\"http://www.w3.org/2000/svg\"", "");
             assert!(
@@ -179,5 +214,38 @@ mod tests {
                 "{external} would need the network"
             );
         }
+    }
+
+    #[test]
+    fn items_link_to_figures_within_the_page() {
+        let report = HtmlReport {
+            title: "t".into(),
+            intro: Vec::new(),
+            sections: vec![Section {
+                heading: "h".into(),
+                blocks: vec![
+                    Block::Items(vec![
+                        Item {
+                            text: "holds: a < b".into(),
+                            link: Some(("Fig. 10".into(), "fast-fig10".into())),
+                        },
+                        Item {
+                            text: "plain".into(),
+                            link: None,
+                        },
+                    ]),
+                    Block::Figure {
+                        caption: "c".into(),
+                        svg: "<svg/>".into(),
+                        id: Some("fast-fig10".into()),
+                    },
+                ],
+            }],
+        };
+        let html = report.render();
+        assert!(html.contains(
+            "<ul><li>holds: a &lt; b <a href=\"#fast-fig10\">Fig. 10</a></li><li>plain</li></ul>"
+        ));
+        assert!(html.contains("<figure id=\"fast-fig10\"><svg/>"));
     }
 }

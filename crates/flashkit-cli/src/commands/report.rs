@@ -554,6 +554,7 @@ fn page<'a>(
         .map(|f| Block::Figure {
             caption: f.caption.clone(),
             svg: f.svg.clone(),
+            id: None,
         })
         .collect();
     HtmlReport {

@@ -186,6 +186,19 @@ pub fn assess_all(runs: &[PatternRun]) -> Vec<Assessment> {
     ]
 }
 
+/// The figure the reproduction draws for a claim made at `location`.
+fn figure(location: &str) -> Option<&'static str> {
+    Some(match location {
+        "Section 4.2, Table II" => "table2-A.svg",
+        "Section 4.2, Fig. 10 (pattern A)" | "Section 4.2, Fig. 10" => "fig10-A-erases.svg",
+        "Section 4.2, Fig. 10 (pattern B)" => "fig10-B-erases.svg",
+        "Section 4.2, Fig. 10 (pattern C)" => "fig10-C-erases.svg",
+        "Section 4.2, Fig. 10 (pattern D)" => "fig10-D-erases.svg",
+        "Section 4.2, Fig. 10 (pattern E)" => "fig10-E-erases.svg",
+        _ => return None,
+    })
+}
+
 fn claim(
     id: &'static str,
     location: &'static str,
@@ -199,6 +212,7 @@ fn claim(
         paper: Paper::Fast,
         origin: Origin::Paper,
         location,
+        figure: figure(location),
         quote,
         paper_value,
         quantity,
@@ -241,7 +255,10 @@ impl Runs<'_> {
             return Self::missing(pattern, scheme);
         }
         Evidence::Series {
-            points: points.into_iter().map(|(n, v)| (f64::from(n), v)).collect(),
+            points: points
+                .into_iter()
+                .map(|(n, v)| (format!("{n} log blocks"), v))
+                .collect(),
         }
     }
 
@@ -253,7 +270,7 @@ impl Runs<'_> {
         reference: &str,
         max: u32,
         value: &impl Fn(&PatternRun) -> f64,
-    ) -> Result<Vec<(f64, f64, f64)>, Evidence> {
+    ) -> Result<Vec<(String, f64, f64)>, Evidence> {
         let s = self.points(pattern, subject, value);
         let r = self.points(pattern, reference, value);
         if s.is_empty() {
@@ -267,7 +284,7 @@ impl Runs<'_> {
             .filter_map(|&(n, sv)| {
                 r.iter()
                     .find(|(m, _)| *m == n)
-                    .map(|&(_, rv)| (f64::from(n), sv, rv))
+                    .map(|&(_, rv)| (format!("{pattern}, {n} log blocks"), sv, rv))
             })
             .collect())
     }
@@ -302,7 +319,7 @@ impl Runs<'_> {
         }
     }
 
-    /// Pairs over several patterns; x numbers the points in order (pattern, log blocks).
+    /// Pairs over several patterns, in order of pattern and log blocks.
     fn pairs_of(
         &self,
         patterns: &[char],
@@ -329,11 +346,11 @@ impl Runs<'_> {
         self.pairs_of(&PATTERNS, subject, reference, value)
     }
 
-    /// Per pattern (x = 0 for A ... 4 for E): FAST's fewest erases with 4-8 log blocks
+    /// Per pattern: FAST's fewest erases with 4-8 log blocks
     /// against BAST's fewest with 32 or more.
     fn few_against_many(&self) -> Evidence {
         let mut points = Vec::new();
-        for (i, &pattern) in PATTERNS.iter().enumerate() {
+        for &pattern in &PATTERNS {
             let min = |scheme: &str, keep: &dyn Fn(u32) -> bool| {
                 self.points(pattern, scheme, |r| r.erases as f64)
                     .into_iter()
@@ -344,7 +361,7 @@ impl Runs<'_> {
             let few = min("fast", &|n| (4..=8).contains(&n));
             let many = min("bast", &|n| n >= 32);
             match (few, many) {
-                (Some(f), Some(b)) => points.push((i as f64, f, b)),
+                (Some(f), Some(b)) => points.push((format!("pattern {pattern}"), f, b)),
                 (_, None) => {
                     return Evidence::Missing {
                         reason: format!(
@@ -455,6 +472,21 @@ mod tests {
         );
         assert!(matches!(of("fast.beats-bast"), Verdict::CannotCheck(_)));
         assert_eq!(of("fast.e.fast-improves"), Verdict::Holds);
+    }
+
+    #[test]
+    fn claims_about_a_figure_name_the_file_that_draws_it() {
+        let all = assess_all(&as_the_paper_says());
+        let of = |id: &str| {
+            all.iter()
+                .find(|a| a.claim.id == id)
+                .expect("claim")
+                .claim
+                .figure
+        };
+        assert_eq!(of("fast.e.bast-flat"), Some("fig10-E-erases.svg"));
+        assert_eq!(of("fast.ab.switches-equal"), Some("table2-A.svg"));
+        assert_eq!(of("fast.few-log-blocks"), None);
     }
 
     #[test]

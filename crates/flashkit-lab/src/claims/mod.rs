@@ -92,6 +92,9 @@ pub struct Claim {
     pub origin: Origin,
     /// Where the paper makes it (section, table or figure).
     pub location: &'static str,
+    /// The file the reproduction draws the claim's figure in (`fig10-E-erases.svg`), if it
+    /// draws one.
+    pub figure: Option<&'static str>,
     /// The sentence, quoted.
     pub quote: &'static str,
     /// The paper's value or values, where it gives any.
@@ -146,15 +149,16 @@ pub enum Criterion {
 #[derive(Clone, Debug, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Evidence {
-    /// One value a point, `(x, value)`, in x order.
+    /// One value a point, `(where, value)`, in the order of the axis.
     Series {
         /// The points.
-        points: Vec<(f64, f64)>,
+        points: Vec<(String, f64)>,
     },
-    /// A subject and a reference a point, `(x, subject, reference)`, in x order.
+    /// A subject and a reference a point, `(where, subject, reference)`, in the order of
+    /// the axis.
     Pairs {
         /// The points.
-        points: Vec<(f64, f64, f64)>,
+        points: Vec<(String, f64, f64)>,
     },
     /// Our value and the paper's.
     Value {
@@ -325,9 +329,9 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
                 format!(
                     "{} at {} -> {} at {}",
                     number(first.1),
-                    number(first.0),
+                    first.0,
                     number(last.1),
-                    number(last.0)
+                    last.0
                 ),
             ))
         }
@@ -339,11 +343,7 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
                 return Err("a trend needs two points; one was measured".into());
             }
             let (r0, r1) = (ratio(first.1, first.2), ratio(last.1, last.2));
-            let measured = format!(
-                "ratio {r0:.3} at {} -> {r1:.3} at {}",
-                number(first.0),
-                number(last.0)
-            );
+            let measured = format!("ratio {r0:.3} at {} -> {r1:.3} at {}", first.0, last.0);
             if r0 <= 1.0 {
                 return Ok(Outcome {
                     holds: false,
@@ -378,7 +378,7 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
 
 /// A pairwise criterion at every point.
 fn every(
-    points: &[(f64, f64, f64)],
+    points: &[(String, f64, f64)],
     ok: impl Fn(f64, f64) -> bool,
     relation: &str,
 ) -> Result<Outcome, String> {
@@ -388,7 +388,7 @@ fn every(
     let failing: Vec<String> = points
         .iter()
         .filter(|p| !ok(p.1, p.2))
-        .map(|p| format!("{} vs {} at {}", number(p.1), number(p.2), number(p.0)))
+        .map(|p| format!("{} vs {} at {}", number(p.1), number(p.2), p.0))
         .collect();
     let measured = if failing.is_empty() && points.len() == 1 {
         format!("{relation} at the one point")
@@ -447,6 +447,7 @@ mod tests {
             paper: Paper::Fast,
             origin: Origin::Paper,
             location: "Section 4",
+            figure: None,
             quote: "a quote",
             paper_value: None,
             quantity: "erases",
@@ -457,13 +458,16 @@ mod tests {
 
     fn pairs(points: &[(f64, f64, f64)]) -> Evidence {
         Evidence::Pairs {
-            points: points.to_vec(),
+            points: points
+                .iter()
+                .map(|&(x, s, r)| (x.to_string(), s, r))
+                .collect(),
         }
     }
 
     fn series(points: &[(f64, f64)]) -> Evidence {
         Evidence::Series {
-            points: points.to_vec(),
+            points: points.iter().map(|&(x, v)| (x.to_string(), v)).collect(),
         }
     }
 

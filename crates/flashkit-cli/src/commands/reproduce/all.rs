@@ -19,7 +19,9 @@
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use clap::Args;
-use flashkit_report::html::{Block, HtmlReport, Section};
+use flashkit_report::html::{Block, HtmlReport, Item, Section};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -161,8 +163,12 @@ pub fn run(args: &AllArgs) -> Outcome {
             }
         }
     }
+    let claims = gather_claims(&args.out, &ran)?;
+    let claims_path = args.out.join("claims.json");
+    crate::output::write_json(&claims_path, &claims).map_err(Failure::Runtime)?;
+    println!("\nwrote {}", claims_path.display());
     let index = args.out.join("index.html");
-    let page = index_page(&args.out, &ran, args.quick)?;
+    let page = index_page(&args.out, &ran, &claims, args.quick)?;
     crate::output::write_file(&index, page).map_err(Failure::Runtime)?;
     println!("\nwrote {}", index.display());
     if failed.is_empty() {
@@ -192,12 +198,9 @@ fn run_child(words: &[String]) -> anyhow::Result<(bool, String)> {
         // The child's output comes through us to a terminal: its progress bars may too.
         command.env(crate::progress::FORCE_BARS, "1");
     }
-    let mut child = command
-        .spawn()
+    // Where an interrupt of this process reaches it too, from the moment it starts.
+    let stdout = crate::interrupt::spawn_held(&mut command)
         .with_context(|| format!("cannot run {}", exe.display()))?;
-    let stdout = child.stdout.take();
-    // Where an interrupt of this process reaches it too.
-    crate::interrupt::hold_child(child);
     let mut output = String::new();
     let read = stdout.map_or(Ok(()), |stdout| {
         for line in BufReader::new(stdout).lines() {
@@ -273,9 +276,124 @@ fn natural_key(name: &str) -> Vec<(String, u64)> {
     key
 }
 
-/// One page with every paper's figures, inline, and where each came from.
-fn index_page(out: &Path, ran: &[Ran<'_>], quick: bool) -> Result<String, Failure> {
+/// The claims ledgers the papers wrote in this run (`DIR/<paper>/claims.json`), in one
+/// document: each paper's tally, and every claim with its paper.
+fn gather_claims(out: &Path, ran: &[Ran<'_>]) -> Result<Value, Failure> {
+    let mut papers = Vec::new();
+    let mut claims = Vec::new();
+    for r in ran {
+        let path = out.join(r.paper.name).join("claims.json");
+        let fresh = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .is_ok_and(|modified| modified >= r.since);
+        if !fresh {
+            papers.push(json!({ "paper": r.paper.name, "ledger": false }));
+            continue;
+        }
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))
+            .map_err(Failure::Runtime)?;
+        let document: Value = serde_json::from_str(&text)
+            .with_context(|| format!("{} is not the ledger this run wrote", path.display()))
+            .map_err(Failure::Runtime)?;
+        let ledger = document["claims"].as_array().cloned().unwrap_or_default();
+        let mut tally = BTreeMap::from([
+            ("holds", 0),
+            ("in-shape", 0),
+            ("does-not-hold", 0),
+            ("cannot-check", 0),
+        ]);
+        for claim in ledger.iter().filter(|c| c["origin"] == "paper") {
+            if let Some(count) = claim["verdict"].as_str().and_then(|v| tally.get_mut(v)) {
+                *count += 1;
+            }
+        }
+        papers.push(json!({ "paper": r.paper.name, "ledger": true, "tally": tally }));
+        claims.extend(ledger);
+    }
+    Ok(json!({ "papers": papers, "claims": claims }))
+}
+
+/// The claims section at the top of the index: a tally per paper, then every claim with
+/// its verdict and a link to the figure it is about.
+fn claims_section(claims: &Value, figure_ids: &[String]) -> Section {
+    let mut table = flashkit_report::Table::new([
+        "paper",
+        "holds",
+        "in shape only",
+        "does not hold",
+        "cannot be checked here",
+    ]);
+    let none = Vec::new();
+    for paper in claims["papers"].as_array().unwrap_or(&none) {
+        let name = paper["paper"].as_str().unwrap_or("?");
+        if paper["ledger"] == true {
+            let t = &paper["tally"];
+            let n = |key: &str| t[key].as_u64().unwrap_or(0).to_string();
+            table.push([
+                name.to_string(),
+                n("holds"),
+                n("in-shape"),
+                n("does-not-hold"),
+                n("cannot-check"),
+            ]);
+        } else {
+            let later = "not in the ledger yet: its document gives the claims".to_string();
+            table.push([name.to_string(), later, "-".into(), "-".into(), "-".into()]);
+        }
+    }
+    let items = claims["claims"]
+        .as_array()
+        .unwrap_or(&none)
+        .iter()
+        .map(|c| {
+            let text = |key: &str| c[key].as_str().unwrap_or("").to_string();
+            let verdict = text("verdict").replace('-', " ");
+            let whose = if c["origin"] == "target" {
+                " [flashkit's own target]"
+            } else {
+                ""
+            };
+            let link = c["figure"].as_str().and_then(|file| {
+                let id = format!("{}-{file}", text("paper"));
+                figure_ids
+                    .contains(&id)
+                    .then(|| (format!("figure ({file})"), id))
+            });
+            Item {
+                text: format!(
+                    "{}: {} ({}, {}){whose}: \"{}\" Measured: {}.",
+                    verdict.to_uppercase(),
+                    text("id"),
+                    text("paper"),
+                    text("location"),
+                    text("quote"),
+                    text("measured")
+                ),
+                link,
+            }
+        })
+        .collect();
+    Section {
+        heading: "The papers' claims".into(),
+        blocks: vec![
+            Block::Paragraph(
+                "Each claim's verdict is computed from this run's measurements against a \
+                 criterion fixed before our numbers were looked at (docs/reproduction/claims.md); \
+                 claims.json holds every claim, its evidence and its verdict."
+                    .into(),
+            ),
+            Block::Table(table),
+            Block::Items(items),
+        ],
+    }
+}
+
+/// One page with every paper's figures, inline, and where each came from; the papers'
+/// claims first.
+fn index_page(out: &Path, ran: &[Ran<'_>], claims: &Value, quick: bool) -> Result<String, Failure> {
     let mut sections = Vec::new();
+    let mut figure_ids = Vec::new();
     for Ran {
         paper,
         seconds,
@@ -307,9 +425,13 @@ fn index_page(out: &Path, ran: &[Ran<'_>], quick: bool) -> Result<String, Failur
             let svg = std::fs::read_to_string(&file)
                 .with_context(|| format!("cannot read {}", file.display()))
                 .map_err(Failure::Runtime)?;
+            let name = file.file_name().unwrap_or_default().to_string_lossy();
+            let id = format!("{}-{name}", paper.name);
+            figure_ids.push(id.clone());
             blocks.push(Block::Figure {
                 caption: file.display().to_string(),
                 svg,
+                id: Some(id),
             });
         }
         sections.push(Section {
@@ -317,6 +439,7 @@ fn index_page(out: &Path, ran: &[Ran<'_>], quick: bool) -> Result<String, Failur
             blocks,
         });
     }
+    sections.insert(0, claims_section(claims, &figure_ids));
     let report = HtmlReport {
         title: "flashkit: the papers' evaluations reproduced".into(),
         intro: vec![format!(

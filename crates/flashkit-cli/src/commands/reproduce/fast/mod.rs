@@ -188,6 +188,9 @@ pub fn run(mut args: FastArgs) -> Outcome {
     if let Some(figures) = &mut figures {
         write_json(&figures.path("fast.json"), &document()).map_err(Failure::Runtime)?;
         figures.note("fast.json");
+        let claims = serde_json::json!({ "claims": report::ledger(&done) });
+        write_json(&figures.path("claims.json"), &claims).map_err(Failure::Runtime)?;
+        figures.note("claims.json");
         self::figures::write(figures, &args, &done).map_err(Failure::Runtime)?;
         figures.report();
     }
