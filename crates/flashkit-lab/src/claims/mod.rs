@@ -22,6 +22,7 @@
 //!   ([`Origin::Target`]) is assessed the same way and listed apart.
 
 pub mod fast;
+pub mod grr;
 
 use serde::Serialize;
 use std::fmt;
@@ -133,9 +134,24 @@ pub enum Criterion {
     Falls,
     /// Series: the value at the last point is above the value at the first.
     Rises,
+    /// Series: each value below the one before.
+    Decreasing,
+    /// Series: each value above the one before.
+    Increasing,
+    /// Series: the smallest value is at the point named `at` (a best parameter value).
+    MinimumAt {
+        /// The point's name, as the evidence names it.
+        at: &'static str,
+    },
     /// Pairs: the subject starts above the reference (the premise) and the ratio
     /// subject/reference at the last point is nearer 1 than at the first.
     ApproachesFromAbove,
+    /// A value: ours is at least `value` (the direction the paper reports, whatever its
+    /// size: "GRR is faster than IPL").
+    AtLeast {
+        /// The bound.
+        value: f64,
+    },
     /// A value: ours is within `[low, high]` times the paper's.
     RatioBand {
         /// Lowest ratio ours/paper.
@@ -335,6 +351,69 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
                 ),
             ))
         }
+        (Criterion::Decreasing | Criterion::Increasing, Evidence::Series { points }) => {
+            if points.len() < 2 {
+                return Err("a trend needs two points or more".into());
+            }
+            let rising = matches!(criterion, Criterion::Increasing);
+            let broken: Vec<String> = points
+                .windows(2)
+                .filter(|w| {
+                    if rising {
+                        w[1].1 <= w[0].1
+                    } else {
+                        w[1].1 >= w[0].1
+                    }
+                })
+                .map(|w| {
+                    format!(
+                        "{} at {} then {} at {}",
+                        number(w[0].1),
+                        w[0].0,
+                        number(w[1].1),
+                        w[1].0
+                    )
+                })
+                .collect();
+            let values: Vec<String> = points
+                .iter()
+                .map(|p| format!("{} at {}", number(p.1), p.0))
+                .collect();
+            let mut measured = values.join(", ");
+            if !broken.is_empty() {
+                measured.push_str(&format!(
+                    "; not {}: {}",
+                    if rising { "rising" } else { "falling" },
+                    broken.join("; ")
+                ));
+            }
+            Ok(Outcome::plain(broken.is_empty(), measured))
+        }
+        (Criterion::MinimumAt { at }, Evidence::Series { points }) => {
+            let Some(best) = points.iter().min_by(|a, b| a.1.total_cmp(&b.1)) else {
+                return Err("no points measured".into());
+            };
+            if !points.iter().any(|p| p.0 == *at) {
+                return Err(format!("{at} was not measured"));
+            }
+            let values: Vec<String> = points
+                .iter()
+                .map(|p| format!("{} at {}", number(p.1), p.0))
+                .collect();
+            Ok(Outcome::plain(
+                best.0 == *at,
+                format!("smallest at {}: {}", best.0, values.join(", ")),
+            ))
+        }
+        (Criterion::AtLeast { value }, Evidence::Value { ours, paper }) => Ok(Outcome::plain(
+            ours >= value,
+            format!(
+                "ours {} (at least {} holds; the paper's {})",
+                number(*ours),
+                number(*value),
+                number(*paper)
+            ),
+        )),
         (Criterion::ApproachesFromAbove, Evidence::Pairs { points }) => {
             let (Some(first), Some(last)) = (points.first(), points.last()) else {
                 return Err("no points measured".into());
@@ -371,8 +450,18 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
         | (Criterion::AtMostFactor { .. }, _)
         | (Criterion::EqualWithin { .. }, _)
         | (Criterion::ApproachesFromAbove, _) => Err(needs("pairs")),
-        (Criterion::Flat { .. } | Criterion::Falls | Criterion::Rises, _) => Err(needs("a series")),
-        (Criterion::RatioBand { .. }, _) => Err(needs("a value and the paper's")),
+        (
+            Criterion::Flat { .. }
+            | Criterion::Falls
+            | Criterion::Rises
+            | Criterion::Decreasing
+            | Criterion::Increasing
+            | Criterion::MinimumAt { .. },
+            _,
+        ) => Err(needs("a series")),
+        (Criterion::RatioBand { .. } | Criterion::AtLeast { .. }, _) => {
+            Err(needs("a value and the paper's"))
+        }
     }
 }
 
@@ -542,6 +631,79 @@ mod tests {
             verdict(Criterion::Falls, series(&[(4.0, 10.0)])),
             Verdict::CannotCheck(_)
         ));
+    }
+
+    #[test]
+    fn monotone_trends_and_best_values() {
+        let steps = series(&[(1.0, 10.0), (2.0, 8.0), (4.0, 9.0), (8.0, 5.0)]);
+        assert_eq!(verdict(Criterion::Falls, steps.clone()), Verdict::Holds);
+        let a = assess(
+            claim(Criterion::Decreasing, Some(Criterion::Falls)),
+            steps.clone(),
+        );
+        assert_eq!(
+            a.verdict,
+            Verdict::InShape,
+            "falls overall, not at every step"
+        );
+        assert!(
+            a.measured.contains("not falling: 8 at 2 then 9 at 4"),
+            "{}",
+            a.measured
+        );
+        assert_eq!(
+            verdict(
+                Criterion::Decreasing,
+                series(&[(1.0, 3.0), (2.0, 2.0), (3.0, 1.0)])
+            ),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(
+                Criterion::Increasing,
+                series(&[(1.0, 1.0), (2.0, 2.0), (3.0, 2.0)])
+            ),
+            Verdict::DoesNotHold
+        );
+        assert_eq!(
+            verdict(
+                Criterion::Increasing,
+                series(&[(1.0, 1.0), (2.0, 2.0), (3.0, 3.0)])
+            ),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(Criterion::MinimumAt { at: "8" }, steps.clone()),
+            Verdict::Holds
+        );
+        let a = assess(claim(Criterion::MinimumAt { at: "4" }, None), steps.clone());
+        assert_eq!(a.verdict, Verdict::DoesNotHold);
+        assert!(a.measured.starts_with("smallest at 8"), "{}", a.measured);
+        assert!(matches!(
+            verdict(Criterion::MinimumAt { at: "3" }, steps),
+            Verdict::CannotCheck(_)
+        ));
+        let faster = Criterion::AtLeast { value: 1.0 };
+        assert_eq!(
+            verdict(
+                faster,
+                Evidence::Value {
+                    ours: 1.2,
+                    paper: 2.14
+                }
+            ),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(
+                faster,
+                Evidence::Value {
+                    ours: 0.99,
+                    paper: 2.14
+                }
+            ),
+            Verdict::DoesNotHold
+        );
     }
 
     /// BAST ahead of FAST throughout does not reproduce "BAST approaches FAST", however the

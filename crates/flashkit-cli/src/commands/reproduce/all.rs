@@ -482,6 +482,53 @@ mod tests {
         );
     }
 
+    /// The summary names a paper that wrote no ledger as such, and links a claim only to
+    /// a figure this run drew.
+    #[test]
+    fn the_claims_summary_names_papers_without_a_ledger() {
+        let claims = json!({
+            "papers": [
+                { "paper": "fast", "ledger": true,
+                  "tally": { "holds": 1, "in-shape": 0, "does-not-hold": 1, "cannot-check": 0 } },
+                { "paper": "vet", "ledger": false }
+            ],
+            "claims": [
+                { "paper": "fast", "id": "fast.a", "verdict": "holds", "origin": "paper",
+                  "location": "Fig. 10", "quote": "q", "measured": "m",
+                  "figure": "fig10-A-erases.svg" },
+                { "paper": "fast", "id": "fast.b", "verdict": "does-not-hold", "origin": "target",
+                  "location": "Section 5", "quote": "q", "measured": "m",
+                  "figure": "not-drawn.svg" }
+            ]
+        });
+        let section = claims_section(&claims, &["fast-fig10-A-erases.svg".to_string()]);
+        let html = HtmlReport {
+            title: "t".into(),
+            intro: Vec::new(),
+            sections: vec![section],
+        }
+        .render();
+        assert!(
+            html.contains("<td>fast</td><td class=\"n\">1</td>"),
+            "{html}"
+        );
+        assert!(
+            html.contains("<td>vet</td><td>not in the ledger yet"),
+            "{html}"
+        );
+        assert!(html.contains("HOLDS: fast.a (fast, Fig. 10)"));
+        assert!(html.contains("<a href=\"#fast-fig10-A-erases.svg\">"));
+        assert!(
+            html.contains("DOES NOT HOLD: fast.b (fast, Section 5) [flashkit&#39;s own target]")
+                || html.contains("DOES NOT HOLD: fast.b (fast, Section 5) [flashkit's own target]"),
+            "{html}"
+        );
+        assert!(
+            !html.contains("not-drawn.svg\">"),
+            "no link to a figure not drawn"
+        );
+    }
+
     use super::super::{fast, fatlist, flashmodel, grr};
     use clap::Parser;
 

@@ -25,6 +25,8 @@ use flashkit_core::NandPreset;
 use flashkit_index::nand::bench::{self, NandReport, NandSpec};
 use flashkit_index::nand::workload::FileWorkload;
 use flashkit_index::nand::{AnyPlacement, AnyReplacement, BufferConfig, Grr, Ipl};
+use flashkit_lab::claims::Assessment;
+use flashkit_lab::claims::grr::{self as grr_claims, GrrMeasurements};
 use flashkit_report::Table;
 use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Scale, Series};
 use serde::Serialize;
@@ -95,6 +97,7 @@ struct Document<'a> {
     workload: FileWorkload,
     buffer_bytes: u64,
     runs: &'a [Run],
+    claims: &'a [Assessment],
     #[serde(skip_serializing_if = "Option::is_none")]
     wall_seconds: Option<f64>,
 }
@@ -267,6 +270,8 @@ pub fn run(args: &GrrArgs) -> Outcome {
     if wants("fig8") {
         fig8(&mut runner)?;
     }
+    let claims = grr_claims::assess_all(&measurements(&runner));
+    print!("{}", super::render_ledger(&claims));
     let wall_seconds = started.elapsed().as_secs_f64();
     println!(
         "wall clock: {wall_seconds:.1} s ({} runs)",
@@ -276,6 +281,7 @@ pub fn run(args: &GrrArgs) -> Outcome {
         workload,
         buffer_bytes: args.buffer_size.0,
         runs: &runner.runs,
+        claims: &claims,
         wall_seconds: args.wall_clock_in_json.then_some(wall_seconds),
     };
     if let Some(path) = &args.json {
@@ -284,10 +290,53 @@ pub fn run(args: &GrrArgs) -> Outcome {
     if let Some(figures) = &mut figures {
         write_json(&figures.path("grr.json"), &doc)?;
         figures.note("grr.json");
+        write_json(
+            &figures.path("claims.json"),
+            &serde_json::json!({ "claims": &claims }),
+        )?;
+        figures.note("claims.json");
         write_figures(figures, &runner, &wants)?;
         figures.report();
     }
     Ok(())
+}
+
+/// What the paper's claims are checked against, from the runs the experiments made (an
+/// experiment left out by `--only` leaves its figures empty).
+fn measurements(runner: &Runner<'_>) -> GrrMeasurements {
+    let cfsemi = AnyReplacement::CfSemi;
+    let report = |placement, policy, read_percent: Option<u32>| {
+        let mut c = runner.config(placement, policy);
+        if let Some(read) = read_percent {
+            c.read_percent = read;
+        }
+        runner.find(c)
+    };
+    let seconds = |r: &NandReport| r.total.time.total_s();
+    let hit = |r: &NandReport| r.total.hit_ratio();
+    let axis = |points: &[(u32, AnyPlacement)], value: &dyn Fn(&NandReport) -> f64| {
+        points
+            .iter()
+            .filter_map(|&(x, placement)| report(placement, cfsemi, None).map(|r| (x, value(r))))
+            .collect::<Vec<_>>()
+    };
+    let ipl_lru = report(ipl(), AnyReplacement::Lru, None);
+    GrrMeasurements {
+        ipl_lru_seconds: ipl_lru.map(seconds),
+        seconds_by_k: axis(&[1, 2, 4, 8].map(|k| (k, grr_l(8, k, k))), &seconds),
+        seconds_by_m: axis(&[2, 4, 8, 16].map(|m| (m, grr(m, 4))), &seconds),
+        ipl_lru_hit_ratio: ipl_lru.map(hit),
+        hit_ratio_by_k: axis(&[1, 2, 4, 8].map(|k| (k, grr(8, k))), &hit),
+        hit_ratio_by_m: axis(&[2, 4, 8, 16].map(|m| (m, grr(m, 4))), &hit),
+        by_read_percent: [100u32, 80, 60, 40, 20, 0]
+            .into_iter()
+            .filter_map(|read| {
+                let ipl = report(ipl(), AnyReplacement::Lru, Some(read))?;
+                let grr = report(grr(8, 4), cfsemi, Some(read))?;
+                Some((read, seconds(ipl), seconds(grr)))
+            })
+            .collect(),
+    }
 }
 
 fn workload(args: &GrrArgs) -> Result<FileWorkload, Failure> {
