@@ -390,7 +390,10 @@ fn reproduce_grr_prints_the_papers_claims_beside_ours() {
         "{stdout}"
     );
     assert!(stdout.contains("0/100"), "{stdout}");
-    assert!(!stdout.contains("== Fig. 6"), "--only fig8 runs only Fig. 8");
+    assert!(
+        !stdout.contains("== Fig. 6"),
+        "--only fig8 runs only Fig. 8"
+    );
     // The claims ledger follows: Fig. 8's claims checked, Fig. 6's not checkable here.
     assert!(
         stdout.contains("CANNOT BE CHECKED HERE: grr.fig6.best-at-k-4")

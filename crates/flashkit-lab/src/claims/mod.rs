@@ -22,6 +22,7 @@
 //!   ([`Origin::Target`]) is assessed the same way and listed apart.
 
 pub mod fast;
+pub mod flashmodel;
 pub mod grr;
 
 use serde::Serialize;
@@ -118,6 +119,14 @@ pub enum Criterion {
     AtMostFactor {
         /// The factor.
         factor: f64,
+    },
+    /// Pairs: the ratio subject/reference is within `[low, high]` at every point (ours
+    /// against the paper's published value at each point of a table).
+    RatioBandAtEvery {
+        /// Lowest ratio.
+        low: f64,
+        /// Highest ratio.
+        high: f64,
     },
     /// Pairs: subject and reference differ by at most `tolerance` of the reference at
     /// every point.
@@ -306,6 +315,11 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
             |s, r| s <= r * factor,
             &format!("at most {factor} times"),
         ),
+        (Criterion::RatioBandAtEvery { low, high }, Evidence::Pairs { points }) => every(
+            points,
+            |s, r| (*low..=*high).contains(&ratio(s, r)),
+            &format!("within {low}-{high} times"),
+        ),
         (Criterion::EqualWithin { tolerance }, Evidence::Pairs { points }) => every(
             points,
             |s, r| (s - r).abs() <= tolerance * r.abs(),
@@ -448,6 +462,7 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
         }
         (Criterion::BelowAtEvery, _)
         | (Criterion::AtMostFactor { .. }, _)
+        | (Criterion::RatioBandAtEvery { .. }, _)
         | (Criterion::EqualWithin { .. }, _)
         | (Criterion::ApproachesFromAbove, _) => Err(needs("pairs")),
         (
@@ -584,6 +599,22 @@ mod tests {
         );
         assert_eq!(
             verdict(factor, pairs(&[(1.0, 111.0, 100.0)])),
+            Verdict::DoesNotHold
+        );
+        let band = Criterion::RatioBandAtEvery {
+            low: 0.8,
+            high: 1.25,
+        };
+        assert_eq!(
+            verdict(band, pairs(&[(1.0, 80.0, 100.0), (2.0, 125.0, 100.0)])),
+            Verdict::Holds
+        );
+        assert_eq!(
+            verdict(band, pairs(&[(1.0, 79.0, 100.0)])),
+            Verdict::DoesNotHold
+        );
+        assert_eq!(
+            verdict(band, pairs(&[(1.0, 126.0, 100.0)])),
             Verdict::DoesNotHold
         );
         let equal = Criterion::EqualWithin { tolerance: 0.01 };
