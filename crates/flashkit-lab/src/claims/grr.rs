@@ -30,10 +30,10 @@ pub struct GrrMeasurements {
     pub by_read_percent: Vec<(u32, f64, f64)>,
 }
 
+/// A claim of the paper: where it is made and the file its figure is drawn in, then the rest.
 fn claim(
     id: &'static str,
-    location: &'static str,
-    figure: Option<&'static str>,
+    (location, figure): (&'static str, Option<&'static str>),
     quote: &'static str,
     paper_value: Option<&'static str>,
     quantity: &'static str,
@@ -149,8 +149,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig6.best-at-k-4",
-                "Section 4.3, Fig. 6",
-                Some("fig6a.svg"),
+                ("Section 4.3, Fig. 6", Some("fig6a.svg")),
                 "In the case of increasing the values of k, GRR shows the best performance when \
                  k is 4, since the bigger k, the heavier the merge work.",
                 Some("fastest at k = 4 of 1, 2, 4, 8 (m = 8)"),
@@ -163,8 +162,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig6.faster-as-m-grows",
-                "Section 4.3, Fig. 6",
-                Some("fig6b.svg"),
+                ("Section 4.3, Fig. 6", Some("fig6b.svg")),
                 "Whereas, for the case of increasing the values of m, the performance grows as m \
                  increases.",
                 None,
@@ -178,8 +176,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.random-speedup",
-                "Section 5 (and the abstract)",
-                Some("fig6a.svg"),
+                ("Section 5 (and the abstract)", Some("fig6a.svg")),
                 "... and improves the performance at best by 1.67X under a random workload.",
                 Some("1.67x"),
                 "the best speed-up of GRR (any fixed m, k of Fig. 6) over IPL with LRU (within \
@@ -192,8 +189,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig7.hit-ratio-gain",
-                "Section 5",
-                Some("fig7a.svg"),
+                ("Section 5", Some("fig7a.svg")),
                 "In detail, when compared with the IPL, GRR increases the buffer hit ratio at \
                  most by 1.60X.",
                 Some("1.60x"),
@@ -207,8 +203,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig7.hit-ratio-always-above",
-                "Section 4.4, Fig. 7",
-                Some("fig7a.svg"),
+                ("Section 4.4, Fig. 7", Some("fig7a.svg")),
                 "However, GRR always perform better than IPL.",
                 None,
                 "hit ratio of IPL with LRU against GRR's at every k and m of Fig. 7 (IPL's \
@@ -221,8 +216,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig7.hit-ratio-falls-with-k",
-                "Section 4.4, Fig. 7",
-                Some("fig7a.svg"),
+                ("Section 4.4, Fig. 7", Some("fig7a.svg")),
                 "Since increasing the values of k or m, will decrease the number of clean pages \
                  or clean part of semi-clean pages, and just lower the buffer hit ratio.",
                 None,
@@ -236,8 +230,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig7.hit-ratio-falls-with-m",
-                "Section 4.4, Fig. 7",
-                Some("fig7a.svg"),
+                ("Section 4.4, Fig. 7", Some("fig7a.svg")),
                 "Since increasing the values of k or m, will decrease the number of clean pages \
                  or clean part of semi-clean pages, and just lower the buffer hit ratio.",
                 None,
@@ -251,8 +244,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig8.alike-under-reads",
-                "Section 4.5, Fig. 8",
-                Some("fig8a.svg"),
+                ("Section 4.5, Fig. 8", Some("fig8a.svg")),
                 "Under a heavy-read workload, GRR and IPL have the same effects, since the most \
                  of the cached pages are clean pages.",
                 None,
@@ -265,8 +257,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig8.gap-grows-with-writes",
-                "Section 4.5, Fig. 8",
-                Some("fig8b.svg"),
+                ("Section 4.5, Fig. 8", Some("fig8b.svg")),
                 "However, the performance gaps between them increase as the write ratio \
                  increases.",
                 None,
@@ -280,8 +271,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig8.clearly-ahead-above-60",
-                "Section 4.5, Fig. 8",
-                Some("fig8a.svg"),
+                ("Section 4.5, Fig. 8", Some("fig8a.svg")),
                 "GRR clearly outperforms IPL when the write ratio is larger than 60%.",
                 None,
                 "total time of GRR against IPL's at write ratios above 60% (R/W 20/80, 0/100): \
@@ -294,8 +284,7 @@ pub fn assess_all(m: &GrrMeasurements) -> Vec<Assessment> {
         assess(
             claim(
                 "grr.fig8.write-only-speedup",
-                "Section 4.5, Fig. 8",
-                Some("fig8b.svg"),
+                ("Section 4.5, Fig. 8", Some("fig8b.svg")),
                 "Under a ratio of 0/100, the effect of GRR is large, and the access performance \
                  of it is improved by 2.14X compared to IPL.",
                 Some("2.14x"),
