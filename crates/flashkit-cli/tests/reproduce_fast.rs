@@ -443,6 +443,20 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
         "--only vet,grr ran fast: {stdout}"
     );
     assert!(out.join("vet/vet.json").is_file() && out.join("grr/fig8a.svg").is_file());
+    // Each paper's claims ledger, gathered into one file.
+    let claims: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(out.join("claims.json")).expect("claims.json"),
+    )
+    .expect("claims.json parses");
+    let of = |paper: &str| {
+        claims["claims"]
+            .as_array()
+            .expect("claims")
+            .iter()
+            .filter(|c| c["paper"] == paper)
+            .count()
+    };
+    assert_eq!((of("vet"), of("grr")), (8, 11));
     let index = std::fs::read_to_string(out.join("index.html")).expect("index.html");
     assert!(index.starts_with("<!DOCTYPE html>"));
     assert!(index.contains("vet: Extent mapping") && index.contains("grr: B-tree storage"));

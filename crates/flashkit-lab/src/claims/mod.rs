@@ -24,6 +24,7 @@
 pub mod fast;
 pub mod flashmodel;
 pub mod grr;
+pub mod vet;
 
 use serde::Serialize;
 use std::fmt;

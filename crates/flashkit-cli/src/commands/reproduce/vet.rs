@@ -25,6 +25,8 @@ use flashkit_ftl::{
     Emt, FtlKind, FtlOptions, InsertScheme, Mapping, Pf, Vet, VetConfig, VetNodes, VetTable,
     hmt_memory,
 };
+use flashkit_lab::claims::Assessment;
+use flashkit_lab::claims::vet::VetRow;
 use flashkit_report::Table;
 use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Legend, LineChart, Series, cdf};
 use flashkit_sim::latency::LatencySummary;
@@ -332,6 +334,7 @@ struct Document {
     /// machine it moves, and the times move with it.
     memory_latency: MemoryLatency,
     parameters: String,
+    claims: Vec<Assessment>,
 }
 
 pub fn run(args: VetReproArgs, given: &[String]) -> Outcome {
@@ -461,9 +464,18 @@ pub fn run(args: VetReproArgs, given: &[String]) -> Outcome {
         timer_overhead_ns,
         &memory_latency,
     );
+    let claims = ledger(&rows);
+    print!("\n{}", super::render_ledger(&claims));
 
     if let Some(figures) = &mut figures {
+        write_json(
+            &figures.path("claims.json"),
+            &serde_json::json!({ "claims": &claims }),
+        )
+        .map_err(Failure::Runtime)?;
+        figures.note("claims.json");
         let document = Document {
+            claims,
             rows: rows.clone(),
             paper_traces,
             scalability: scalability.clone(),
@@ -480,6 +492,25 @@ pub fn run(args: VetReproArgs, given: &[String]) -> Outcome {
         figures.report();
     }
     Ok(())
+}
+
+/// The paper's claims about memory and mapping times against the rows
+/// ([`flashkit_lab::claims::vet`]).
+fn ledger(rows: &[Row]) -> Vec<Assessment> {
+    let rows: Vec<VetRow> = rows
+        .iter()
+        .map(|r| VetRow {
+            workload: r.workload.clone(),
+            scheme: r.scheme.clone(),
+            paper_share_of_pmt: published_for(r).map(|p| p.of_pmt),
+            packed_bytes: r.packed_bytes,
+            pmt_bytes: r.pmt_bytes,
+            hmt_bytes: r.hmt_bytes,
+            write_mean_ns: r.write.mean_ns,
+            read_mean_ns: r.read.mean_ns,
+        })
+        .collect();
+    flashkit_lab::claims::vet::assess_all(&rows)
 }
 
 /// A trace excerpt's short name: its file name up to the first dot (`hm_0`).
