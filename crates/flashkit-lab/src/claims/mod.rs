@@ -22,6 +22,7 @@
 //!   ([`Origin::Target`]) is assessed the same way and listed apart.
 
 pub mod fast;
+pub mod fatlist;
 pub mod flashmodel;
 pub mod grr;
 pub mod vet;

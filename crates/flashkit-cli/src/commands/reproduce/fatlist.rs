@@ -22,6 +22,8 @@ use flashkit_index::nor::FatListConfig;
 use flashkit_index::nor::bench::{
     self, IndexSpec, MicroReport, MicroSpec, PhaseReport, PhaseTime, SensorSpec, Structure,
 };
+use flashkit_lab::claims::Assessment;
+use flashkit_lab::claims::fatlist::SizeRun;
 use flashkit_report::Table;
 use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, Scale, Series};
 use serde::Serialize;
@@ -183,6 +185,8 @@ pub fn run(args: &FatlistArgs, given: &[String]) -> Outcome {
     if wants("sensor") {
         sensor(args, &mut doc)?;
     }
+    let claims = ledger(&doc.sizes);
+    print!("{}", super::render_ledger(&claims));
     let wall_seconds = started.elapsed().as_secs_f64();
     println!("wall clock: {wall_seconds:.1} s");
     doc.wall_seconds = args.wall_clock_in_json.then_some(wall_seconds);
@@ -192,6 +196,11 @@ pub fn run(args: &FatlistArgs, given: &[String]) -> Outcome {
     if let Some(figures) = &mut figures {
         write_json(&figures.path("fatlist.json"), &doc)?;
         figures.note("fatlist.json");
+        write_json(
+            &figures.path("claims.json"),
+            &serde_json::json!({ "claims": &claims }),
+        )?;
+        figures.note("claims.json");
         write_figures(figures, &doc, &wants)?;
         figures.report();
     }
@@ -518,6 +527,28 @@ fn sensor(args: &FatlistArgs, doc: &mut Document) -> Outcome {
     );
     doc.sensor = runs;
     Ok(())
+}
+
+/// The paper's claims about Figs. 14-15 against the sizes experiment's runs
+/// ([`flashkit_lab::claims::fatlist`]).
+fn ledger(sizes: &[Labelled]) -> Vec<Assessment> {
+    let runs: Vec<SizeRun> = [1u64, 2, 4, 8]
+        .into_iter()
+        .flat_map(|mb| STRUCTURES.map(|(structure, name)| (mb, structure, name)))
+        .filter_map(|(mb, structure, name)| {
+            let run = labelled(sizes, &format!("{structure} {mb} MB"))?;
+            Some(SizeRun {
+                megabytes: mb,
+                structure: name.to_string(),
+                phases: run
+                    .phases
+                    .iter()
+                    .map(|p| (p.name.to_string(), p.time.total()))
+                    .collect(),
+            })
+        })
+        .collect();
+    flashkit_lab::claims::fatlist::assess_all(&runs)
 }
 
 /// The micro-benchmark's phases: the reports' name, the titles' name, the panel's letter.
