@@ -35,7 +35,8 @@ pub enum Command {
     /// Generate, inspect and convert traces.
     #[command(subcommand)]
     Trace(TraceCommand),
-    /// Measure replay throughput of an FTL (the issue-2 benchmark; the page FTL by default).
+    /// Measure how fast an FTL replays a trace: requests and host pages a second, mapping
+    /// time per call (the page FTL by default; results in bench/RESULTS.md).
     Bench(BenchArgs),
     /// Run a grid of experiments declared in TOML on every core, saving each result.
     Sweep(SweepArgs),
@@ -43,7 +44,8 @@ pub enum Command {
     Report(ReportArgs),
     /// List the NAND and NOR presets and where their figures come from.
     Presets,
-    /// NOR-flash indexes: fat lists, soft lists and the mu-tree.
+    /// Flash indexes: fat lists, soft lists and the mu-tree on NOR flash; the B-tree on NAND
+    /// with In-Page Logging or GRR under a clean-first buffer.
     #[command(subcommand)]
     Index(crate::commands::index::IndexCommand),
     /// External-memory algorithms under the flash models (Ajwani et al., SEA 2009).
