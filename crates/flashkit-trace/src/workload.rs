@@ -15,7 +15,7 @@
 //!   hot fifth).
 //! - `gaussian`: offsets normally distributed around `center` (a fraction of the span) with
 //!   standard deviation `stddev` (also a fraction); the fat-list paper's skewed keys.
-//! - `camera`: a digital camera on a FAT file system (the FAST paper's patterns B and C):
+//! - `camera`: a digital camera on a FAT file system (the FAST paper's patterns A and B):
 //!   files written sequentially in large chunks through the data area, interleaved with
 //!   small random writes to a metadata area at the start of the span.
 
