@@ -395,3 +395,82 @@ fn bookkeeping_heap_bytes_add_up_their_parts() {
     assert!(ftl.valid.heap_bytes() > 0);
     assert_eq!(ftl.bookkeeping_heap_bytes(), parts);
 }
+
+fn state_hash(ftl: &TestFtl) -> u64 {
+    let mut hasher = StateHasher::new();
+    ftl.hash_state(&mut hasher);
+    hasher.finish()
+}
+
+/// Every part of the page FTL's state reaches its state hash, on which the determinism
+/// promise rests: the mapping, each block's kind, valid count and erase count, the free
+/// list, the device's counters and the FTL's clock. Each is changed alone, on a
+/// fresh copy of the same busy FTL.
+#[test]
+fn every_part_of_the_state_reaches_the_state_hash() {
+    let base = state_hash(&busy_ftl());
+    assert_eq!(
+        base,
+        state_hash(&busy_ftl()),
+        "the same writes, the same hash"
+    );
+    let changes: [(&str, fn(&mut TestFtl)); 7] = [
+        ("mapping", |ftl| {
+            let ppn = first_valid_page(ftl);
+            let lpn = Lpn(ftl.reverse[ppn.index()]);
+            let other = Lpn((lpn.0 + 1) % ftl.geometry.logical_pages());
+            ftl.mapping.update(other, ppn, 1, &mut |_| {});
+        }),
+        ("block kind", |ftl| {
+            let block = *ftl.free.front().expect("a free block");
+            ftl.blocks.activate(block);
+        }),
+        ("valid count", |ftl| {
+            let block = ftl.host.block.expect("the host frontier has a block");
+            ftl.blocks.add_valid(block, 1);
+        }),
+        ("erase count", |ftl| {
+            let block = *ftl.free.front().expect("a free block");
+            ftl.device
+                .erase(block, flashkit_core::Cause::Gc)
+                .expect("a free block erases");
+        }),
+        ("free list", |ftl| {
+            let sealed = ftl.geometry.block_of(first_valid_page(ftl));
+            ftl.free.push_back(sealed);
+        }),
+        ("device counters", |ftl| {
+            ftl.read(PageRange::one(Lpn(0)), &mut |_, _| {})
+                .expect("read");
+        }),
+        ("clock", |ftl| ftl.clock += 1),
+    ];
+    for (part, change) in changes {
+        let mut ftl = busy_ftl();
+        change(&mut ftl);
+        assert_ne!(
+            state_hash(&ftl),
+            base,
+            "{part} does not reach the state hash"
+        );
+    }
+    // Each block's erase count on its own: the same number of erases (so the same
+    // counters) on two different free blocks of a fresh FTL.
+    let erased = |nth: usize| {
+        let mut ftl = PageFtl::with_page_table(
+            NandDevice::<Stamps>::new(geometry()),
+            PageFtlConfig::default(),
+        )
+        .expect("valid FTL");
+        let block = ftl.free[nth];
+        ftl.device
+            .erase(block, flashkit_core::Cause::Gc)
+            .expect("a free block erases");
+        state_hash(&ftl)
+    };
+    assert_ne!(
+        erased(0),
+        erased(1),
+        "which block was erased reaches the state hash"
+    );
+}
