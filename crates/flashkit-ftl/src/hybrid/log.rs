@@ -427,7 +427,8 @@ mod tests {
         area.append(0, 5, 1);
         area.append(0, 9, 2);
         let base = hash(&area);
-        let changes: [(&str, fn(&mut LogArea)); 8] = [
+        type Change = (&'static str, fn(&mut LogArea));
+        let changes: [Change; 8] = [
             ("slot block", |a| a.slots[0].block = Some(BlockId(8))),
             ("slot fill", |a| a.slots[0].written += 1),
             ("slot owner", |a| a.slots[0].owner = Some(2)),

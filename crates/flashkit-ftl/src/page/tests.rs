@@ -414,7 +414,8 @@ fn every_part_of_the_state_reaches_the_state_hash() {
         state_hash(&busy_ftl()),
         "the same writes, the same hash"
     );
-    let changes: [(&str, fn(&mut TestFtl)); 7] = [
+    type Change = (&'static str, fn(&mut TestFtl));
+    let changes: [Change; 7] = [
         ("mapping", |ftl| {
             let ppn = first_valid_page(ftl);
             let lpn = Lpn(ftl.reverse[ppn.index()]);
