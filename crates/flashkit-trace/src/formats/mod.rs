@@ -1197,4 +1197,141 @@ mod tests {
             (0, 3, 1)
         );
     }
+
+    /// `--time-unit` on the generic CSV scales a bare `time` column (the header found past
+    /// comment lines), and is refused for a header whose time column fixes its own unit or
+    /// that has none.
+    #[test]
+    fn a_csv_takes_a_time_unit_only_for_a_bare_time_column() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = TraceOptions {
+            format: Some(Format::Csv),
+            time_unit: Some(TimeUnit::Us),
+            ..TraceOptions::default()
+        };
+        let bare = dir.path().join("bare.csv");
+        std::fs::write(
+            &bare,
+            "# made by hand\ntime,op,offset,size\n3,w,8192,4096\n",
+        )
+        .expect("write");
+        let requests: Vec<Request> = open(&bare, &options)
+            .expect("a bare time column takes the unit")
+            .map(|r| r.expect("valid"))
+            .collect();
+        assert_eq!(
+            requests,
+            [Request {
+                time_ns: 3000,
+                op: Op::Write,
+                offset: 8192,
+                size: 4096,
+                volume: 0
+            }]
+        );
+        for (name, header, names) in [
+            (
+                "ms.csv",
+                "time_ms,op,offset,size",
+                "\"time_ms\", which fixes its own unit",
+            ),
+            ("none.csv", "op,offset,size", "no time column"),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, format!("{header}\n")).expect("write");
+            let error = open(&path, &options).err().expect("refused");
+            assert!(matches!(error, TraceError::Options(_)), "{error:?}");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "--time-unit sets the unit of the generic CSV's bare `time` column; the \
+                     header of {} names {names}: drop --time-unit",
+                    path.display()
+                )
+            );
+        }
+    }
+
+    /// `--blkparse-event` chooses a blkparse trace's events, and is refused for any other
+    /// format.
+    #[test]
+    fn the_blkparse_event_applies_to_blkparse_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("blkparse.txt");
+        std::fs::write(
+            &path,
+            "8,16 3 4 0.1 3645 Q R 1 + 8 [java]\n8,16 3 5 0.2 3645 D R 1 + 8 [java]\n",
+        )
+        .expect("write");
+        let queued = TraceOptions {
+            blkparse_event: Some(BlkparseEvent::Queue),
+            ..TraceOptions::default()
+        };
+        let mut stream = open(&path, &queued).expect("a blkparse trace takes the event");
+        let requests: Vec<Request> = stream.by_ref().map(|r| r.expect("valid")).collect();
+        assert_eq!(
+            requests,
+            [Request {
+                time_ns: 100_000_000,
+                op: Op::Read,
+                offset: 512,
+                size: 4096,
+                volume: 0
+            }]
+        );
+        assert_eq!(stream.report().other_events, 1, "the D event");
+
+        let msr = dir.path().join("msr.csv");
+        std::fs::write(&msr, "128166385295514663,hm,0,Write,0,512,1\n").expect("write");
+        let error = open(&msr, &queued).err().expect("refused");
+        assert!(matches!(error, TraceError::Options(_)), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "--blkparse-event applies to blkparse traces; {} is msr",
+                msr.display()
+            )
+        );
+    }
+
+    /// A binary trace's report counts the records handed out so far, mid-stream as at the
+    /// end, with or without a volume selection.
+    #[test]
+    fn a_binary_trace_reports_the_records_read_so_far() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        let mut writer = crate::binary::TraceWriter::create(&path, 1, "t").expect("create");
+        for i in 0..10u64 {
+            writer
+                .push(&Request {
+                    time_ns: i,
+                    op: Op::Write,
+                    offset: i * 4096,
+                    size: 4096,
+                    volume: (i % 3) as u16,
+                })
+                .expect("push");
+        }
+        writer.finish().expect("finish");
+        let counts = |report: ParseReport| (report.lines, report.requests, report.other_volumes);
+
+        let mut stream = open(&path, &TraceOptions::default()).expect("open");
+        assert_eq!(counts(stream.report()), (0, 0, 0));
+        for _ in 0..4 {
+            stream.next().expect("a request").expect("valid");
+        }
+        assert_eq!(counts(stream.report()), (4, 4, 0));
+
+        let options = TraceOptions {
+            volume: Some(1),
+            ..TraceOptions::default()
+        };
+        let mut stream = open(&path, &options).expect("open");
+        assert_eq!(counts(stream.report()), (0, 0, 0));
+        let first = stream.next().expect("a request").expect("valid");
+        assert_eq!(first.time_ns, 1);
+        assert_eq!(counts(stream.report()), (2, 1, 1), "records 0 and 1 read");
+        assert_eq!(stream.by_ref().count(), 2);
+        assert_eq!(counts(stream.report()), (10, 3, 7));
+    }
 }
