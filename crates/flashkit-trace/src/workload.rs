@@ -1243,4 +1243,36 @@ mod tests {
             assert!(a < n && gcd(a, n) == 1, "{n}: {a}");
         }
     }
+
+    /// A request is a read when its draw in [0, 1) is below `read_fraction`, a trim when
+    /// below `read_fraction + trim_fraction`, not when equal (the first draw read from a
+    /// replica of the generator, and checked one step above).
+    #[test]
+    fn a_draw_equal_to_a_fraction_falls_in_the_next_operation() {
+        let draw: f64 = SimRng::for_stream(21, "workload").random();
+        let first_op = |read_fraction: f64, trim_fraction: f64| {
+            let mut s = spec(Pattern::Uniform);
+            (s.requests, s.read_fraction, s.trim_fraction) = (1, read_fraction, trim_fraction);
+            Workload::new(s, 21).expect("valid").next().expect("one").op
+        };
+        assert_eq!(first_op(draw.next_up(), 0.0), Op::Read);
+        assert_eq!(first_op(draw, 0.0), Op::Write);
+        assert_eq!(first_op(0.0, draw.next_up()), Op::Trim);
+        assert_eq!(first_op(0.0, draw), Op::Write);
+    }
+
+    /// The size hint is exact: the requests left.
+    #[test]
+    fn the_size_hint_is_the_requests_left() {
+        let mut s = spec(Pattern::Uniform);
+        s.requests = 3;
+        let mut workload = Workload::new(s, 0).expect("valid");
+        for left in [3, 2, 1] {
+            assert_eq!(workload.size_hint(), (left, Some(left)));
+            workload.next().expect("a request");
+        }
+        assert_eq!(workload.size_hint(), (0, Some(0)));
+        assert!(workload.next().is_none());
+        assert_eq!(workload.size_hint(), (0, Some(0)));
+    }
 }
