@@ -331,4 +331,27 @@ mod tests {
         assert_eq!(time_column(b"timestamp,op,offset,size"), None);
         assert_eq!(time_column(b"op,offset,size"), None);
     }
+
+    /// A header may name up to 32 columns (ignored ones included), and rows of 32 fields
+    /// are read; a 33rd column is refused.
+    #[test]
+    fn a_header_holds_at_most_32_columns() {
+        let header = |ignored: usize| {
+            let mut names = vec!["op".to_string(), "offset".into(), "size".into()];
+            names.extend((0..ignored).map(|i| format!("_{i}")));
+            names.join(",")
+        };
+        let mut p = Csv::new(1);
+        p.parse(header(29).as_bytes()).expect("32 columns");
+        let row = format!("w,4096,512{}", ",x".repeat(29));
+        let r = request(&mut p, row.as_bytes());
+        assert_eq!((r.op, r.offset, r.size), (Op::Write, 4096, 512));
+        let e = Csv::new(1)
+            .parse(header(30).as_bytes())
+            .expect_err("33 columns");
+        assert_eq!(
+            (e.field, e.message.as_str()),
+            ("header", "33 columns; at most 32")
+        );
+    }
 }
