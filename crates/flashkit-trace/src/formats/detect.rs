@@ -433,4 +433,35 @@ mod tests {
              80%) and reading requests from it; its refused lines will be reported as errors\n"
         );
     }
+
+    /// A format's verdict counts the lines it accepted, skipped ones (a header) included,
+    /// and the requests among them, and names the first line it refused.
+    #[test]
+    fn a_verdict_counts_skipped_lines_as_accepted() {
+        let sample: Vec<(u64, Vec<u8>)> = [
+            "Timestamp,Response,IOType,LUN,Offset,Size",
+            "1487284200.5,0.001,W,1,4096,512",
+            "1487284201.5,0.001,R,1,0,512",
+            "not,a,row",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, line)| (i as u64 + 1, line.as_bytes().to_vec()))
+        .collect();
+        assert_eq!(
+            try_format(Format::Systor, &sample),
+            Verdict::Refused {
+                line: 4,
+                reason: "field line: 3 comma-separated fields; SYSTOR '17 rows have 6 \
+                         (Timestamp,Response,IOType,LUN,Offset,Size)"
+                    .into(),
+                accepted: 3,
+                requests: 2,
+            }
+        );
+        assert_eq!(
+            try_format(Format::Systor, &sample[..3]),
+            Verdict::Matched { requests: 2 }
+        );
+    }
 }
