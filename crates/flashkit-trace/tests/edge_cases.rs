@@ -159,7 +159,9 @@ fn a_gzip_cut_before_its_first_line_is_an_error_not_an_empty_trace() {
         ] {
             let message = result.expect_err("refused").to_string();
             assert!(
-                message.contains("cut.csv.gz") && message.contains("truncated gzip"),
+                message.contains("cut.csv.gz")
+                    && message.contains("before line 1")
+                    && message.contains("truncated gzip"),
                 "{keep} bytes: {message}"
             );
         }
