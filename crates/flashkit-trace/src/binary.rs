@@ -298,7 +298,8 @@ impl TraceReader {
         let expected = records.checked_mul(RECORD_BYTES as u64);
         if expected != Some(body) {
             let held = body / RECORD_BYTES as u64;
-            let why = if records == 0 && body > 0 {
+            // A count of zero with a body (never empty here: zero records expect none).
+            let why = if records == 0 {
                 "the writer did not finish"
             } else {
                 "truncated or extended"
@@ -745,5 +746,231 @@ mod tests {
             let message = TraceReader::open(&path).err().expect(needle).to_string();
             assert!(message.contains(needle), "{message}");
         }
+    }
+
+    /// A trace of `n` generated requests (the same generator as `sample`).
+    fn many(n: u64) -> Vec<Request> {
+        let mut spec = WorkloadSpec::new(
+            Pattern::Uniform,
+            SizeDist::Fixed { bytes: 8192 },
+            n,
+            1 << 30,
+        );
+        spec.read_fraction = 0.3;
+        spec.interarrival_ns = 1500;
+        Workload::new(spec, 11).expect("valid").collect()
+    }
+
+    /// A header with no description and no records (64 bytes) is a valid empty trace; a
+    /// file one byte shorter is refused as too short, naming its length, not by a failed
+    /// read.
+    #[test]
+    fn a_bare_header_is_an_empty_trace_and_less_is_too_short() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("bare.fkt");
+        let writer = TraceWriter::create(&path, 5, "").expect("create");
+        assert_eq!(writer.finish().expect("finish"), 0);
+        assert_eq!(std::fs::metadata(&path).expect("meta").len(), 64);
+        let reader = TraceReader::open(&path).expect("a bare header opens");
+        assert_eq!(
+            reader.info(),
+            &TraceInfo {
+                records: 0,
+                source_digest: 5,
+                description: String::new(),
+                time_ordered: true,
+                address_unit_bytes: 1,
+                time_unit_ns: 1,
+            }
+        );
+        assert_eq!(reader.count(), 0);
+
+        let short = dir.path().join("short.fkt");
+        let bytes = std::fs::read(&path).expect("read");
+        std::fs::write(&short, &bytes[..63]).expect("write");
+        let error = TraceReader::open(&short).err().expect("refused");
+        assert!(matches!(error, TraceError::Format { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(
+            message.contains("63 bytes is too short") && message.contains("short.fkt"),
+            "{message}"
+        );
+    }
+
+    /// A zero address unit, or a zero time unit, is refused on its own (checksum valid).
+    #[test]
+    fn a_zero_address_or_time_unit_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        for at in [12, 16] {
+            write(&path, &sample()[..10]);
+            patch_header(&path, at, &0u32.to_le_bytes());
+            let message = TraceReader::open(&path).err().expect("refused").to_string();
+            assert!(
+                message.contains("header declares a zero address or time unit"),
+                "byte {at}: {message}"
+            );
+        }
+    }
+
+    /// A description length beyond what the file holds is refused as such, before any read:
+    /// 100 bytes declared in a file of 76 (header and a 12-byte description).
+    #[test]
+    fn a_description_longer_than_the_file_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        write(&path, &[]);
+        let mut bytes = std::fs::read(&path).expect("read");
+        assert_eq!(bytes.len(), 76);
+        bytes[48..52].copy_from_slice(&100u32.to_le_bytes());
+        std::fs::write(&path, &bytes).expect("write");
+        let error = TraceReader::open(&path).err().expect("refused");
+        assert!(matches!(error, TraceError::Format { .. }), "{error:?}");
+        let message = error.to_string();
+        assert!(
+            message.contains("a 100-byte description the file does not hold"),
+            "{message}"
+        );
+    }
+
+    /// A description over the 1 MiB limit is refused even when the file holds it and the
+    /// checksum covers it.
+    #[test]
+    fn a_description_over_the_limit_is_refused_even_when_present() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("long.fkt");
+        let longest = "d".repeat(MAX_DESCRIPTION as usize);
+        let writer = TraceWriter::create(&path, 1, &longest).expect("create");
+        assert_eq!(writer.finish().expect("finish"), 0);
+        let mut bytes = std::fs::read(&path).expect("read");
+        bytes.push(b'd');
+        std::fs::write(&path, &bytes).expect("write");
+        patch_header(&path, 48, &(MAX_DESCRIPTION + 1).to_le_bytes());
+        let message = TraceReader::open(&path).err().expect("refused").to_string();
+        assert!(
+            message.contains(&format!(
+                "a {}-byte description the file does not hold",
+                MAX_DESCRIPTION + 1
+            )),
+            "{message}"
+        );
+    }
+
+    /// The length error says how many whole records the file holds and why: 1000 records
+    /// less 10 bytes is 23,990 bytes, 999 whole records, truncated (not unfinished).
+    #[test]
+    fn a_truncated_file_reports_the_records_it_holds() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        write(&path, &sample());
+        let len = std::fs::metadata(&path).expect("meta").len();
+        assert_eq!(len, 64 + 12 + 24_000);
+        OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .expect("open")
+            .set_len(len - 10)
+            .expect("truncate");
+        let message = TraceReader::open(&path).err().expect("refused").to_string();
+        assert!(
+            message.contains(
+                "header promises 1000 records but the file holds 999 (23990 bytes): \
+                 truncated or extended"
+            ),
+            "{message}"
+        );
+    }
+
+    /// A writer given requests out of time order says so in the header, and the reader
+    /// reports it.
+    #[test]
+    fn out_of_order_requests_are_flagged() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        let mut requests = sample()[..10].to_vec();
+        requests.swap(3, 4);
+        write(&path, &requests);
+        let bytes = std::fs::read(&path).expect("read");
+        assert_eq!(u32_at(&bytes, 20), 0, "flags");
+        let reader = TraceReader::open(&path).expect("open");
+        assert!(!reader.info().time_ordered);
+        let back: Vec<_> = reader.map(|r| r.expect("record")).collect();
+        assert_eq!(back, requests);
+    }
+
+    /// A header's address unit scales offsets and sizes: 512-byte units read 8192 as
+    /// 4 MiB and offset x as 512 x.
+    #[test]
+    fn the_address_unit_scales_offsets_and_sizes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        let requests = sample()[..10].to_vec();
+        write(&path, &requests);
+        patch_header(&path, 12, &512u32.to_le_bytes());
+        let reader = TraceReader::open(&path).expect("open");
+        assert_eq!(reader.info().address_unit_bytes, 512);
+        let back: Vec<_> = reader.map(|r| r.expect("fits")).collect();
+        let expected: Vec<Request> = requests
+            .iter()
+            .map(|r| Request {
+                offset: r.offset * 512,
+                size: if r.op == Op::Flush { 0 } else { 4 << 20 },
+                ..*r
+            })
+            .collect();
+        assert!(requests.iter().all(|r| r.size == 8192 || r.op == Op::Flush));
+        assert_eq!(back, expected);
+    }
+
+    /// A bad record's error names its byte in the file: record 4 after a 64-byte header and
+    /// a 12-byte description starts at 64 + 12 + 4 * 24 = 172.
+    #[test]
+    fn a_bad_record_names_its_byte() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        write(&path, &sample()[..10]);
+        let mut bytes = std::fs::read(&path).expect("read");
+        bytes[172 + 20] = 4;
+        std::fs::write(&path, &bytes).expect("write");
+        let results: Vec<_> = TraceReader::open(&path).expect("open").collect();
+        assert_eq!(results.len(), 5);
+        let message = results[4].as_ref().expect_err("bad record").to_string();
+        assert!(
+            message.contains("record 4 (byte 172): field op: unknown operation code 4"),
+            "{message}"
+        );
+    }
+
+    /// A trace bigger than the reader's 256 KiB buffer is read whole and in order, across
+    /// batches of 4096 records and the records split by the buffer's end (12,000 records
+    /// are 288,000 bytes).
+    #[test]
+    fn a_trace_bigger_than_the_read_buffer_round_trips() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("big.fkt");
+        let requests = many(12_000);
+        write(&path, &requests);
+        let back: Vec<_> = TraceReader::open(&path)
+            .expect("open")
+            .map(|r| r.expect("record"))
+            .collect();
+        assert_eq!(back.len(), requests.len());
+        assert_eq!(back, requests);
+    }
+
+    /// The upper size hint is exactly the requests left, whether they are decoded or not.
+    #[test]
+    fn the_size_hint_bounds_the_requests_left_exactly() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        write(&path, &many(5000));
+        let mut reader = TraceReader::open(&path).expect("open");
+        assert_eq!(reader.size_hint(), (0, Some(5000)));
+        for left in (0..5000).rev() {
+            reader.next().expect("a request").expect("valid");
+            assert_eq!(reader.size_hint(), (0, Some(left)));
+        }
+        assert!(reader.next().is_none());
+        assert_eq!(reader.size_hint(), (0, Some(0)));
     }
 }

@@ -311,4 +311,112 @@ mod tests {
         );
         assert_eq!(s.volumes[&0].max_end, far + 4096);
     }
+
+    /// Each volume's figures, request count included (flushes count as requests but
+    /// address nothing).
+    #[test]
+    fn each_volume_has_its_own_figures() {
+        let mut stats = TraceStats::new(4096);
+        let on = |volume: u16, r: Request| Request { volume, ..r };
+        stats.add(&on(2, req(Op::Write, 8192, 4096, 0)));
+        stats.add(&on(2, req(Op::Read, 0, 512, 1)));
+        stats.add(&on(2, req(Op::Flush, 0, 0, 2)));
+        stats.add(&on(5, req(Op::Trim, 4096, 8192, 3)));
+        let s = stats.summary();
+        assert_eq!(s.volumes.keys().copied().collect::<Vec<_>>(), [2, 5]);
+        assert_eq!(
+            s.volumes[&2],
+            VolumeSummary {
+                requests: 3,
+                reads: OpTotals {
+                    requests: 1,
+                    bytes: 512
+                },
+                writes: OpTotals {
+                    requests: 1,
+                    bytes: 4096
+                },
+                trims: OpTotals::default(),
+                max_end: 12288,
+                footprint_pages: 2,
+            }
+        );
+        assert_eq!(
+            s.volumes[&5],
+            VolumeSummary {
+                requests: 1,
+                trims: OpTotals {
+                    requests: 1,
+                    bytes: 8192
+                },
+                max_end: 12288,
+                footprint_pages: 2,
+                ..VolumeSummary::default()
+            }
+        );
+    }
+
+    /// Requests at the same time are in order; only a time earlier than the one before
+    /// counts.
+    #[test]
+    fn equal_times_are_in_order() {
+        let mut stats = TraceStats::new(4096);
+        for time in [5, 5, 7, 7, 6, 6] {
+            stats.add(&req(Op::Write, 0, 4096, time));
+        }
+        assert_eq!(stats.summary().out_of_order, 1);
+    }
+
+    /// Size buckets from 512 B to 1 MiB by powers of two, each taking sizes up to and
+    /// including its bound, then one open bucket for everything larger.
+    #[test]
+    fn the_size_histogram_bounds_are_inclusive_and_the_last_is_open() {
+        let mut stats = TraceStats::new(4096);
+        for size in [512, 513, 1024, 1 << 20, (1 << 20) + 512, 2 << 20, 4 << 20] {
+            stats.add(&req(Op::Write, 0, size, 0));
+        }
+        let histogram = stats.summary().size_histogram;
+        let bounds: Vec<Option<u64>> = histogram.iter().map(|b| b.upto_bytes).collect();
+        let mut expected: Vec<Option<u64>> = (9..=20).map(|shift| Some(1u64 << shift)).collect();
+        expected.push(None);
+        assert_eq!(bounds, expected);
+        let counts: Vec<u64> = histogram.iter().map(|b| b.requests).collect();
+        assert_eq!(counts, [1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 3]);
+    }
+
+    /// Pages far apart are distinct even when their numbers agree in the low bits: with
+    /// 1-byte pages, bytes 5 and 5 + 2^52 are two pages.
+    #[test]
+    fn far_pages_with_equal_low_bits_are_distinct() {
+        let mut stats = TraceStats::new(1);
+        stats.add(&req(Op::Write, 5, 1, 0));
+        stats.add(&req(Op::Write, 5 + (1 << 52), 1, 1));
+        stats.add(&req(Op::Write, 5, 1, 2));
+        assert_eq!(stats.summary().footprint_pages, 2);
+    }
+
+    /// With nothing addressed the span is 0..0 and the times 0; otherwise the span starts
+    /// at the lowest offset, not at 0.
+    #[test]
+    fn the_address_span_starts_at_the_lowest_offset() {
+        let empty = TraceStats::new(4096).summary();
+        assert_eq!(
+            (
+                empty.min_offset,
+                empty.max_end,
+                empty.first_time_ns,
+                empty.last_time_ns
+            ),
+            (0, 0, 0, 0)
+        );
+        let mut flushes = TraceStats::new(4096);
+        flushes.add(&req(Op::Flush, 0, 0, 9));
+        let s = flushes.summary();
+        assert_eq!((s.min_offset, s.max_end, s.first_time_ns), (0, 0, 9));
+        let mut stats = TraceStats::new(4096);
+        stats.add(&req(Op::Write, 1 << 20, 4096, 3));
+        stats.add(&req(Op::Read, 8192, 512, 4));
+        let s = stats.summary();
+        assert_eq!((s.min_offset, s.max_end), (8192, (1 << 20) + 4096));
+    }
 }

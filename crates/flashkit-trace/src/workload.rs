@@ -773,4 +773,506 @@ mod tests {
             "clamped to the end"
         );
     }
+
+    /// The patterns' command-line names, as the module documentation lists them.
+    #[test]
+    fn patterns_have_their_command_line_names() {
+        let names: Vec<&str> = all_patterns().iter().map(Pattern::name).collect();
+        assert_eq!(
+            names,
+            [
+                "uniform",
+                "sequential",
+                "zipf",
+                "hot-cold",
+                "gaussian",
+                "camera"
+            ]
+        );
+    }
+
+    /// The alignment must be a power of two, and the span a non-zero multiple of it; a span
+    /// of exactly one alignment unit is allowed.
+    #[test]
+    fn alignment_and_span_are_checked_exactly() {
+        let refused = |s: WorkloadSpec| Workload::new(s, 0).err().expect("refused").to_string();
+        let mut s = spec(Pattern::Uniform);
+        (s.align_bytes, s.size) = (3000, SizeDist::Fixed { bytes: 6000 });
+        assert_eq!(
+            refused(s),
+            "invalid workload: alignment 3000 B is not a power of two"
+        );
+        for span in [0, 6144] {
+            let mut s = spec(Pattern::Uniform);
+            s.span_bytes = span;
+            assert_eq!(
+                refused(s),
+                format!(
+                    "invalid workload: span {span} B is not a non-zero multiple of the 4096 B \
+                     alignment"
+                )
+            );
+        }
+        let mut s = spec(Pattern::Sequential);
+        (s.span_bytes, s.requests) = (4096, 3);
+        let offsets: Vec<u64> = Workload::new(s, 0)
+            .expect("one unit is a span")
+            .map(|r| r.offset)
+            .collect();
+        assert_eq!(offsets, [0, 0, 0]);
+    }
+
+    /// Reads and trims may share out every request between them (fractions summing to
+    /// exactly 1), leaving no writes.
+    #[test]
+    fn read_and_trim_fractions_may_sum_to_one() {
+        let mut s = spec(Pattern::Uniform);
+        (s.read_fraction, s.trim_fraction, s.requests) = (0.5, 0.5, 1000);
+        let requests: Vec<Request> = Workload::new(s, 2).expect("a sum of 1 is valid").collect();
+        assert!(requests.iter().all(|r| r.op != Op::Write));
+        assert!(requests.iter().any(|r| r.op == Op::Read));
+        assert!(requests.iter().any(|r| r.op == Op::Trim));
+    }
+
+    /// A uniform size range must not be empty; a range of one size is that size.
+    #[test]
+    fn a_uniform_size_range_of_one_size_is_allowed_and_an_empty_one_refused() {
+        let mut s = spec(Pattern::Uniform);
+        s.size = SizeDist::Uniform {
+            min_bytes: 8192,
+            max_bytes: 4096,
+        };
+        assert_eq!(
+            Workload::new(s, 0).err().expect("refused").to_string(),
+            "invalid workload: request size range 8192..4096 is empty"
+        );
+        let mut s = spec(Pattern::Uniform);
+        (s.requests, s.size) = (
+            100,
+            SizeDist::Uniform {
+                min_bytes: 8192,
+                max_bytes: 8192,
+            },
+        );
+        let workload = Workload::new(s, 0).expect("one size is a range");
+        assert!(workload.map(|r| r.size).all(|size| size == 8192));
+    }
+
+    /// A size choice needs a size of positive weight; a size may be the whole span but not
+    /// more.
+    #[test]
+    fn size_choices_need_a_weight_and_sizes_fit_the_span() {
+        let refused = |s: WorkloadSpec| Workload::new(s, 0).err().expect("refused").to_string();
+        let mut s = spec(Pattern::Uniform);
+        s.size = SizeDist::Choice {
+            sizes: vec![(4096, 0), (8192, 0)],
+        };
+        assert_eq!(
+            refused(s),
+            "invalid workload: request size choice has no sizes with a positive weight"
+        );
+        let mut s = spec(Pattern::Uniform);
+        s.size = SizeDist::Fixed {
+            bytes: (64 << 20) + 4096,
+        };
+        assert_eq!(
+            refused(s),
+            "invalid workload: request size 67112960 B exceeds the 67108864 B span"
+        );
+        let mut s = spec(Pattern::Uniform);
+        (s.requests, s.size) = (2, SizeDist::Fixed { bytes: 64 << 20 });
+        let whole: Vec<(u64, u32)> = Workload::new(s, 0)
+            .expect("a request may cover the span")
+            .map(|r| (r.offset, r.size))
+            .collect();
+        assert_eq!(whole, [(0, 64 << 20), (0, 64 << 20)]);
+    }
+
+    /// Every pattern parameter out of range is refused with its reason; the edges of each
+    /// range are allowed.
+    #[test]
+    fn pattern_parameters_are_checked_at_their_edges() {
+        let check = |pattern: Pattern| Workload::new(spec(pattern), 0).err().map(|e| e.to_string());
+        let hot_cold = |access_percent: f64, space_percent: f64| Pattern::HotCold {
+            access_percent,
+            space_percent,
+        };
+        let gaussian = |center: f64, stddev: f64| Pattern::Gaussian { center, stddev };
+        let camera =
+            |file_bytes: u64, chunk_bytes: u32, meta: f64, meta_space: f64| Pattern::Camera {
+                file_bytes,
+                chunk_bytes,
+                metadata_percent: meta,
+                metadata_space_percent: meta_space,
+            };
+        let gaussian_range = |center: &str, stddev: &str| {
+            format!(
+                "gaussian center {center} / stddev {stddev} out of range \
+                 (center in [0, 1], stddev in (0, 1], fractions of the span)"
+            )
+        };
+        let refused = [
+            (
+                Pattern::Zipf { theta: 0.0 },
+                "zipf theta 0 must be positive".to_string(),
+            ),
+            (
+                Pattern::Zipf {
+                    theta: f64::INFINITY,
+                },
+                "zipf theta inf must be positive".into(),
+            ),
+            (
+                hot_cold(150.0, 20.0),
+                "access_percent 150 is not a percentage".into(),
+            ),
+            (
+                hot_cold(-1.0, 20.0),
+                "access_percent -1 is not a percentage".into(),
+            ),
+            (
+                hot_cold(f64::NAN, 20.0),
+                "access_percent NaN is not a percentage".into(),
+            ),
+            (
+                hot_cold(80.0, 100.5),
+                "space_percent 100.5 is not a percentage".into(),
+            ),
+            (hot_cold(80.0, 0.0), "space_percent must be above 0".into()),
+            (gaussian(1.5, 0.1), gaussian_range("1.5", "0.1")),
+            (gaussian(-0.1, 0.1), gaussian_range("-0.1", "0.1")),
+            (gaussian(0.5, 0.0), gaussian_range("0.5", "0")),
+            (gaussian(0.5, 1.5), gaussian_range("0.5", "1.5")),
+            (
+                camera(4 << 20, 64 << 10, 101.0, 1.0),
+                "metadata_percent 101 is not a percentage".into(),
+            ),
+            (
+                camera(4 << 20, 64 << 10, 10.0, -1.0),
+                "metadata_space_percent -1 is not a percentage".into(),
+            ),
+            (
+                camera(4 << 20, 0, 10.0, 1.0),
+                "camera chunk 0 B is not a multiple of the alignment".into(),
+            ),
+            (
+                camera(4 << 20, 6144, 10.0, 1.0),
+                "camera chunk 6144 B is not a multiple of the alignment".into(),
+            ),
+            (
+                camera(32 << 10, 64 << 10, 10.0, 1.0),
+                "camera file is smaller than one chunk".into(),
+            ),
+            // 99% of 64 MiB is less than a 64 MiB file.
+            (
+                camera(64 << 20, 64 << 10, 10.0, 1.0),
+                "camera data area is smaller than one file".into(),
+            ),
+        ];
+        for (pattern, why) in refused {
+            assert_eq!(
+                check(pattern.clone()),
+                Some(format!("invalid workload: {why}")),
+                "{pattern:?}"
+            );
+        }
+        for pattern in [
+            Pattern::Zipf { theta: 1e-3 },
+            hot_cold(0.0, 100.0),
+            hot_cold(100.0, 0.001),
+            gaussian(0.0, 1.0),
+            gaussian(1.0, 0.001),
+            camera(64 << 10, 64 << 10, 0.0, 0.0),
+            camera(32 << 20, 64 << 10, 100.0, 50.0),
+        ] {
+            assert_eq!(check(pattern.clone()), None, "{pattern:?}");
+        }
+    }
+
+    /// Uniform sizes are drawn from every aligned size of the range, ends included, and
+    /// no other.
+    #[test]
+    fn uniform_sizes_cover_the_aligned_range() {
+        let mut s = spec(Pattern::Uniform);
+        (s.requests, s.size) = (
+            2000,
+            SizeDist::Uniform {
+                min_bytes: 4096,
+                max_bytes: 16384,
+            },
+        );
+        let mut seen = std::collections::BTreeMap::new();
+        for r in Workload::new(s, 4).expect("valid") {
+            *seen.entry(r.size).or_insert(0u32) += 1;
+        }
+        assert_eq!(
+            seen.keys().copied().collect::<Vec<u32>>(),
+            [4096, 8192, 12288, 16384]
+        );
+        assert!(seen.values().all(|&n| n > 400), "{seen:?}");
+    }
+
+    /// Zipf ranks are scattered by multiplication with a unit mod the span's 16384 units,
+    /// 10125 (the odd number below 0.618 n, coprime with it): the most popular rank is the
+    /// first page and the second is page 10125.
+    #[test]
+    fn zipf_ranks_land_where_the_scramble_puts_them() {
+        let mut counts = std::collections::HashMap::new();
+        for r in Workload::new(spec(Pattern::Zipf { theta: 0.99 }), 3).expect("valid") {
+            *counts.entry(r.offset / 4096).or_insert(0u32) += 1;
+        }
+        let mut top: Vec<(u64, u32)> = counts.into_iter().collect();
+        top.sort_by_key(|&(unit, n)| (std::cmp::Reverse(n), unit));
+        assert_eq!([top[0].0, top[1].0], [0, 10125], "{:?}", &top[..3]);
+    }
+
+    /// In a span of 8 units, 4-unit Zipf requests start at units 0 to 4 only: the ranks
+    /// scattered past the last start are clamped to it.
+    #[test]
+    fn zipf_requests_end_in_the_span() {
+        let mut s = spec(Pattern::Zipf { theta: 0.5 });
+        (s.span_bytes, s.size, s.requests) = (8 * 4096, SizeDist::Fixed { bytes: 4 * 4096 }, 2000);
+        let starts: std::collections::BTreeSet<u64> = Workload::new(s, 1)
+            .expect("valid")
+            .map(|r| r.offset / 4096)
+            .collect();
+        assert_eq!(starts.into_iter().collect::<Vec<_>>(), [0, 1, 2, 3, 4]);
+    }
+
+    /// The hot region is the asked share of the span, used whole: of 20,000 requests with
+    /// 90% to the first 10%, about 45.5% land in its upper half (half of the 90%, plus half
+    /// of the 1% the uniform rest puts in it), and 9% beyond it.
+    #[test]
+    fn hot_cold_uses_the_whole_hot_region() {
+        let s = spec(Pattern::HotCold {
+            access_percent: 90.0,
+            space_percent: 10.0,
+        });
+        let hot_units = 16384 / 10;
+        let (mut upper_half, mut beyond) = (0, 0);
+        for r in Workload::new(s, 1).expect("valid") {
+            let unit = r.offset / 4096;
+            if unit >= hot_units {
+                beyond += 1;
+            } else if unit >= hot_units / 2 {
+                upper_half += 1;
+            }
+        }
+        assert!((8_600..9_600).contains(&upper_half), "{upper_half}");
+        assert!((1_600..2_000).contains(&beyond), "{beyond}");
+    }
+
+    /// Hot requests start where they end inside the hot region, at every such start: in a
+    /// hot region of 4 units, 1-unit requests start at units 0 to 3 and 2-unit ones at 0
+    /// to 2.
+    #[test]
+    fn hot_requests_use_every_start_that_fits_the_hot_region() {
+        for (units, expected) in [(1u32, vec![0, 1, 2, 3]), (2, vec![0, 1, 2])] {
+            let mut s = spec(Pattern::HotCold {
+                access_percent: 100.0,
+                space_percent: 25.0,
+            });
+            (s.span_bytes, s.size, s.requests) = (
+                16 * 4096,
+                SizeDist::Fixed {
+                    bytes: units * 4096,
+                },
+                400,
+            );
+            let starts: std::collections::BTreeSet<u64> = Workload::new(s, 6)
+                .expect("valid")
+                .map(|r| r.offset / 4096)
+                .collect();
+            assert_eq!(
+                starts.into_iter().collect::<Vec<_>>(),
+                expected,
+                "{units} units"
+            );
+        }
+    }
+
+    /// A request goes to the hot region when its draw in [0, 100) is below
+    /// `access_percent`: a draw equal to it does not (so 0% sends none). The first draw is
+    /// read from a replica of the workload's generator (the operation's draw, then the
+    /// hot-or-cold one), and checked: one step above it the request is hot.
+    #[test]
+    fn a_draw_equal_to_the_access_percent_is_cold() {
+        let mut replica = SimRng::for_stream(12, "workload");
+        let _operation: f64 = replica.random();
+        let draw: f64 = replica.random_range(0.0..100.0);
+        let first_start = |access_percent: f64| {
+            let mut s = spec(Pattern::HotCold {
+                access_percent,
+                space_percent: 0.001,
+            });
+            s.requests = 1;
+            let r = Workload::new(s, 12)
+                .expect("valid")
+                .next()
+                .expect("one request");
+            r.offset / 4096
+        };
+        assert_eq!(first_start(draw.next_up()), 0, "the hot region is unit 0");
+        assert_ne!(first_start(draw), 0, "a cold request, anywhere in the span");
+    }
+
+    /// Gaussian draws outside the span are drawn again, not clamped: centred on the first
+    /// unit with a deviation of 164 units, about 0.5% of requests start at unit 0 (draws
+    /// rounding to 0, of the non-negative half), not the half of them below 0.
+    #[test]
+    fn gaussian_draws_below_the_span_are_drawn_again() {
+        let mut s = spec(Pattern::Gaussian {
+            center: 0.0,
+            stddev: 0.01,
+        });
+        s.requests = 2000;
+        let at_zero = Workload::new(s, 8)
+            .expect("valid")
+            .filter(|r| r.offset == 0)
+            .count();
+        assert!(at_zero < 40, "{at_zero} of 2000 at unit 0");
+    }
+
+    /// The same past the last start: centred on it (unit 16384 of 16384, 1-unit requests)
+    /// with a deviation of 2 units, draws rounding to 16384 or more are drawn again, so
+    /// the last start, 16383, takes P(-0.75 < z < -0.25) / P(z < -0.25) = 43.5% of the
+    /// requests (62% if draws of 16384 were clamped to it), and starts below 16382 take
+    /// P(z < -1.25) / P(z < -0.25) = 26.3%.
+    #[test]
+    fn gaussian_draws_past_the_last_start_are_drawn_again() {
+        let mut s = spec(Pattern::Gaussian {
+            center: 1.0,
+            stddev: 2.0 / 16384.0,
+        });
+        s.requests = 4000;
+        let starts: Vec<u64> = Workload::new(s, 8)
+            .expect("valid")
+            .map(|r| r.offset / 4096)
+            .collect();
+        let last = starts.iter().filter(|&&u| u == 16383).count();
+        let below = starts.iter().filter(|&&u| u < 16382).count();
+        assert!(
+            (1_600..1_880).contains(&last),
+            "{last} of 4000 at the last start"
+        );
+        assert!((900..1_200).contains(&below), "{below} of 4000 below 16382");
+    }
+
+    fn camera(metadata_percent: f64, metadata_space_percent: f64) -> WorkloadSpec {
+        spec(Pattern::Camera {
+            file_bytes: 4 << 20,
+            chunk_bytes: 64 << 10,
+            metadata_percent,
+            metadata_space_percent,
+        })
+    }
+
+    /// The metadata area is the asked share of the span, rounded down to whole units (2%
+    /// of 16384 units is 327): metadata writes fall anywhere in it, and the first file
+    /// starts right after it.
+    #[test]
+    fn camera_metadata_fills_its_area_and_files_follow_it() {
+        let requests: Vec<Request> = Workload::new(camera(10.0, 2.0), 5)
+            .expect("valid")
+            .collect();
+        let (meta, data): (Vec<&Request>, Vec<&Request>) =
+            requests.iter().partition(|r| r.size == 4096);
+        assert!(meta.iter().all(|r| r.offset < 327 * 4096));
+        assert!(meta.iter().any(|r| r.offset == 326 * 4096));
+        assert!(meta.iter().filter(|r| r.offset >= 164 * 4096).count() > meta.len() / 3);
+        assert_eq!(data[0].offset, 327 * 4096);
+        assert!(
+            data.iter()
+                .all(|r| r.offset >= 327 * 4096 && r.size == 64 << 10)
+        );
+    }
+
+    /// A camera request is a metadata write when its draw in [0, 100) is below
+    /// `metadata_percent`, not when equal (the draw read from a replica of the generator,
+    /// and checked one step above).
+    #[test]
+    fn a_draw_equal_to_the_metadata_percent_is_a_data_write() {
+        let mut replica = SimRng::for_stream(12, "workload");
+        let draw: f64 = replica.random_range(0.0..100.0);
+        let first = |metadata_percent: f64| {
+            let mut s = camera(metadata_percent, 1.0);
+            s.requests = 1;
+            let r = Workload::new(s, 12)
+                .expect("valid")
+                .next()
+                .expect("one request");
+            (r.offset / 4096, r.size)
+        };
+        assert_eq!(first(draw.next_up()).1, 4096, "a metadata write");
+        assert_eq!(first(draw), (163, 64 << 10), "the first data chunk");
+    }
+
+    /// Files are laid end to end through the data area, and one that ends exactly at the
+    /// end of the span is written there before the next wraps to the start: in 9 units
+    /// with 1 of metadata, 4-unit files (written whole) go to units 1 and 5, then 1 again.
+    #[test]
+    fn a_camera_file_that_exactly_fits_the_end_is_written_there() {
+        let mut s = spec(Pattern::Camera {
+            file_bytes: 4 * 4096,
+            chunk_bytes: 4 * 4096,
+            metadata_percent: 0.0,
+            metadata_space_percent: 0.0,
+        });
+        (s.span_bytes, s.requests) = (9 * 4096, 5);
+        let starts: Vec<u64> = Workload::new(s, 0)
+            .expect("valid")
+            .map(|r| r.offset / 4096)
+            .collect();
+        assert_eq!(starts, [1, 5, 1, 5, 1]);
+    }
+
+    /// The Zipf scramble multiplies ranks by the odd number at or above 0.618 n that is
+    /// coprime with n (n > 2), so workloads place ranks the same from version to version:
+    /// for n = 9, 5.56 gives 5; n = 15, 9.27 gives 9, shares 3 with 15, so 11; n = 16384,
+    /// 10125.6 gives 10125. Every multiplier is a unit mod n, so the scramble is a
+    /// permutation.
+    #[test]
+    fn the_zipf_scramble_multiplier_is_pinned() {
+        let pinned: Vec<u64> = [1, 2, 3, 9, 10, 15, 16384]
+            .into_iter()
+            .map(coprime_multiplier)
+            .collect();
+        assert_eq!(pinned, [1, 1, 1, 5, 7, 11, 10125]);
+        for n in 3..200 {
+            let a = coprime_multiplier(n);
+            assert!(a < n && gcd(a, n) == 1, "{n}: {a}");
+        }
+    }
+
+    /// A request is a read when its draw in [0, 1) is below `read_fraction`, a trim when
+    /// below `read_fraction + trim_fraction`, not when equal (the first draw read from a
+    /// replica of the generator, and checked one step above).
+    #[test]
+    fn a_draw_equal_to_a_fraction_falls_in_the_next_operation() {
+        let draw: f64 = SimRng::for_stream(21, "workload").random();
+        let first_op = |read_fraction: f64, trim_fraction: f64| {
+            let mut s = spec(Pattern::Uniform);
+            (s.requests, s.read_fraction, s.trim_fraction) = (1, read_fraction, trim_fraction);
+            Workload::new(s, 21).expect("valid").next().expect("one").op
+        };
+        assert_eq!(first_op(draw.next_up(), 0.0), Op::Read);
+        assert_eq!(first_op(draw, 0.0), Op::Write);
+        assert_eq!(first_op(0.0, draw.next_up()), Op::Trim);
+        assert_eq!(first_op(0.0, draw), Op::Write);
+    }
+
+    /// The size hint is exact: the requests left.
+    #[test]
+    fn the_size_hint_is_the_requests_left() {
+        let mut s = spec(Pattern::Uniform);
+        s.requests = 3;
+        let mut workload = Workload::new(s, 0).expect("valid");
+        for left in [3, 2, 1] {
+            assert_eq!(workload.size_hint(), (left, Some(left)));
+            workload.next().expect("a request");
+        }
+        assert_eq!(workload.size_hint(), (0, Some(0)));
+        assert!(workload.next().is_none());
+        assert_eq!(workload.size_hint(), (0, Some(0)));
+    }
 }

@@ -159,7 +159,9 @@ fn a_gzip_cut_before_its_first_line_is_an_error_not_an_empty_trace() {
         ] {
             let message = result.expect_err("refused").to_string();
             assert!(
-                message.contains("cut.csv.gz") && message.contains("truncated gzip"),
+                message.contains("cut.csv.gz")
+                    && message.contains("before line 1")
+                    && message.contains("truncated gzip"),
                 "{keep} bytes: {message}"
             );
         }
@@ -511,4 +513,38 @@ fn a_bad_line_does_not_turn_a_trace_into_another_format() {
             .to_string();
         assert!(message.contains("line 1: field"), "{message}");
     }
+}
+
+/// Detection samples the first 50 non-blank lines; a gzip file cut inside them is
+/// detected from the lines before the cut (the cut is reported when the file is read).
+#[test]
+fn detection_samples_50_lines_or_those_before_a_cut() {
+    let dir = Dir::new();
+    let text: String = (0..60u64)
+        .map(|i| {
+            format!(
+                "{},hm,{},Write,{},512,{}\n",
+                128_166_385_295_514_663 + i * 7919,
+                i % 3,
+                i * 40_961,
+                i * 31
+            )
+        })
+        .collect();
+    let plain = dir.file("t.csv", text.as_bytes());
+    let detection = detect(&plain).expect("detects");
+    assert_eq!(
+        (detection.format, detection.sampled_lines),
+        (Some(Format::Msr), 50)
+    );
+    let whole = dir.gzip("whole.csv.gz", text.as_bytes());
+    let bytes = std::fs::read(&whole).expect("read");
+    let cut = dir.file("cut.csv.gz", &bytes[..bytes.len() / 2]);
+    let detection = detect(&cut).expect("detected from the lines before the cut");
+    assert_eq!(detection.format, Some(Format::Msr));
+    assert!(
+        (1..50).contains(&detection.sampled_lines),
+        "{} lines before the cut",
+        detection.sampled_lines
+    );
 }

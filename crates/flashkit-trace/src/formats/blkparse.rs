@@ -500,4 +500,40 @@ mod tests {
             assert_eq!(p.parse(line), Ok(Parsed::Skip(Skip::OtherEvent)));
         }
     }
+
+    /// `--blkparse-event` takes D or Q, in either case.
+    #[test]
+    fn the_event_option_parses() {
+        for (text, event) in [
+            ("D", BlkparseEvent::Dispatch),
+            ("d", BlkparseEvent::Dispatch),
+            ("Q", BlkparseEvent::Queue),
+            ("q", BlkparseEvent::Queue),
+        ] {
+            assert_eq!(text.parse::<BlkparseEvent>(), Ok(event), "{text}");
+        }
+        assert_eq!(
+            "C".parse::<BlkparseEvent>(),
+            Err("blkparse event \"C\" is neither D (dispatch) nor Q (queue)".to_string())
+        );
+    }
+
+    /// Only `CPU` followed by digits opens the summary block: `CPU` alone or `CPUs` is a
+    /// malformed line, and events after it are still read.
+    #[test]
+    fn only_cpu_and_a_number_opens_the_summary() {
+        let mut p = Blkparse::default();
+        for line in [&b"CPU (8,16):"[..], b"CPUs (8,16):"] {
+            let error = p.parse(line).expect_err("not an event");
+            assert_eq!(error.field, "line", "{}", String::from_utf8_lossy(line));
+        }
+        assert_eq!(
+            request(&mut p, b"8,16 3 4 0.1 3645 D R 1 + 8 [java]").offset,
+            512
+        );
+        assert_eq!(
+            p.parse(b"CPU12 (8,16):").expect("summary"),
+            Parsed::Skip(Skip::Summary)
+        );
+    }
 }

@@ -116,4 +116,55 @@ mod tests {
             assert_eq!(p.parse(row).expect_err("malformed").field, field);
         }
     }
+
+    /// Every opcode the module names, as the SCSI standard numbers them: READ and WRITE
+    /// (6/10/12/16), UNMAP and WRITE SAME(16) as trims, SYNCHRONIZE CACHE(10/16) as flushes
+    /// (addressing nothing); TEST UNIT READY (00) moves no data.
+    #[test]
+    fn every_data_opcode_has_its_operation() {
+        let mut p = CloudPhysics::default();
+        for (code, op) in [
+            ("08", Op::Read),
+            ("28", Op::Read),
+            ("a8", Op::Read),
+            ("88", Op::Read),
+            ("0a", Op::Write),
+            ("2a", Op::Write),
+            ("aa", Op::Write),
+            ("8a", Op::Write),
+            ("42", Op::Trim),
+            ("93", Op::Trim),
+        ] {
+            let row = format!("1,7,{code},4096,8");
+            assert_eq!(
+                p.parse(row.as_bytes()).expect("valid"),
+                Parsed::Request(Request {
+                    time_ns: 7000,
+                    op,
+                    offset: 4096,
+                    size: 4096,
+                    volume: 0
+                }),
+                "{code}"
+            );
+        }
+        for code in ["35", "91"] {
+            let row = format!("1,7,{code},4096,8");
+            assert_eq!(
+                p.parse(row.as_bytes()).expect("valid"),
+                Parsed::Request(Request {
+                    time_ns: 7000,
+                    op: Op::Flush,
+                    offset: 0,
+                    size: 0,
+                    volume: 0
+                }),
+                "{code}"
+            );
+        }
+        assert_eq!(
+            p.parse(b"1,7,00,0,0").expect("TEST UNIT READY"),
+            Parsed::Skip(Skip::NoData)
+        );
+    }
 }

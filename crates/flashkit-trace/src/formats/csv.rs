@@ -300,4 +300,58 @@ mod tests {
             "offset"
         );
     }
+
+    /// Each time column's unit: a bare `time` takes the parser's (here microseconds), the
+    /// suffixed ones fix their own; 2 units of each.
+    #[test]
+    fn every_time_column_has_its_unit() {
+        for (column, ns) in [
+            ("time", 2_000),
+            ("time_ns", 2),
+            ("time_us", 2_000),
+            ("time_ms", 2_000_000),
+            ("time_s", 2_000_000_000),
+        ] {
+            let mut p = Csv::new(1_000);
+            p.parse(format!("op,offset,size,{column}").as_bytes())
+                .expect("header");
+            assert_eq!(request(&mut p, b"w,0,512,2").time_ns, ns, "{column}");
+        }
+    }
+
+    /// The time column of a header, as written: `time` or a name starting `time_`, in any
+    /// case, spaces around it trimmed; `timestamp` is not one.
+    #[test]
+    fn the_time_column_is_found_by_name() {
+        assert_eq!(
+            time_column(b"op, Time_MS ,size"),
+            Some("Time_MS".to_string())
+        );
+        assert_eq!(time_column(b"op,offset,size,time"), Some("time".into()));
+        assert_eq!(time_column(b"timestamp,op,offset,size"), None);
+        assert_eq!(time_column(b"op,offset,size"), None);
+    }
+
+    /// A header may name up to 32 columns (ignored ones included), and rows of 32 fields
+    /// are read; a 33rd column is refused.
+    #[test]
+    fn a_header_holds_at_most_32_columns() {
+        let header = |ignored: usize| {
+            let mut names = vec!["op".to_string(), "offset".into(), "size".into()];
+            names.extend((0..ignored).map(|i| format!("_{i}")));
+            names.join(",")
+        };
+        let mut p = Csv::new(1);
+        p.parse(header(29).as_bytes()).expect("32 columns");
+        let row = format!("w,4096,512{}", ",x".repeat(29));
+        let r = request(&mut p, row.as_bytes());
+        assert_eq!((r.op, r.offset, r.size), (Op::Write, 4096, 512));
+        let e = Csv::new(1)
+            .parse(header(30).as_bytes())
+            .expect_err("33 columns");
+        assert_eq!(
+            (e.field, e.message.as_str()),
+            ("header", "33 columns; at most 32")
+        );
+    }
 }

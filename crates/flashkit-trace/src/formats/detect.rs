@@ -342,3 +342,126 @@ fn read_up_to(file: &mut File, buffer: &mut [u8]) -> std::io::Result<usize> {
     }
     Ok(got)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused(accepted: usize, requests: usize) -> Verdict {
+        Verdict::Refused {
+            line: 3,
+            reason: "bad".into(),
+            accepted,
+            requests,
+        }
+    }
+
+    /// Reading requests ranks first, then accepting the whole sample, then lines
+    /// accepted, then requests read.
+    #[test]
+    fn a_verdict_is_stronger_for_reading_requests() {
+        assert_eq!(
+            Verdict::Matched { requests: 0 }.strength(10),
+            (false, true, 10, 0)
+        );
+        assert_eq!(
+            Verdict::Matched { requests: 3 }.strength(10),
+            (true, true, 10, 3)
+        );
+        assert_eq!(refused(8, 0).strength(10), (false, false, 8, 0));
+        assert_eq!(refused(8, 2).strength(10), (true, false, 8, 2));
+    }
+
+    /// A format refusing part of the sample is a candidate when it accepts at least 80%
+    /// of it: 8 of 10 lines, not 7.
+    #[test]
+    fn a_partial_match_needs_80_percent_of_the_sample() {
+        assert_eq!(
+            choose(&[(Format::Tencent, refused(8, 8))], 10),
+            Some(Format::Tencent)
+        );
+        assert_eq!(choose(&[(Format::Tencent, refused(7, 7))], 10), None);
+    }
+
+    fn detection(format: Format, verdicts: Vec<(Format, Verdict)>) -> Detection {
+        Detection {
+            path: PathBuf::from("t.csv"),
+            format: Some(format),
+            gzip: false,
+            sampled_lines: 10,
+            verdicts,
+        }
+    }
+
+    /// The choice line says why: the one format reading requests (with its layout), the
+    /// first of several in detection order, or the format accepting most of the sample.
+    #[test]
+    fn the_choice_says_why() {
+        let matched = |requests| Verdict::Matched { requests };
+        let one = detection(
+            Format::Msr,
+            vec![(Format::Msr, matched(10)), (Format::Spc, refused(0, 0))],
+        );
+        assert_eq!(
+            one.choice(),
+            "chosen: msr (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime)\n"
+        );
+        let two = detection(
+            Format::Msr,
+            vec![
+                (Format::Msr, matched(10)),
+                (Format::Spc, matched(10)),
+                (Format::Csv, matched(0)),
+            ],
+        );
+        assert_eq!(two.matched(true), [Format::Msr, Format::Spc]);
+        assert_eq!(
+            two.choice(),
+            "chosen: msr (first of the 2 formats that match and read requests, in detection \
+             order)\n"
+        );
+        let most = detection(
+            Format::Tencent,
+            vec![
+                (Format::CloudPhysics, matched(0)),
+                (Format::Tencent, refused(9, 9)),
+            ],
+        );
+        assert_eq!(
+            most.choice(),
+            "chosen: tencent, the format accepting most of the sample (9 of 10 lines, at least \
+             80%) and reading requests from it; its refused lines will be reported as errors\n"
+        );
+    }
+
+    /// A format's verdict counts the lines it accepted, skipped ones (a header) included,
+    /// and the requests among them, and names the first line it refused.
+    #[test]
+    fn a_verdict_counts_skipped_lines_as_accepted() {
+        let sample: Vec<(u64, Vec<u8>)> = [
+            "Timestamp,Response,IOType,LUN,Offset,Size",
+            "1487284200.5,0.001,W,1,4096,512",
+            "1487284201.5,0.001,R,1,0,512",
+            "not,a,row",
+        ]
+        .iter()
+        .enumerate()
+        .map(|(i, line)| (i as u64 + 1, line.as_bytes().to_vec()))
+        .collect();
+        assert_eq!(
+            try_format(Format::Systor, &sample),
+            Verdict::Refused {
+                line: 4,
+                reason: "field line: 3 comma-separated fields; SYSTOR '17 rows have 6 \
+                         (Timestamp,Response,IOType,LUN,Offset,Size)"
+                    .into(),
+                accepted: 3,
+                requests: 2,
+            }
+        );
+        assert_eq!(
+            try_format(Format::Systor, &sample[..3]),
+            Verdict::Matched { requests: 2 }
+        );
+    }
+}

@@ -349,4 +349,17 @@ mod tests {
         assert_eq!(quote(b"a\xffb\"c"), r#""a\xffb\"c""#);
         assert!(quote(&[b'x'; 100]).ends_with("(and 20 more bytes)"));
     }
+
+    /// A quoted field shows 80 bytes whole; past that it is cut and the rest counted.
+    #[test]
+    fn a_quote_is_cut_after_80_bytes_only() {
+        let eighty = "a".repeat(80);
+        assert_eq!(quote(eighty.as_bytes()), format!("\"{eighty}\""));
+        let more = format!("{eighty}bc");
+        assert_eq!(
+            quote(more.as_bytes()),
+            format!("\"{eighty}\" (and 2 more bytes)")
+        );
+        assert_eq!(quote(b"a\"b\xff"), "\"a\\\"b\\xff\"");
+    }
 }

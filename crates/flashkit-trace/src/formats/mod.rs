@@ -860,3 +860,478 @@ impl Iterator for TraceStream {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Op;
+
+    /// Every format's `--format` name reads back as that format, in any case; the short
+    /// aliases name the formats they stand for; anything else is refused listing the names.
+    #[test]
+    fn format_names_and_aliases_parse() {
+        for format in Format::ALL {
+            assert_eq!(format.name().parse::<Format>(), Ok(format));
+            assert_eq!(
+                format.name().to_ascii_uppercase().parse::<Format>(),
+                Ok(format)
+            );
+            assert_eq!(format.to_string(), format.name());
+        }
+        for (alias, format) in [
+            ("fkt", Format::Binary),
+            ("umass", Format::Spc),
+            ("fio2", Format::FioV2),
+            ("FIO3", Format::FioV3),
+            ("systor17", Format::Systor),
+        ] {
+            assert_eq!(alias.parse::<Format>(), Ok(format), "{alias}");
+        }
+        let message = "msr2".parse::<Format>().expect_err("unknown");
+        assert_eq!(
+            message,
+            "unknown trace format \"msr2\" (expected one of: binary, fio-v2, fio-v3, msr, spc, \
+             fiu, blkparse, systor, tencent, cloudphysics, disksim, csv)"
+        );
+    }
+
+    /// The layouts are the formats' columns as docs/TRACES.md and the sample README give
+    /// them, one per format.
+    #[test]
+    fn each_format_describes_its_own_layout() {
+        let layouts: Vec<&str> = Format::ALL.iter().map(|f| f.layout()).collect();
+        for (i, layout) in layouts.iter().enumerate() {
+            assert!(!layout.is_empty());
+            assert!(!layouts[..i].contains(layout), "{layout} twice");
+        }
+        assert_eq!(
+            Format::Msr.layout(),
+            "Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime"
+        );
+        assert_eq!(
+            Format::Systor.layout(),
+            "Timestamp,Response,IOType,LUN,Offset,Size"
+        );
+        assert_eq!(
+            Format::Tencent.layout(),
+            "Timestamp,Offset,Size,IOType,VolumeID"
+        );
+        assert_eq!(Format::CloudPhysics.layout(), "version,time,op,size,lbn");
+        assert_eq!(
+            Format::DiskSim.layout(),
+            "arrival_time device lsn size_in_sectors flags"
+        );
+        assert!(
+            Format::Binary
+                .layout()
+                .contains("64-byte header, 24-byte records")
+        );
+    }
+
+    /// Only DiskSim and the generic CSV take `--time-unit`, and for DiskSim it scales the
+    /// arrival time: 1.5 us is 1500 ns.
+    #[test]
+    fn disksim_and_csv_take_a_time_unit() {
+        let takers: Vec<Format> = Format::ALL
+            .into_iter()
+            .filter(|f| f.takes_time_unit())
+            .collect();
+        assert_eq!(takers, [Format::DiskSim, Format::Csv]);
+
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.trace");
+        std::fs::write(&path, "1.5 0 8 8 1\n").expect("write");
+        let options = TraceOptions {
+            format: Some(Format::DiskSim),
+            time_unit: Some(TimeUnit::Us),
+            ..TraceOptions::default()
+        };
+        let requests: Vec<Request> = open(&path, &options)
+            .expect("a DiskSim trace takes a time unit")
+            .map(|r| r.expect("valid"))
+            .collect();
+        assert_eq!(
+            requests,
+            [Request {
+                time_ns: 1500,
+                op: Op::Read,
+                offset: 4096,
+                size: 4096,
+                volume: 0
+            }]
+        );
+    }
+
+    /// Each time unit's length, and its name as the flag takes and shows it.
+    #[test]
+    fn time_units_parse_print_and_scale() {
+        for (name, unit, ns) in [
+            ("ns", TimeUnit::Ns, 1),
+            ("us", TimeUnit::Us, 1_000),
+            ("ms", TimeUnit::Ms, 1_000_000),
+            ("s", TimeUnit::S, 1_000_000_000),
+        ] {
+            assert_eq!(name.parse::<TimeUnit>(), Ok(unit));
+            assert_eq!(unit.to_string(), name);
+            assert_eq!(unit.nanoseconds(), ns, "{name}");
+        }
+        assert_eq!(
+            "sec".parse::<TimeUnit>(),
+            Err("unknown time unit \"sec\" (expected ns, us, ms or s)".to_string())
+        );
+    }
+
+    /// `skipped` lists the non-zero counts of what a user should know was skipped, in a
+    /// fixed order, and not the blank, header or comment lines.
+    #[test]
+    fn skipped_lists_the_non_zero_counts() {
+        assert_eq!(ParseReport::default().skipped(), []);
+        let report = ParseReport {
+            blank_lines: 3,
+            header_lines: 1,
+            comment_lines: 2,
+            other_events: 2,
+            summary_lines: 5,
+            other_volumes: 7,
+            bad_lines: 1,
+            ..ParseReport::default()
+        };
+        assert_eq!(
+            report.skipped(),
+            [
+                ("events of another action", 2),
+                ("summary lines", 5),
+                ("requests of other volumes", 7),
+                ("malformed lines", 1),
+            ]
+        );
+        let report = ParseReport {
+            no_data: 4,
+            untyped_rows: 6,
+            file_actions: 8,
+            ..ParseReport::default()
+        };
+        assert_eq!(
+            report.skipped(),
+            [
+                ("events without data", 4),
+                ("rows without an operation", 6),
+                ("file actions and waits", 8),
+            ]
+        );
+    }
+
+    /// A fixed-column row with a field too many is refused, naming the count and the
+    /// columns; with a field too few too. (SPC's rows may carry extra fields.)
+    #[test]
+    fn a_row_with_the_wrong_number_of_fields_is_refused() {
+        let mut msr = msr::Msr::default();
+        for (row, n) in [
+            ("128166385295514663,hm,0,Write,9056014336,2048,2833,9", 8),
+            ("128166385295514663,hm,0,Write,9056014336,2048", 6),
+        ] {
+            let error = msr.parse(row.as_bytes()).expect_err("refused");
+            assert_eq!(error.field, "line");
+            assert_eq!(
+                error.message,
+                format!(
+                    "{n} comma-separated fields; MSR Cambridge rows have 7 \
+                     (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime)"
+                )
+            );
+        }
+    }
+
+    /// Volumes are numbered 0 to 65535: the 65536th device gets volume 65535, a 65537th is
+    /// refused (the map is filled directly, to keep the test fast).
+    #[test]
+    fn the_65536th_device_is_numbered_and_the_next_refused() {
+        let mut map = DeviceMap {
+            devices: (0..65_535).map(|minor| (8, minor)).collect(),
+            last: 0,
+        };
+        assert_eq!(map.volume(8, 7, "maj,min"), Ok(7));
+        assert_eq!(map.volume(9, 0, "maj,min"), Ok(65_535));
+        assert_eq!(map.volume(9, 0, "maj,min"), Ok(65_535));
+        let error = map.volume(9, 1, "maj,min").expect_err("a 65537th device");
+        assert_eq!(
+            (error.field, error.message.as_str()),
+            ("maj,min", "more than 65536 devices in one trace")
+        );
+        assert_eq!(map.names().len(), 65_536);
+        assert_eq!(map.names()[65_535], "9,0");
+    }
+
+    /// The same limit for fio's file names.
+    #[test]
+    fn the_65536th_file_is_numbered_and_the_next_refused() {
+        let mut map = NameMap {
+            names: (0..65_535u32).map(|i| i.to_le_bytes().to_vec()).collect(),
+            last: 0,
+        };
+        assert_eq!(map.volume(&7u32.to_le_bytes(), "filename"), Ok(7));
+        assert_eq!(map.volume(b"last", "filename"), Ok(65_535));
+        assert_eq!(map.volume(b"last", "filename"), Ok(65_535));
+        let error = map.volume(b"over", "filename").expect_err("a 65537th file");
+        assert_eq!(
+            (error.field, error.message.as_str()),
+            ("filename", "more than 65536 files in one trace")
+        );
+        assert_eq!(map.names()[65_535], "last");
+    }
+
+    /// An FIU trace's volumes are its devices, named `major,minor` in order of first
+    /// appearance, in file order and sorted by time alike; an MSR trace numbers its disks
+    /// itself and names none.
+    #[test]
+    fn fiu_volumes_are_named_by_device() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("fiu.blkparse");
+        std::fs::write(
+            &path,
+            "20 4270 rpc.mountd 8 8 W 6 0 d6c75ba4\n10 1 kworker 0 8 R 8 16 abc\n",
+        )
+        .expect("write");
+        for sort_by_time in [false, true] {
+            let options = TraceOptions {
+                format: Some(Format::Fiu),
+                sort_by_time,
+                ..TraceOptions::default()
+            };
+            let mut stream = open(&path, &options).expect("open");
+            let volumes: Vec<u16> = stream.by_ref().map(|r| r.expect("valid").volume).collect();
+            let expected: &[u16] = if sort_by_time { &[1, 0] } else { &[0, 1] };
+            assert_eq!(volumes, expected);
+            assert_eq!(
+                stream.volume_names(),
+                Some(vec!["6,0".to_string(), "8,16".to_string()])
+            );
+        }
+        let blkparse = dir.path().join("blkparse.txt");
+        std::fs::write(
+            &blkparse,
+            "8,33 0 1 0.5 9 D R 8 + 8 [a]\n8,16 0 2 0.6 9 D W 0 + 8 [b]\n",
+        )
+        .expect("write");
+        let mut stream = open(&blkparse, &TraceOptions::default()).expect("open");
+        assert_eq!(stream.format(), Some(Format::Blkparse));
+        assert_eq!(stream.by_ref().count(), 2);
+        assert_eq!(
+            stream.volume_names(),
+            Some(vec!["8,33".to_string(), "8,16".to_string()])
+        );
+        let msr = dir.path().join("msr.csv");
+        std::fs::write(&msr, "128166385295514663,hm,3,Write,0,512,1\n").expect("write");
+        let mut stream = open(&msr, &TraceOptions::default()).expect("open");
+        assert_eq!(stream.next().expect("one").expect("valid").volume, 3);
+        assert_eq!(stream.volume_names(), None);
+    }
+
+    const MIXED_MSR: &str = "128166385295514663,hm,0,Write,0,512,1\n\
+                             \n\
+                             128166385295514664,hm,3,Read,512,512,1\n\
+                             bad,line\n\
+                             128166385295514665,hm,0,Write,1024,512,1\n";
+
+    /// A text trace read for one volume: the other volumes' requests are counted, as are
+    /// every line, the blank one and the malformed one skipped.
+    #[test]
+    fn a_text_trace_read_for_one_volume_counts_what_it_skips() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.csv");
+        std::fs::write(&path, MIXED_MSR).expect("write");
+        let options = TraceOptions {
+            format: Some(Format::Msr),
+            volume: Some(3),
+            skip_bad_lines: true,
+            ..TraceOptions::default()
+        };
+        let mut stream = open(&path, &options).expect("open");
+        let requests: Vec<Request> = stream.by_ref().map(|r| r.expect("valid")).collect();
+        assert_eq!(
+            requests,
+            [Request {
+                time_ns: 12_816_638_529_551_466_400,
+                op: Op::Read,
+                offset: 512,
+                size: 512,
+                volume: 3
+            }]
+        );
+        assert_eq!(
+            stream.report(),
+            ParseReport {
+                lines: 5,
+                requests: 1,
+                blank_lines: 1,
+                other_volumes: 2,
+                bad_lines: 1,
+                first_bad_line: Some(format!(
+                    "{}: line 4: field line: 2 comma-separated fields; MSR Cambridge rows have 7 \
+                     (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime)",
+                    path.display()
+                )),
+                ..ParseReport::default()
+            }
+        );
+    }
+
+    /// A trace whose requests all belong to other volumes is an empty selection, not a
+    /// file of malformed lines, even when a bad line was skipped.
+    #[test]
+    fn a_selection_of_no_requests_is_not_a_malformed_trace() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.csv");
+        std::fs::write(&path, MIXED_MSR).expect("write");
+        let options = TraceOptions {
+            format: Some(Format::Msr),
+            volume: Some(5),
+            skip_bad_lines: true,
+            ..TraceOptions::default()
+        };
+        let mut stream = open(&path, &options).expect("open");
+        assert!(stream.next().is_none(), "no request and no error");
+        let report = stream.report();
+        assert_eq!(
+            (report.requests, report.other_volumes, report.bad_lines),
+            (0, 3, 1)
+        );
+    }
+
+    /// `--time-unit` on the generic CSV scales a bare `time` column (the header found past
+    /// comment lines), and is refused for a header whose time column fixes its own unit or
+    /// that has none.
+    #[test]
+    fn a_csv_takes_a_time_unit_only_for_a_bare_time_column() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let options = TraceOptions {
+            format: Some(Format::Csv),
+            time_unit: Some(TimeUnit::Us),
+            ..TraceOptions::default()
+        };
+        let bare = dir.path().join("bare.csv");
+        std::fs::write(
+            &bare,
+            "# made by hand\ntime,op,offset,size\n3,w,8192,4096\n",
+        )
+        .expect("write");
+        let requests: Vec<Request> = open(&bare, &options)
+            .expect("a bare time column takes the unit")
+            .map(|r| r.expect("valid"))
+            .collect();
+        assert_eq!(
+            requests,
+            [Request {
+                time_ns: 3000,
+                op: Op::Write,
+                offset: 8192,
+                size: 4096,
+                volume: 0
+            }]
+        );
+        for (name, header, names) in [
+            (
+                "ms.csv",
+                "time_ms,op,offset,size",
+                "\"time_ms\", which fixes its own unit",
+            ),
+            ("none.csv", "op,offset,size", "no time column"),
+        ] {
+            let path = dir.path().join(name);
+            std::fs::write(&path, format!("{header}\n")).expect("write");
+            let error = open(&path, &options).err().expect("refused");
+            assert!(matches!(error, TraceError::Options(_)), "{error:?}");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "--time-unit sets the unit of the generic CSV's bare `time` column; the \
+                     header of {} names {names}: drop --time-unit",
+                    path.display()
+                )
+            );
+        }
+    }
+
+    /// `--blkparse-event` chooses a blkparse trace's events, and is refused for any other
+    /// format.
+    #[test]
+    fn the_blkparse_event_applies_to_blkparse_only() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("blkparse.txt");
+        std::fs::write(
+            &path,
+            "8,16 3 4 0.1 3645 Q R 1 + 8 [java]\n8,16 3 5 0.2 3645 D R 1 + 8 [java]\n",
+        )
+        .expect("write");
+        let queued = TraceOptions {
+            blkparse_event: Some(BlkparseEvent::Queue),
+            ..TraceOptions::default()
+        };
+        let mut stream = open(&path, &queued).expect("a blkparse trace takes the event");
+        let requests: Vec<Request> = stream.by_ref().map(|r| r.expect("valid")).collect();
+        assert_eq!(
+            requests,
+            [Request {
+                time_ns: 100_000_000,
+                op: Op::Read,
+                offset: 512,
+                size: 4096,
+                volume: 0
+            }]
+        );
+        assert_eq!(stream.report().other_events, 1, "the D event");
+
+        let msr = dir.path().join("msr.csv");
+        std::fs::write(&msr, "128166385295514663,hm,0,Write,0,512,1\n").expect("write");
+        let error = open(&msr, &queued).err().expect("refused");
+        assert!(matches!(error, TraceError::Options(_)), "{error:?}");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "--blkparse-event applies to blkparse traces; {} is msr",
+                msr.display()
+            )
+        );
+    }
+
+    /// A binary trace's report counts the records handed out so far, mid-stream as at the
+    /// end, with or without a volume selection.
+    #[test]
+    fn a_binary_trace_reports_the_records_read_so_far() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        let mut writer = crate::binary::TraceWriter::create(&path, 1, "t").expect("create");
+        for i in 0..10u64 {
+            writer
+                .push(&Request {
+                    time_ns: i,
+                    op: Op::Write,
+                    offset: i * 4096,
+                    size: 4096,
+                    volume: (i % 3) as u16,
+                })
+                .expect("push");
+        }
+        writer.finish().expect("finish");
+        let counts = |report: ParseReport| (report.lines, report.requests, report.other_volumes);
+
+        let mut stream = open(&path, &TraceOptions::default()).expect("open");
+        assert_eq!(counts(stream.report()), (0, 0, 0));
+        for _ in 0..4 {
+            stream.next().expect("a request").expect("valid");
+        }
+        assert_eq!(counts(stream.report()), (4, 4, 0));
+
+        let options = TraceOptions {
+            volume: Some(1),
+            ..TraceOptions::default()
+        };
+        let mut stream = open(&path, &options).expect("open");
+        assert_eq!(counts(stream.report()), (0, 0, 0));
+        let first = stream.next().expect("a request").expect("valid");
+        assert_eq!(first.time_ns, 1);
+        assert_eq!(counts(stream.report()), (2, 1, 1), "records 0 and 1 read");
+        assert_eq!(stream.by_ref().count(), 2);
+        assert_eq!(counts(stream.report()), (10, 3, 7));
+    }
+}
