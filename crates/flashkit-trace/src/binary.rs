@@ -265,9 +265,13 @@ impl TraceReader {
             return Err(format("header declares a zero address or time unit".into()));
         }
         let description_len = u32_at(&h, 48);
-        if description_len > MAX_DESCRIPTION
-            || u64::from(description_len) > file_len - HEADER_BYTES as u64
-        {
+        if description_len > MAX_DESCRIPTION {
+            return Err(format(format!(
+                "header declares a {description_len}-byte description, over the limit of \
+                 {MAX_DESCRIPTION} bytes"
+            )));
+        }
+        if u64::from(description_len) > file_len - HEADER_BYTES as u64 {
             return Err(format(format!(
                 "header declares a {description_len}-byte description the file does not hold"
             )));
@@ -849,7 +853,7 @@ mod tests {
         let message = TraceReader::open(&path).err().expect("refused").to_string();
         assert!(
             message.contains(&format!(
-                "a {}-byte description the file does not hold",
+                "a {}-byte description, over the limit of {MAX_DESCRIPTION} bytes",
                 MAX_DESCRIPTION + 1
             )),
             "{message}"
