@@ -76,13 +76,9 @@ impl Runs<'_> {
                 Some((format!("{mb} MB"), x, y))
             })
             .collect();
-        if points.is_empty() {
-            Evidence::Missing {
-                reason: "Figs. 14-15 (the sizes experiment) were not run".into(),
-            }
-        } else {
-            Evidence::Pairs { points }
-        }
+        Evidence::pairs_or_missing(points, || {
+            "Figs. 14-15 (the sizes experiment) were not run".into()
+        })
     }
 
     /// One structure's phase time over the sizes, smallest flash first.
@@ -92,13 +88,9 @@ impl Runs<'_> {
             .into_iter()
             .filter_map(|mb| Some((format!("{mb} MB"), self.find(mb, structure)?.phase(phase)?)))
             .collect();
-        if points.is_empty() {
-            Evidence::Missing {
-                reason: "Figs. 14-15 (the sizes experiment) were not run".into(),
-            }
-        } else {
-            Evidence::Series { points }
-        }
+        Evidence::series_or_missing(points, || {
+            "Figs. 14-15 (the sizes experiment) were not run".into()
+        })
     }
 }
 

@@ -201,6 +201,32 @@ pub enum Evidence {
     },
 }
 
+impl Evidence {
+    /// `points` as pairs, or, when there are none, missing for `reason`.
+    pub fn pairs_or_missing(
+        points: Vec<(String, f64, f64)>,
+        reason: impl FnOnce() -> String,
+    ) -> Evidence {
+        if points.is_empty() {
+            Evidence::Missing { reason: reason() }
+        } else {
+            Evidence::Pairs { points }
+        }
+    }
+
+    /// `points` as a series, or, when there are none, missing for `reason`.
+    pub fn series_or_missing(
+        points: Vec<(String, f64)>,
+        reason: impl FnOnce() -> String,
+    ) -> Evidence {
+        if points.is_empty() {
+            Evidence::Missing { reason: reason() }
+        } else {
+            Evidence::Series { points }
+        }
+    }
+}
+
 /// A claim's verdict.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 #[serde(tag = "verdict", content = "reason", rename_all = "kebab-case")]

@@ -78,13 +78,7 @@ impl Rows<'_> {
                 Some((w.to_string(), value(x), value(y)))
             })
             .collect();
-        if points.is_empty() {
-            Evidence::Missing {
-                reason: format!("no workload ran both {a} and {b}"),
-            }
-        } else {
-            Evidence::Pairs { points }
-        }
+        Evidence::pairs_or_missing(points, || format!("no workload ran both {a} and {b}"))
     }
 
     /// Ours against the paper's share of PMT (%), at the workloads standing for a column.
@@ -99,13 +93,9 @@ impl Rows<'_> {
                 Some((r.workload.clone(), ours, published))
             })
             .collect();
-        if points.is_empty() {
-            Evidence::Missing {
-                reason: format!("{scheme} ran on no workload standing for a column of the paper"),
-            }
-        } else {
-            Evidence::Pairs { points }
-        }
+        Evidence::pairs_or_missing(points, || {
+            format!("{scheme} ran on no workload standing for a column of the paper")
+        })
     }
 
     /// The extent mappings' memory against HMT's, every workload.
@@ -122,13 +112,7 @@ impl Rows<'_> {
                 )
             })
             .collect();
-        if points.is_empty() {
-            Evidence::Missing {
-                reason: "neither VET BIS PF nor EMT ran".into(),
-            }
-        } else {
-            Evidence::Pairs { points }
-        }
+        Evidence::pairs_or_missing(points, || "neither VET BIS PF nor EMT ran".into())
     }
 }
 
