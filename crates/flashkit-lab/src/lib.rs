@@ -17,5 +17,6 @@
 pub mod claims;
 pub mod compare;
 pub mod exec;
+pub mod repro;
 
 pub use exec::{Executor, Finished, JobPanic};

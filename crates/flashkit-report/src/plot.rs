@@ -30,7 +30,7 @@ pub enum PlotError {
 }
 
 /// Axis scale.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
 pub enum Scale {
     /// Linear.
     Linear,
@@ -58,7 +58,7 @@ impl Scale {
 }
 
 /// An axis: its label (with the unit, e.g. "erases" or "mapping memory (bytes)") and scale.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Axis {
     /// Label, including the unit.
     pub label: String,
@@ -85,7 +85,7 @@ impl Axis {
 }
 
 /// One line of a chart.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct Series {
     /// Legend entry.
     pub name: String,
@@ -94,7 +94,7 @@ pub struct Series {
 }
 
 /// Where the legend goes.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub enum Legend {
     /// The corner whose legend box would hide the least of the lines (their markers count
     /// most), trying first the upper right when the lines fall from left to right and the
@@ -112,7 +112,7 @@ pub enum Legend {
 }
 
 /// A line chart.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct LineChart {
     /// Title.
     pub title: String,
@@ -129,7 +129,7 @@ pub struct LineChart {
 }
 
 /// A bar chart.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BarChart {
     /// Title.
     pub title: String,
@@ -143,7 +143,7 @@ pub struct BarChart {
 /// and in every group one bar per series (a scheme), coloured by series and named in the
 /// legend. A series may leave a group without a bar (`None`), and on a log axis a value that
 /// is not positive draws none either.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct GroupedBarChart {
     /// Title.
     pub title: String,
@@ -156,7 +156,7 @@ pub struct GroupedBarChart {
 }
 
 /// One series of a [`GroupedBarChart`]: a legend entry and a value per group.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BarSeries {
     /// Legend entry.
     pub name: String,

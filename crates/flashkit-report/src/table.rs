@@ -3,7 +3,7 @@
 use std::io::Write;
 
 /// A table of text cells with a header row.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
 pub struct Table {
     /// Column headers.
     pub header: Vec<String>,

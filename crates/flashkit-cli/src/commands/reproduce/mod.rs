@@ -12,10 +12,9 @@ use crate::progress::Bar;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Subcommand;
-use flashkit_lab::Executor;
-use flashkit_lab::claims::{Assessment, Origin, Tally};
-use flashkit_report::plot::{Axis, Legend, LineChart, PlotError, Scale, Series};
-use flashkit_sim::Progress;
+use flashkit_lab::repro::{LabError, Reproduction};
+pub use flashkit_lab::repro::{line_chart, render_ledger, sweep, thousands};
+use flashkit_report::plot::PlotError;
 use std::path::{Path, PathBuf};
 
 /// The papers whose evaluation `flashkit reproduce` reruns.
@@ -161,53 +160,7 @@ impl Figures {
     }
 }
 
-/// A line through `xs`, at the value `y` gives each (a point without one is left out).
-pub fn sweep(name: &str, xs: &[u32], y: impl Fn(u32) -> Option<f64>) -> Series {
-    Series {
-        name: name.into(),
-        points: xs
-            .iter()
-            .filter_map(|&x| y(x).map(|y| (f64::from(x), y)))
-            .collect(),
-    }
-}
-
-/// A line chart of the series that have points. Its y axis is logarithmic when their
-/// values span two decades (and then points at zero, which it cannot draw, are left out);
-/// its legend goes where it hides the least of the lines ([`Legend::Auto`]).
-pub fn line_chart(title: &str, x: Axis, y: &str, series: Vec<Series>) -> LineChart {
-    let scale = Scale::auto(
-        series
-            .iter()
-            .flat_map(|s| s.points.iter().map(|p| p.1))
-            .filter(|&v| v > 0.0),
-    );
-    let series: Vec<Series> = series
-        .into_iter()
-        .map(|s| Series {
-            points: s
-                .points
-                .into_iter()
-                .filter(|p| scale == Scale::Linear || p.1 > 0.0)
-                .collect(),
-            ..s
-        })
-        .filter(|s| !s.points.is_empty())
-        .collect();
-    LineChart {
-        title: title.into(),
-        x,
-        y: Axis {
-            label: y.into(),
-            scale,
-        },
-        series,
-        step: false,
-        legend: Legend::Auto,
-    }
-}
-
-/// `run` of every job on up to `workers` threads ([`Executor`]) (default: one a core), with a progress
+/// [`flashkit_lab::repro::run_all`] with a progress
 /// bar labelled `label`; the results in the jobs' order. For a paper's independent
 /// simulated runs: each is seeded on its own, so the results are the same bit for bit on
 /// any number of threads (only wall-clock figures would not be, and those papers run
@@ -222,59 +175,47 @@ pub fn run_all<J: Send, R: Send>(
         return Vec::new();
     }
     let mut bar = Bar::new(label);
-    bar.start("runs", Some(jobs.len() as u64));
-    let executor = workers.map_or_else(Executor::per_core, Executor::new);
-    let results = executor.run(jobs, |_, job| run(job), |_| bar.advance(1));
-    bar.finish();
-    // A paper's runs are all its tables need: one that panicked (a flashkit bug) leaves
-    // nothing to print, and ends the command as a panic does.
-    results
-        .into_iter()
-        .map(|result| result.unwrap_or_else(|panic| panic!("{label}: a run {panic}")))
-        .collect()
+    flashkit_lab::repro::run_all(label, jobs, workers, &mut bar, run)
 }
 
-/// A paper's claims ledger as text: each claim's verdict, where the paper makes it, the
-/// sentence, and the figures the verdict rests on; the tally first.
-pub fn render_ledger(assessments: &[Assessment]) -> String {
-    use std::fmt::Write;
-    let tally = Tally::of(assessments);
-    let mut out = format!(
-        "The paper's claims, each against a criterion fixed before our runs \
-         (docs/reproduction/claims.md): {} hold, {} in shape only, {} do not hold, {} cannot \
-         be checked here\n",
-        tally.holds, tally.in_shape, tally.does_not_hold, tally.cannot_check
-    );
-    for a in assessments {
-        let c = &a.claim;
-        let whose = match c.origin {
-            Origin::Paper => "",
-            Origin::Target => " [flashkit's own target, not the paper's claim]",
-        };
-        let _ = writeln!(
-            out,
-            "- {}: {} ({}){whose}\n    \"{}\"\n    measured: {}; {}",
-            a.verdict.label().to_uppercase(),
-            c.id,
-            c.location,
-            c.quote,
-            c.quantity,
-            a.measured
-        );
-    }
-    out.push('\n');
-    out
-}
-
-/// `1234567` as `1,234,567`.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
+/// A lab error as the CLI reports it: a spec's field at fault under the option's name
+/// (`capacity` is `--capacity`), exit status 2 for what the user asked, 1 for a failed run.
+pub fn lab_failure(error: LabError) -> Failure {
+    match error {
+        LabError::Spec { field, problem } => {
+            Failure::Usage(anyhow!("--{} {problem}", field.replace('_', "-")))
         }
-        out.push(c);
+        LabError::Config(e) => Failure::Usage(anyhow!(e)),
+        LabError::Run(e) => Failure::Runtime(anyhow!(e)),
     }
-    out
+}
+
+/// Render a reproduction: its text on stdout; its first document to `json`; and into
+/// `figures`' directory every document, the claims ledger as `claims.json`, and every
+/// figure that has something to draw, as SVG.
+pub fn show(
+    reproduction: &Reproduction,
+    json: Option<&Path>,
+    figures: Option<&mut Figures>,
+) -> Outcome {
+    print!("{}", reproduction.text());
+    if let (Some(path), Some(document)) = (json, reproduction.documents.first()) {
+        crate::output::write_json(path, &document.json)?;
+    }
+    if let Some(figures) = figures {
+        for document in &reproduction.documents {
+            crate::output::write_json(&figures.path(&document.name), &document.json)?;
+            figures.note(&document.name);
+        }
+        crate::output::write_json(
+            &figures.path("claims.json"),
+            &serde_json::json!({ "claims": &reproduction.claims }),
+        )?;
+        figures.note("claims.json");
+        for figure in &reproduction.figures {
+            figures.save(&figure.name, figure.chart.svg())?;
+        }
+        figures.report();
+    }
+    Ok(())
 }

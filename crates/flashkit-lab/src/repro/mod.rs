@@ -1,0 +1,368 @@
+//! The papers' evaluations as experiments: each module takes a spec, runs the paper's grid
+//! on the [`Executor`], and returns a [`Reproduction`]: what a reader is shown (text and
+//! tables, in order), the figures as charts, the claims ledger with computed verdicts, and
+//! the JSON documents of every run.
+//!
+//! A front end renders a reproduction: the `flashkit` binary prints [`Reproduction::text`]
+//! and saves the figures as SVG; `reproduce all` builds its HTML page from the same values.
+//! Nothing here prints, and nothing reads a command line: a spec's field at fault is named
+//! in a [`LabError::Spec`], and the front end says which of its options that is.
+
+pub mod grr;
+
+use crate::Executor;
+use crate::claims::{Assessment, Origin, Paper, Tally};
+use flashkit_report::Table;
+use flashkit_report::plot::{
+    Axis, BarChart, GroupedBarChart, Legend, LineChart, PlotError, Scale, Series,
+};
+use flashkit_sim::Progress;
+use serde::Serialize;
+use serde_json::value::RawValue;
+use std::error::Error;
+use std::fmt::Write as _;
+
+/// Why a reproduction could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum LabError {
+    /// A field of the spec is out of range or inconsistent with another. `problem` starts
+    /// with the value given ("3M is not a whole number of blocks"), so that a front end can
+    /// put its own name for the field in front of it.
+    #[error("{field}: {problem}")]
+    Spec {
+        /// The spec's field, as serde names it (`capacity`, `buffer_size`).
+        field: &'static str,
+        /// What is wrong with its value.
+        problem: String,
+    },
+    /// A library refused the configuration the spec expands to (a bad combination of
+    /// parameters no single field owns).
+    #[error("{0}")]
+    Config(#[source] Box<dyn Error + Send + Sync>),
+    /// A run failed (an input that cannot be read, a device that filled up).
+    #[error("{0}")]
+    Run(#[source] Box<dyn Error + Send + Sync>),
+}
+
+impl LabError {
+    /// A spec error on `field`.
+    pub fn spec(field: &'static str, problem: impl Into<String>) -> LabError {
+        LabError::Spec {
+            field,
+            problem: problem.into(),
+        }
+    }
+}
+
+/// One piece of what a reproduction shows a reader, in order.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", content = "value", rename_all = "kebab-case")]
+pub enum Printed {
+    /// Text, newlines included.
+    Text(String),
+    /// A table, rendered as aligned columns.
+    Table(Table),
+}
+
+/// A chart of one of the paper's figures.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Chart {
+    /// Lines through points.
+    Line(LineChart),
+    /// One bar a label.
+    Bars(BarChart),
+    /// Groups of bars, one a series.
+    GroupedBars(GroupedBarChart),
+}
+
+impl Chart {
+    /// The chart as SVG; [`PlotError::Empty`] when it has nothing to draw (a run narrowed
+    /// to some experiments leaves the others' figures without data).
+    pub fn svg(&self) -> Result<String, PlotError> {
+        match self {
+            Chart::Line(c) => c.svg(),
+            Chart::Bars(c) => c.svg(),
+            Chart::GroupedBars(c) => c.svg(),
+        }
+    }
+}
+
+/// A figure: the file name it is saved under (the paper's figure: `fig6a.svg`) and its chart.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct Figure {
+    /// File name, `.svg` included.
+    pub name: String,
+    /// What to draw.
+    pub chart: Chart,
+}
+
+/// A JSON document a reproduction's results are saved as (`grr.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Document {
+    /// File name, `.json` included.
+    pub name: String,
+    /// The document, as it is saved.
+    pub json: Box<RawValue>,
+}
+
+impl Document {
+    /// `value` as the pretty-printed JSON document `name` (keys in the order `value`
+    /// serializes them).
+    ///
+    /// # Panics
+    /// When `value` cannot be serialized as JSON (a map with non-string keys: a bug here).
+    pub fn of(name: &str, value: &impl Serialize) -> Document {
+        let json = serde_json::to_string_pretty(value)
+            .unwrap_or_else(|e| panic!("{name}: cannot serialize: {e}"));
+        Document {
+            name: name.into(),
+            json: RawValue::from_string(json).expect("serde_json writes valid JSON"),
+        }
+    }
+}
+
+/// What a reproduction returns.
+#[derive(Clone, Debug, Serialize)]
+pub struct Reproduction {
+    /// Whose evaluation this is.
+    pub paper: Paper,
+    /// The tables and their commentary, in the order a reader is shown them; the claims
+    /// ledger and the wall-clock line come last.
+    pub printed: Vec<Printed>,
+    /// The paper's claims, each with its verdict.
+    pub claims: Vec<Assessment>,
+    /// The paper's figures, drawn from the runs.
+    pub figures: Vec<Figure>,
+    /// The runs' figures as JSON documents (what `--json` and `--out` write).
+    pub documents: Vec<Document>,
+    /// Simulated runs made.
+    pub runs: usize,
+    /// Wall-clock seconds the reproduction took.
+    pub wall_seconds: f64,
+}
+
+impl Reproduction {
+    /// Everything printed, as one text.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        for p in &self.printed {
+            match p {
+                Printed::Text(text) => out.push_str(text),
+                Printed::Table(table) => out.push_str(&table.render()),
+            }
+        }
+        out
+    }
+}
+
+/// Collects what a reproduction prints, in order.
+#[derive(Debug, Default)]
+pub struct Printer {
+    printed: Vec<Printed>,
+}
+
+impl Printer {
+    /// `text` and a newline (what `println!` would print).
+    pub fn line(&mut self, text: impl AsRef<str>) {
+        self.text(format!("{}\n", text.as_ref()));
+    }
+
+    /// `text` as it is.
+    pub fn text(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        match self.printed.last_mut() {
+            Some(Printed::Text(last)) => last.push_str(&text),
+            _ => self.printed.push(Printed::Text(text)),
+        }
+    }
+
+    /// A table.
+    pub fn table(&mut self, table: Table) {
+        self.printed.push(Printed::Table(table));
+    }
+
+    /// What was printed.
+    pub fn into_printed(self) -> Vec<Printed> {
+        self.printed
+    }
+}
+
+/// `run` of every job on up to `workers` threads (default: one a core), reporting each
+/// finished job to `progress` under `label`; the results in the jobs' order. For a
+/// paper's independent simulated runs: each is seeded on its own, so the results are the
+/// same bit for bit on any number of threads.
+///
+/// # Panics
+/// When a job panics (a flashkit bug): a paper's runs are all its tables need, so one
+/// that panicked leaves nothing to show, and the panic names the experiment.
+pub fn run_all<J: Send, R: Send>(
+    label: &str,
+    jobs: Vec<J>,
+    workers: Option<usize>,
+    progress: &mut dyn Progress,
+    run: impl Fn(J) -> R + Sync,
+) -> Vec<R> {
+    if jobs.is_empty() {
+        return Vec::new();
+    }
+    progress.start("runs", Some(jobs.len() as u64));
+    let executor = workers.map_or_else(Executor::per_core, Executor::new);
+    let results = executor.run(jobs, |_, job| run(job), |_| progress.advance(1));
+    progress.finish();
+    results
+        .into_iter()
+        .map(|result| result.unwrap_or_else(|panic| panic!("{label}: a run {panic}")))
+        .collect()
+}
+
+/// A line through `xs`, at the value `y` gives each (a point without one is left out).
+pub fn sweep(name: &str, xs: &[u32], y: impl Fn(u32) -> Option<f64>) -> Series {
+    Series {
+        name: name.into(),
+        points: xs
+            .iter()
+            .filter_map(|&x| y(x).map(|y| (f64::from(x), y)))
+            .collect(),
+    }
+}
+
+/// A line chart of the series that have points. Its y axis is logarithmic when their
+/// values span two decades (and then points at zero, which it cannot draw, are left out);
+/// its legend goes where it hides the least of the lines ([`Legend::Auto`]).
+pub fn line_chart(title: &str, x: Axis, y: &str, series: Vec<Series>) -> LineChart {
+    let scale = Scale::auto(
+        series
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .filter(|&v| v > 0.0),
+    );
+    let series: Vec<Series> = series
+        .into_iter()
+        .map(|s| Series {
+            points: s
+                .points
+                .into_iter()
+                .filter(|p| scale == Scale::Linear || p.1 > 0.0)
+                .collect(),
+            ..s
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    LineChart {
+        title: title.into(),
+        x,
+        y: Axis {
+            label: y.into(),
+            scale,
+        },
+        series,
+        step: false,
+        legend: Legend::Auto,
+    }
+}
+
+/// A paper's claims ledger as text: each claim's verdict, where the paper makes it, the
+/// sentence, and the figures the verdict rests on; the tally first.
+pub fn render_ledger(assessments: &[Assessment]) -> String {
+    let tally = Tally::of(assessments);
+    let mut out = format!(
+        "The paper's claims, each against a criterion fixed before our runs \
+         (docs/reproduction/claims.md): {} hold, {} in shape only, {} do not hold, {} cannot \
+         be checked here\n",
+        tally.holds, tally.in_shape, tally.does_not_hold, tally.cannot_check
+    );
+    for a in assessments {
+        let c = &a.claim;
+        let whose = match c.origin {
+            Origin::Paper => "",
+            Origin::Target => " [flashkit's own target, not the paper's claim]",
+        };
+        let _ = writeln!(
+            out,
+            "- {}: {} ({}){whose}\n    \"{}\"\n    measured: {}; {}",
+            a.verdict.label().to_uppercase(),
+            c.id,
+            c.location,
+            c.quote,
+            c.quantity,
+            a.measured
+        );
+    }
+    out.push('\n');
+    out
+}
+
+/// `1234567` as `1,234,567`.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_groups_digits_by_three() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn a_printer_joins_text_and_keeps_tables_in_order() {
+        let mut p = Printer::default();
+        p.line("a");
+        p.text("b");
+        let mut t = Table::new(["x"]);
+        t.push(["1"]);
+        p.table(t.clone());
+        p.line("c");
+        let printed = p.into_printed();
+        assert_eq!(
+            printed,
+            vec![
+                Printed::Text("a\nb".into()),
+                Printed::Table(t.clone()),
+                Printed::Text("c\n".into())
+            ]
+        );
+        let r = Reproduction {
+            paper: Paper::Grr,
+            printed,
+            claims: Vec::new(),
+            figures: Vec::new(),
+            documents: Vec::new(),
+            runs: 0,
+            wall_seconds: 0.0,
+        };
+        assert_eq!(r.text(), format!("a\nb{}c\n", t.render()));
+    }
+
+    #[test]
+    fn a_line_chart_drops_empty_series_and_zeros_on_a_log_axis() {
+        let chart = line_chart(
+            "t",
+            Axis::linear("x"),
+            "y",
+            vec![
+                sweep("wide", &[1, 2, 3], |x| {
+                    Some([0.0, 1.0, 1000.0][x as usize - 1])
+                }),
+                sweep("none", &[1, 2], |_| None),
+            ],
+        );
+        assert_eq!(chart.y.scale, Scale::Log);
+        assert_eq!(chart.series.len(), 1);
+        assert_eq!(chart.series[0].points, vec![(2.0, 1.0), (3.0, 1000.0)]);
+    }
+}
