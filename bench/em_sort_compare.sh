@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# The sorting comparison of issue 8, side by side in one run: 2^LOG (default 2^28) random
+# The external sort against STXXL and coreutils, side by side in one run: 2^LOG (default 2^28) random
 # u64 keys (2 GiB) sorted with 512 MiB of memory on real files by
 #   - flashkit em sort (reads of B_r = 128 KiB, writes of B_w = 16 MiB, O_DIRECT),
 #   - STXXL 1.4.1's stxxl::sorter and stxxl::sort (Debian's libstxxl-dev, bench/stxxl_sort.cpp),
 #   - coreutils sort on the same keys as zero-padded text lines (LC_ALL=C, -S 512M),
-# with the bounds the issue names: the disk's O_DIRECT bandwidth (dd) and flashkit's
+# with two bounds: the disk's O_DIRECT bandwidth (dd) and flashkit's
 # in-memory radix sort of the whole input. Every output is compared with flashkit's.
 #
 # Needs: a release build of flashkit (built here), g++, libstxxl-dev (apt-get install

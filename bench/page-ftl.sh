@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The page-FTL replay benchmark (issue 2): 10 million uniform random 4 KiB writes over a
+# The page-FTL replay benchmark (flashkit bench): 10 million uniform random 4 KiB writes over a
 # 16 GiB logical space with 7% over-provisioning, read from the binary format, on a
 # preconditioned (full, garbage-collecting) drive. Runs it RUNS times (default 5) and prints
 # every run's figures and the median, then an exact instruction count of a small run that

@@ -1,4 +1,4 @@
-// STXXL comparison program for bench/em_sort_compare.sh (flashkit issue 8).
+// STXXL comparison program for bench/em_sort_compare.sh.
 //
 // Sorts a file of raw little-endian uint64 keys with STXXL 1.4 (Debian's libstxxl-dev),
 // either with stxxl::sorter (push everything, sort, stream out) or with stxxl::sort on an

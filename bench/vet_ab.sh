@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Compare the mapping times of two flashkit builds on a noisy machine (docs/reproduction/vet.md,
-# sessions 9 and 10): `reproduce vet --workload W --scheme S` run alternately, A then B, PAIRS
+# "Mapping time"): `reproduce vet --workload W --scheme S` run alternately, A then B, PAIRS
 # times, so that both see the same drift; prints, per workload, the median read and write
 # means of each and the median of the paired read ratios B/A (below 1: B reads faster). A
 # ratio within a few percent of 1 is noise on a shared VM. Every pair's means are kept in

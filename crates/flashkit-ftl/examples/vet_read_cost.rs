@@ -2,9 +2,9 @@
 //!
 //! `cargo run --release -p flashkit-ftl --example vet_read_cost`
 //!
-//! A homes-like state (issue 5, docs/reproduction/vet.md): 500,000 one-page writes over
-//! 4.2 M pages (16 GiB of 4 KiB pages), 90% of them in a hot 5%, then 20,000 reads of 2 or 4
-//! pages with the same skew, timed these ways:
+//! A homes-like state (the homes workload of docs/reproduction/vet.md): 500,000 one-page
+//! writes over 4.2 M pages (16 GiB of 4 KiB pages), 90% of them in a hot 5%, then 20,000
+//! reads of 2 or 4 pages with the same skew, timed these ways:
 //! - *between writes*: 40 writes before each read, as in the homes workload;
 //! - *streamed*: the reads back to back, each at a new address;
 //! - *clocked, hinted*: streamed, each read's pages hinted 16 reads ahead as the replay

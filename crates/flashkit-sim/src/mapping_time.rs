@@ -1,5 +1,5 @@
-//! Wall-clock time of the mapping calls themselves, measured around them (issue 5; the
-//! VET paper's Table 3 and Fig. 14 report it per read and per write request).
+//! Wall-clock time of the mapping calls themselves, measured around them (the VET paper's
+//! Table 3 and Fig. 14 report it per read and per write request).
 //!
 //! [`TimedMapping`] decorates any [`Mapping`]: `PageFtl<D, TimedMapping<Vet>>` times exactly
 //! the calls the page FTL makes into its mapping, and nothing the FTL does around them. A

@@ -18,7 +18,7 @@
 //!   `shape` criterion (the trend the paper reports, where its exact figure is not
 //!   reachable); when the claim fails and the shape holds, the verdict is
 //!   [`Verdict::InShape`], reported apart from the claims that hold.
-//! - **Our own targets are not the paper's claims.** A target from flashkit's own issues
+//! - **Our own targets are not the paper's claims.** A target flashkit set itself
 //!   ([`Origin::Target`]) is assessed the same way and listed apart.
 
 pub mod fast;
@@ -80,8 +80,8 @@ impl fmt::Display for Paper {
 pub enum Origin {
     /// The paper says it.
     Paper,
-    /// A target flashkit set itself (an issue's goal, such as a speed-up over the paper's
-    /// machine); never printed as the paper's claim.
+    /// A target flashkit set itself (such as a speed-up over the paper's machine); never
+    /// printed as the paper's claim.
     Target,
 }
 

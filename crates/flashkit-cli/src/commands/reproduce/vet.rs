@@ -1159,9 +1159,9 @@ fn print_table4(rows: &[Row]) {
     print!("{}", table.render());
 }
 
-/// The issue's memory target as a verdict: for each workload standing for a column of the
-/// paper, VET BIS PF's and EMT's shares of PMT against the paper's (Fig. 15), "as good or
-/// better" when neither is above it.
+/// flashkit's own memory target as a verdict: for each workload standing for a column of
+/// the paper, VET BIS PF's and EMT's shares of PMT against the paper's (Fig. 15), "as good
+/// or better" when neither is above it.
 fn print_memory_verdict(rows: &[Row]) {
     let mut table = Table::new([
         "workload",
@@ -1210,8 +1210,8 @@ fn print_memory_verdict(rows: &[Row]) {
     print!("{}", table.render());
 }
 
-/// The issue's target, as a verdict a reader need not work out by hand: each VET row with a
-/// published time, the paper's mean over ours, against at least 10x.
+/// flashkit's own time target, as a verdict a reader need not work out by hand: each VET row
+/// with a published time, the paper's mean over ours, against at least 10x.
 fn print_speed_ups(rows: &[Row]) {
     const TARGET: f64 = 10.0;
     let mut table = Table::new(["workload", "scheme", "write", "read", "at least 10x"]);

@@ -3,7 +3,7 @@
 //! (Algorithms 4 and 5 of Suh et al., JSA 2014, need nothing else).
 //!
 //! Two backends, compared by `cargo run --release -p flashkit-ftl --example vet_tables`:
-//! - `std::collections::BTreeMap`: a B-tree of 11 keys a node, the first choice of the issue.
+//! - `std::collections::BTreeMap`: a B-tree of 11 keys a node, kept for comparison.
 //! - [`Chunked`]: a sorted array cut into chunks of at most [`CHUNK`] entries, with the
 //!   chunks' first keys in one small array of their own. A query is two binary searches over
 //!   contiguous memory (the first over an array that stays in cache) instead of a walk down
@@ -140,8 +140,8 @@ impl Chunked {
     /// Chunk `c`, with the lines of the first four levels of a binary search over it (its
     /// sixteenths: 15 of a full chunk's 24 lines) fetched at once. They are independent of
     /// each other, so they arrive in about one memory latency, where a binary search waits
-    /// for each probe before it knows the next. Measured against three levels, four levels
-    /// and every line of the chunk (docs/reproduction/vet.md, session 14).
+    /// for each probe before it knows the next. Four levels were measured against three and
+    /// against every line of the chunk (docs/DECISIONS.md, 2026-11-26).
     #[inline]
     fn chunk(&self, c: usize) -> &[(u32, Run)] {
         let chunk = &self.chunks[c];

@@ -13,7 +13,7 @@
 //! in several chunks leaves one extent, not several.
 //!
 //! Key decision: the ordered map is a type parameter ([`ExtentIndex`]): [`Chunked`], a
-//! chunked sorted array (the default), or `std`'s `BTreeMap` (the first choice),
+//! chunked sorted array (the default), or `std`'s `BTreeMap` (kept for comparison),
 //! rather than the y-fast trie of Lemma 5.6. The chunked array won the benchmark
 //! (`vet_tables`, 2 M operations over a 2^26-page space: 848 ns a write and 494 a read
 //! against the B-tree's 1,096 and 651, and 11% less heap), so it is the default; the B-tree
