@@ -18,5 +18,6 @@ pub mod claims;
 pub mod compare;
 pub mod exec;
 pub mod repro;
+pub mod sweep;
 
 pub use exec::{Executor, Finished, JobPanic};

@@ -32,7 +32,6 @@ use crate::progress::WorkerBars;
 use crate::settings::{self, ConfigFile, line_of};
 use crate::{Failure, sim_failure};
 use anyhow::{Context, anyhow, bail};
-use flashkit_core::StateHasher;
 use flashkit_ftl::FtlKind;
 use flashkit_lab::Executor;
 use flashkit_report::Table;
@@ -475,17 +474,15 @@ fn cell(
         .collect();
     // Everything that decides the run: two cells with one digest run the same, however the
     // file spells their settings.
-    let mut digest = StateHasher::new();
-    digest.bytes(format!("{spec:?} {input}").as_bytes());
     Ok(Cell {
         id: Cell::id_of(&params),
         params,
-        spec,
-        source,
         setup: Setup {
-            run: format!("{:016x}", digest.finish()),
+            run: flashkit_lab::sweep::run_digest(&spec, &input),
             settings: setup,
         },
+        spec,
+        source,
     })
 }
 
@@ -718,24 +715,20 @@ fn run_locked(
     let csv_path = args.out.join("results.csv");
     let mut write_error = None;
     let mut failed = 0;
-    let executor = Executor::new(jobs);
-    executor.run(
-        todo.clone(),
-        |worker, cell| sweep::run_cell(&cell, &mut bars.worker(worker, &cell.id)),
-        |finished| {
-            let result = match finished.result {
-                Ok(result) => result.clone(),
-                Err(panic) => CellResult::failed(&todo[finished.index], format!("the run {panic}")),
-            };
-            bars.finished(finished.worker, Some(&finished_line(&result)));
+    let todo_results = flashkit_lab::sweep::run(
+        &todo,
+        &Executor::new(jobs),
+        |worker, cell| bars.worker(worker, &cell.id),
+        |worker, result| {
+            bars.finished(worker, Some(&finished_line(result)));
             failed += usize::from(!result.is_ok());
             if write_error.is_none() {
-                write_error = store.append(&result).err();
+                write_error = store.append(result).err();
                 if write_error.is_none() {
                     undo.keep();
                 }
             }
-            results.push(result);
+            results.push(result.clone());
             if write_error.is_none() {
                 write_error = write_csv(&csv_path, &results)
                     .err()
@@ -743,6 +736,7 @@ fn run_locked(
             }
         },
     );
+    debug_assert_eq!(todo_results.len(), ran);
     bars.clear();
     if let Some(error) = write_error {
         return Err(sim_failure(error));
