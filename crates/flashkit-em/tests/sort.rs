@@ -5,6 +5,7 @@ use flashkit_core::{SimRng, SimRngExt};
 use flashkit_em::io::{BlockIo, BlockSizes, SimIo};
 use flashkit_em::record::{KeyPayload, Record};
 use flashkit_em::sort::{FanIn, Layout, Plan, replay_plan, sort_in_simulator};
+use flashkit_ftl::{Inspect, Verify};
 use rand::Rng;
 
 /// Small blocks and memory so that a few thousand records make many runs and passes:
@@ -92,7 +93,7 @@ fn sorts_on_the_page_ftl_and_every_read_is_the_latest_write() {
     use flashkit_device::{NandDevice, Stamps};
     use flashkit_em::io::FtlIo;
     use flashkit_em::sort::{read_records, sort, write_records};
-    use flashkit_ftl::{Ftl, PageFtl, PageFtlConfig};
+    use flashkit_ftl::{PageFtl, PageFtlConfig};
     let sizes = BlockSizes::new(4096, 16384).expect("valid");
     let input = random::<u64>(60_000, 11);
     let plan = Plan::new(input.len() as u64, 8, sizes, 128 * 1024, FanIn::Fixed(3)).expect("plan");

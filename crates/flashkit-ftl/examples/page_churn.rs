@@ -6,6 +6,7 @@
 
 use flashkit_core::{Geometry, Lpn, PageRange, SimRng, SimRngExt};
 use flashkit_device::{CountsOnly, NandDevice};
+use flashkit_ftl::Inspect;
 use flashkit_ftl::{Ftl, PageFtl, PageFtlConfig};
 use rand::Rng;
 

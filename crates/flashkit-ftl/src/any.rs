@@ -257,7 +257,7 @@ pub trait WithFtl {
     /// What the work returns.
     type Output;
     /// Do the work with `ftl`.
-    fn run<F: Ftl>(self, ftl: F) -> Self::Output;
+    fn run<F: crate::Simulated>(self, ftl: F) -> Self::Output;
 }
 
 impl<S: PayloadStore> AnyFtl<S> {
@@ -299,18 +299,27 @@ impl<S: PayloadStore> Ftl for AnyFtl<S> {
     fn prefetch(&self, range: PageRange) {
         dispatch!(self, ftl => ftl.prefetch(range))
     }
+}
+
+impl<S: PayloadStore> crate::Inspect for AnyFtl<S> {
     fn device(&self) -> &dyn FlashDevice {
         dispatch!(self, ftl => ftl.device())
     }
+
     fn stats(&self) -> FtlStats {
         dispatch!(self, ftl => ftl.stats())
     }
+
     fn mapping_memory(&self) -> MappingMemory {
         dispatch!(self, ftl => ftl.mapping_memory())
     }
+}
+
+impl<S: PayloadStore> crate::Verify for AnyFtl<S> {
     fn check_invariants(&self) -> Result<(), InvariantViolation> {
         dispatch!(self, ftl => ftl.check_invariants())
     }
+
     fn hash_state(&self, hasher: &mut StateHasher) {
         dispatch!(self, ftl => ftl.hash_state(hasher))
     }

@@ -194,7 +194,10 @@ macro_rules! ensure_invariant {
     };
 }
 
-/// A flash translation layer over logical pages.
+/// A flash translation layer over logical pages: the data path, all a host (a simulator, a
+/// block-device server) needs to read and write through it. Looking inside ([`Inspect`])
+/// and checking it ([`Verify`]) are contracts of their own; [`Simulated`] is the three
+/// together, what every scheme of this crate implements.
 pub trait Ftl {
     /// The device geometry (its logical capacity is what the host may address).
     fn geometry(&self) -> &Geometry;
@@ -232,7 +235,11 @@ pub trait Ftl {
     fn flush(&mut self) -> Result<(), FtlError> {
         Ok(())
     }
+}
 
+/// What an FTL shows of itself: the device underneath, statistics, mapping memory. Read
+/// only; a report is built from it.
+pub trait Inspect {
     /// The device underneath, for its counters and block states.
     fn device(&self) -> &dyn FlashDevice;
 
@@ -241,13 +248,23 @@ pub trait Ftl {
 
     /// Memory held by the mapping structures.
     fn mapping_memory(&self) -> MappingMemory;
+}
 
+/// How an FTL is checked: its invariants, and a hash of its logical state that two runs of
+/// one seed must agree on bit for bit.
+pub trait Verify {
     /// Check every internal invariant; expensive (linear in the device size).
     fn check_invariants(&self) -> Result<(), InvariantViolation>;
 
     /// Feed the FTL's logical state (mapping, block states, counters) to `hasher`.
     fn hash_state(&self, hasher: &mut StateHasher);
 }
+
+/// An FTL a simulator can run, report on and check: [`Ftl`], [`Inspect`] and [`Verify`]
+/// together (implemented for every type that has the three).
+pub trait Simulated: Ftl + Inspect + Verify {}
+
+impl<T: Ftl + Inspect + Verify + ?Sized> Simulated for T {}
 
 /// Refuse a range that does not fit the logical capacity.
 pub(crate) fn check_range(geometry: &Geometry, range: PageRange) -> Result<(), FtlError> {

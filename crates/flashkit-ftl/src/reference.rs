@@ -16,7 +16,7 @@
 //!
 //! The FTL's device must keep stamps ([`flashkit_device::Stamps`]).
 
-use crate::{Ftl, FtlError, ReadOutcome};
+use crate::{FtlError, ReadOutcome, Simulated};
 use flashkit_core::{Lpn, PageRange, SimRng, SimRngExt, Stamp};
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -177,7 +177,7 @@ impl Swarm {
     }
 }
 
-struct Run<'a, F: Ftl> {
+struct Run<'a, F: Simulated> {
     ftl: &'a mut F,
     seed: u64,
     rng: SimRng,
@@ -193,7 +193,7 @@ struct Run<'a, F: Ftl> {
 
 /// Run `ftl` (fresh, over a stamp-keeping device) against the model for `config.ops`
 /// operations of the workload drawn from `seed`.
-pub fn run<F: Ftl>(
+pub fn run<F: Simulated>(
     ftl: &mut F,
     seed: u64,
     config: &HarnessConfig,
@@ -220,7 +220,7 @@ pub fn run<F: Ftl>(
     Ok(run.report)
 }
 
-impl<F: Ftl> Run<'_, F> {
+impl<F: Simulated> Run<'_, F> {
     fn execute(&mut self, config: &HarnessConfig) -> Result<(), HarnessFailure> {
         let mut index = 0u64;
         if self.swarm.fill_first {

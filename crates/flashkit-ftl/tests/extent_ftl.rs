@@ -9,9 +9,10 @@ use flashkit_core::{Geometry, StateHasher};
 use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig};
 use flashkit_ftl::{
-    AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, InsertScheme, PageFtlConfig, VetConfig, VetNodes,
+    AnyFtl, FtlKind, FtlOptions, GcPolicy, InsertScheme, PageFtlConfig, VetConfig, VetNodes,
     VetTable,
 };
+use flashkit_ftl::{Inspect, Verify};
 
 fn variants() -> Vec<(String, FtlKind, FtlOptions)> {
     let page = PageFtlConfig {

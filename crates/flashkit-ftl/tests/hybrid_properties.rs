@@ -8,6 +8,7 @@
 use flashkit_core::{Geometry, Lpn, PageRange, Stamp};
 use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::{Ftl, HybridConfig, HybridFtl, ReadOutcome};
+use flashkit_ftl::{Inspect, Verify};
 use proptest::prelude::*;
 
 /// 24 logical blocks of `ppb` pages, 6 spare blocks.

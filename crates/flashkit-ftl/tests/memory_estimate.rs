@@ -9,6 +9,7 @@
 
 use flashkit_core::{Geometry, Lpn, PageRange, SimRng, SimRngExt};
 use flashkit_device::{CountsOnly, NandDevice};
+use flashkit_ftl::Inspect;
 use flashkit_ftl::{
     AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, VetConfig, VetNodes,
     VetTable,

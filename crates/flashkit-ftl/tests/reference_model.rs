@@ -10,8 +10,8 @@ use flashkit_core::{Geometry, StateHasher};
 use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig, HarnessFailure};
 use flashkit_ftl::{
-    AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, HybridConfig, InsertScheme, PageFtlConfig,
-    VetConfig, VetNodes,
+    AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, HybridConfig, InsertScheme, Inspect, PageFtlConfig,
+    Simulated, Verify, VetConfig, VetNodes,
 };
 
 /// Every scheme under test, with the option variants worth covering.
@@ -203,7 +203,7 @@ fn the_same_seed_gives_the_same_state() {
 #[test]
 fn the_harness_catches_a_lost_write() {
     struct LosesWrites<F>(F);
-    impl<F: Ftl> Ftl for LosesWrites<F> {
+    impl<F: Simulated> Ftl for LosesWrites<F> {
         fn geometry(&self) -> &Geometry {
             self.0.geometry()
         }
@@ -227,18 +227,27 @@ fn the_harness_catches_a_lost_write() {
         fn trim(&mut self, range: flashkit_core::PageRange) -> Result<(), flashkit_ftl::FtlError> {
             self.0.trim(range)
         }
+    }
+
+    impl<F: Simulated> Inspect for LosesWrites<F> {
         fn device(&self) -> &dyn flashkit_device::FlashDevice {
             self.0.device()
         }
+
         fn stats(&self) -> flashkit_ftl::FtlStats {
             self.0.stats()
         }
+
         fn mapping_memory(&self) -> flashkit_ftl::MappingMemory {
             self.0.mapping_memory()
         }
+    }
+
+    impl<F: Simulated> Verify for LosesWrites<F> {
         fn check_invariants(&self) -> Result<(), flashkit_ftl::InvariantViolation> {
             self.0.check_invariants()
         }
+
         fn hash_state(&self, hasher: &mut StateHasher) {
             self.0.hash_state(hasher)
         }
@@ -286,7 +295,7 @@ fn the_harness_catches_an_erase_count_going_down() {
         shown: NandDevice<Stamps>,
         writes: u64,
     }
-    impl<F: Ftl> Ftl for ForgetsWear<F> {
+    impl<F: Simulated> Ftl for ForgetsWear<F> {
         fn geometry(&self) -> &Geometry {
             self.inner.geometry()
         }
@@ -315,18 +324,27 @@ fn the_harness_catches_an_erase_count_going_down() {
         fn trim(&mut self, range: flashkit_core::PageRange) -> Result<(), flashkit_ftl::FtlError> {
             self.inner.trim(range)
         }
+    }
+
+    impl<F: Simulated> Inspect for ForgetsWear<F> {
         fn device(&self) -> &dyn FlashDevice {
             &self.shown
         }
+
         fn stats(&self) -> flashkit_ftl::FtlStats {
             self.inner.stats()
         }
+
         fn mapping_memory(&self) -> flashkit_ftl::MappingMemory {
             self.inner.mapping_memory()
         }
+    }
+
+    impl<F: Simulated> Verify for ForgetsWear<F> {
         fn check_invariants(&self) -> Result<(), flashkit_ftl::InvariantViolation> {
             self.inner.check_invariants()
         }
+
         fn hash_state(&self, hasher: &mut StateHasher) {
             self.inner.hash_state(hasher)
         }

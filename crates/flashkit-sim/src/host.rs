@@ -2,7 +2,7 @@
 
 use crate::SimError;
 use flashkit_core::{Lpn, PageRange};
-use flashkit_ftl::{Ftl, ReadOutcome};
+use flashkit_ftl::{ReadOutcome, Simulated};
 use flashkit_trace::{Op, Request};
 use serde::Serialize;
 
@@ -69,7 +69,7 @@ pub struct Host<F> {
     counters: HostCounters,
 }
 
-impl<F: Ftl> Host<F> {
+impl<F: Simulated> Host<F> {
     /// A host in front of `ftl`.
     pub fn new(ftl: F) -> Self {
         let geometry = *ftl.geometry();
@@ -232,7 +232,7 @@ mod tests {
     use super::*;
     use flashkit_core::Geometry;
     use flashkit_device::{NandDevice, Stamps};
-    use flashkit_ftl::{PageFtl, PageFtlConfig};
+    use flashkit_ftl::{Ftl, Inspect, PageFtl, PageFtlConfig};
 
     fn host() -> Host<PageFtl<NandDevice<Stamps>, flashkit_ftl::PageTable>> {
         let geometry = Geometry::builder()

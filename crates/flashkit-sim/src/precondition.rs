@@ -9,7 +9,7 @@
 
 use crate::{Host, Progress, SimError};
 use flashkit_core::{Lpn, PageRange, SimRng, SimRngExt};
-use flashkit_ftl::Ftl;
+use flashkit_ftl::Simulated;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +36,7 @@ const PROGRESS_STEP: u64 = 1 << 16;
 const LOOKAHEAD: usize = 16;
 
 /// Precondition the drive behind `host` with the random stream of `seed`.
-pub fn precondition<F: Ftl>(
+pub fn precondition<F: Simulated>(
     host: &mut Host<F>,
     spec: &Precondition,
     seed: u64,

@@ -14,7 +14,7 @@
 use super::{BlockIo, BlockSizes, IoStats, check_aligned};
 use crate::EmError;
 use flashkit_core::{Lpn, PageRange};
-use flashkit_ftl::{Ftl, ReadOutcome};
+use flashkit_ftl::{ReadOutcome, Simulated};
 
 /// An FTL as block I/O.
 pub struct FtlIo<F> {
@@ -27,7 +27,7 @@ pub struct FtlIo<F> {
     seq: u64,
 }
 
-impl<F: Ftl + Send> FtlIo<F> {
+impl<F: Simulated + Send> FtlIo<F> {
     /// The adapter; `B_r` and `B_w` must be multiples of the FTL's page size.
     pub fn new(ftl: F, sizes: BlockSizes) -> Result<Self, EmError> {
         let page_bytes = u64::from(ftl.geometry().page_size_bytes());
@@ -76,7 +76,7 @@ fn ftl_error(error: flashkit_ftl::FtlError) -> EmError {
     EmError::Device(error.to_string())
 }
 
-impl<F: Ftl + Send> BlockIo for FtlIo<F> {
+impl<F: Simulated + Send> BlockIo for FtlIo<F> {
     fn block_sizes(&self) -> BlockSizes {
         self.sizes
     }
@@ -169,7 +169,7 @@ mod tests {
     use super::*;
     use flashkit_core::Geometry;
     use flashkit_device::{NandDevice, Stamps};
-    use flashkit_ftl::{PageFtl, PageFtlConfig};
+    use flashkit_ftl::{Inspect, PageFtl, PageFtlConfig};
 
     #[test]
     fn data_round_trips_through_the_page_ftl_and_is_checked_against_stamps() {

@@ -337,7 +337,9 @@ impl<D: FlashDevice, S: LogScheme> crate::Ftl for HybridFtl<D, S> {
         self.core.trim(range);
         Ok(())
     }
+}
 
+impl<D: FlashDevice, S: LogScheme> crate::Inspect for HybridFtl<D, S> {
     fn device(&self) -> &dyn FlashDevice {
         &self.core.device
     }
@@ -388,7 +390,9 @@ impl<D: FlashDevice, S: LogScheme> crate::Ftl for HybridFtl<D, S> {
             heap_bytes: self.core.heap_bytes() + self.scheme.heap_bytes(),
         }
     }
+}
 
+impl<D: FlashDevice, S: LogScheme> crate::Verify for HybridFtl<D, S> {
     fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.core.check()?;
         self.scheme.check(&self.core)

@@ -3,7 +3,7 @@
 //! assumes ("all the original data blocks are already filled").
 
 use super::*;
-use crate::Ftl;
+use crate::{Ftl, Inspect, Simulated, Verify};
 use flashkit_device::{NandDevice, Stamps};
 
 type Dev = NandDevice<Stamps>;
@@ -42,7 +42,7 @@ fn counter(stats: &FtlStats, name: &str) -> u64 {
 
 /// Fill every logical page in order, then write `sectors` one page at a time; the cost of
 /// the sectors alone. Every page must read back as its latest write.
-fn cost_of<F: Ftl>(ftl: &mut F, sectors: &[u32]) -> Cost {
+fn cost_of<F: Simulated>(ftl: &mut F, sectors: &[u32]) -> Cost {
     let logical = ftl.geometry().logical_pages();
     for lpn in 0..logical {
         ftl.write(PageRange::one(Lpn(lpn)), u64::from(lpn) + 1)
@@ -451,7 +451,7 @@ fn regression_a_page_goes_in_place_when_its_merge_shortened_its_block() {
     // FAST: the RW victim merges block 0, whose page 3 was trimmed; S3 then fits in place.
     let mut ftl = fast(2, false, false);
     let mut bast_ftl = bast(1);
-    for ftl in [&mut ftl as &mut dyn Ftl, &mut bast_ftl] {
+    for ftl in [&mut ftl as &mut dyn Simulated, &mut bast_ftl] {
         for lpn in 0..ftl.geometry().logical_pages() {
             ftl.write(PageRange::one(Lpn(lpn)), 1).expect("fill");
         }
@@ -471,7 +471,7 @@ fn regression_a_page_goes_in_place_when_its_merge_shortened_its_block() {
     }
     // FAST keeps its second RW block (all its pages invalid now); BAST keeps none.
     for (ftl, seq, logs) in [
-        (&mut ftl as &mut dyn Ftl, 18, 1.0),
+        (&mut ftl as &mut dyn Simulated, 18, 1.0),
         (&mut bast_ftl, 14, 0.0),
     ] {
         let mut got = None;
@@ -486,7 +486,7 @@ fn regression_a_page_goes_in_place_when_its_merge_shortened_its_block() {
 
 /// `ftl` with every logical page written once, in order (every data block full, as the
 /// paper's examples assume): later writes collide and go to the log blocks.
-fn filled<F: Ftl>(mut ftl: F) -> F {
+fn filled<F: Simulated>(mut ftl: F) -> F {
     for lpn in 0..ftl.geometry().logical_pages() {
         ftl.write(PageRange::one(Lpn(lpn)), u64::from(lpn) + 1)
             .expect("fill");

@@ -687,7 +687,9 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
         });
         Ok(())
     }
+}
 
+impl<D: FlashDevice, M: Mapping> crate::Inspect for PageFtl<D, M> {
     fn device(&self) -> &dyn FlashDevice {
         &self.device
     }
@@ -718,7 +720,9 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
     fn mapping_memory(&self) -> MappingMemory {
         self.mapping.memory()
     }
+}
 
+impl<D: FlashDevice, M: Mapping> crate::Verify for PageFtl<D, M> {
     fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.mapping
             .check_structure()

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::Ftl;
+use crate::{Inspect, Verify};
 use flashkit_device::{NandDevice, Stamps};
 
 type TestFtl = PageFtl<NandDevice<Stamps>, PageTable>;

@@ -12,8 +12,8 @@ use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, Timing, sub_seed
 use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
 use flashkit_ftl::vet::{Fold, PfNode, Sip, Swiss};
 use flashkit_ftl::{
-    AnyFtl, Emt, Ftl, FtlKind, FtlOptions, FtlStats, Mapping, PageFtl, PageTable, Pd, Pf, Vet,
-    VetNodes, VetTable, WithFtl,
+    AnyFtl, Emt, FtlKind, FtlOptions, FtlStats, Mapping, PageFtl, PageTable, Pd, Pf, Simulated,
+    Vet, VetNodes, VetTable, WithFtl,
 };
 use flashkit_trace::binary::TraceReader;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
@@ -393,7 +393,7 @@ struct Drive<'a, I> {
 impl<I: Iterator<Item = RequestResult>> WithFtl for Drive<'_, I> {
     type Output = Result<RunOutcome, SimError>;
 
-    fn run<F: Ftl>(self, ftl: F) -> Self::Output {
+    fn run<F: Simulated>(self, ftl: F) -> Self::Output {
         drive(
             self.spec,
             ftl,
@@ -533,7 +533,7 @@ fn open_source(spec: &RunSpec, source: &Source) -> Result<(Requests, TraceRecord
 /// Precondition, replay and report, whatever the FTL; `measure_start` is called on the FTL
 /// when the measured part begins. Returns the host, FTL inside, for a caller that wants more
 /// than the report.
-fn drive<F: Ftl, I: Iterator<Item = RequestResult>>(
+fn drive<F: Simulated, I: Iterator<Item = RequestResult>>(
     spec: &RunSpec,
     ftl: F,
     requests: I,
@@ -624,7 +624,7 @@ const LOOKAHEAD: usize = 16;
 
 /// Submit every request in order; returns how many were submitted. A trace error surfaces
 /// after every request before it has been submitted, as if there were no lookahead.
-fn replay<F: Ftl, I: Iterator<Item = RequestResult>>(
+fn replay<F: Simulated, I: Iterator<Item = RequestResult>>(
     host: &mut Host<F>,
     mut requests: I,
     timing: Timing,

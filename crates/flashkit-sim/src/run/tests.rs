@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::NoProgress;
+use flashkit_ftl::{Inspect, Verify};
 use flashkit_trace::workload::{Pattern, SizeDist};
 
 fn spec() -> RunSpec {
