@@ -594,9 +594,11 @@ mod tests {
         assert_eq!(map.required_bytes(), 0);
         assert_eq!(
             map.apply(req(3, 5120, 1)),
-            Err("a write of 1 B at byte 5120 of volume 3 was not in the first pass over the \
+            Err(
+                "a write of 1 B at byte 5120 of volume 3 was not in the first pass over the \
                  trace (did the file change?)"
-                .to_string())
+                    .to_string()
+            )
         );
     }
 
@@ -616,16 +618,13 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.csv");
         std::fs::write(&path, MSR).expect("write");
-        let prepared = PreparedTrace::prepare(&path, &msr(), AddressMapping::Compact, 1024)
-            .expect("prepare");
+        let prepared =
+            PreparedTrace::prepare(&path, &msr(), AddressMapping::Compact, 1024).expect("prepare");
         assert_eq!(prepared.map.requests(), 3);
         assert_eq!(prepared.map.touched_chunks(), 3);
         assert_eq!(prepared.report.requests, 3);
         assert_eq!(prepared.format, Some(super::super::Format::Msr));
-        assert_eq!(
-            prepared.digest,
-            xxhash_rust::xxh3::xxh3_128(MSR.as_bytes())
-        );
+        assert_eq!(prepared.digest, xxhash_rust::xxh3::xxh3_128(MSR.as_bytes()));
         assert_eq!((&prepared.path, &prepared.name), (&path, &path));
         let named = prepared.clone().named(Path::new("standard input"));
         assert_eq!(named.name, PathBuf::from("standard input"));
@@ -679,13 +678,16 @@ mod tests {
     fn a_binary_trace_keeps_its_source_digest() {
         let dir = tempfile::tempdir().expect("tempdir");
         let path = dir.path().join("t.fkt");
-        let mut writer =
-            crate::binary::TraceWriter::create(&path, 0xABCD, "test").expect("create");
+        let mut writer = crate::binary::TraceWriter::create(&path, 0xABCD, "test").expect("create");
         writer.push(&req(0, 4096, 512)).expect("push");
         writer.finish().expect("finish");
-        let prepared =
-            PreparedTrace::prepare(&path, &TraceOptions::default(), AddressMapping::Compact, 1024)
-                .expect("prepare");
+        let prepared = PreparedTrace::prepare(
+            &path,
+            &TraceOptions::default(),
+            AddressMapping::Compact,
+            1024,
+        )
+        .expect("prepare");
         assert_eq!(prepared.format, Some(super::super::Format::Binary));
         assert_eq!(prepared.digest, 0xABCD);
         assert_ne!(file_digest(&path).expect("digest"), 0xABCD);
@@ -701,8 +703,11 @@ mod tests {
         let prepared = PreparedTrace::prepare(&path, &msr(), AddressMapping::Compact, 1024)
             .expect("prepare")
             .named(Path::new("standard input"));
-        std::fs::write(&path, "1,hm,0,Write,10240,2048,1\n2,hm,0,Read,5120,512,1\nbad\n")
-            .expect("rewrite");
+        std::fs::write(
+            &path,
+            "1,hm,0,Write,10240,2048,1\n2,hm,0,Read,5120,512,1\nbad\n",
+        )
+        .expect("rewrite");
         let results: Vec<String> = prepared
             .open()
             .expect("open")
