@@ -461,6 +461,7 @@ mod tests {
         scan.add(&req(3, 5000, 100)); // volume 3 spans 5 chunks
         scan.add(&req(1, 0, 2048)); // volume 1 spans 2 KiB
         let map = scan.map(AddressMapping::Identity);
+        assert_eq!(map.mapping(), AddressMapping::Identity);
         assert_eq!(map.volumes(), &[(1, 0), (3, 2048)]);
         assert_eq!(map.required_bytes(), 2048 + 5 * 1024);
         assert_eq!(map.apply(req(3, 5000, 100)).expect("seen").offset, 7048);
