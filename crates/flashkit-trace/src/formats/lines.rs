@@ -235,6 +235,10 @@ mod tests {
     #[test]
     fn a_last_line_without_newline_is_trimmed_and_numbered() {
         assert_eq!(lines(b"a\nb\r"), vec![b"a".to_vec(), b"b".to_vec()]);
+        // Checked where the bytes past the line are not a `\r`: alone in the buffer, and
+        // after a longer line whose bytes stay past the moved one.
+        assert_eq!(lines(b"b\r"), vec![b"b".to_vec()]);
+        assert_eq!(lines(b"abc\nd\r"), vec![b"abc".to_vec(), b"d".to_vec()]);
         assert_eq!(lines(b"\r\n\n"), vec![Vec::<u8>::new(), Vec::new()]);
         let mut reader = LineReader::new(&b"a\nbc"[..]);
         assert_eq!(reader.line_number(), 0);
