@@ -123,12 +123,7 @@ impl TraceScan {
         }
         let required_bytes = match mapping {
             AddressMapping::Compact => chunks.len() as u64 * self.chunk_bytes,
-            AddressMapping::Identity if single => {
-                self.volume_ends.values().next().map_or(0, |&end| {
-                    end.div_ceil(self.chunk_bytes)
-                        .saturating_mul(self.chunk_bytes)
-                })
-            }
+            // The end of the last volume; a single volume's base is 0 either way.
             AddressMapping::Identity => next,
         };
         let dense = DenseRanks::build(&chunks);
@@ -170,9 +165,12 @@ impl DenseRanks {
     /// Chunk numbers up to this many get a table (16 MiB of it at most).
     const MAX_SPAN: u64 = 1 << 22;
 
+    /// The table of `chunks` (sorted and distinct, as [`TraceScan::map`] gives them), or
+    /// `None` if they span several volumes or too many chunk numbers. Ranks fit a `u32`:
+    /// distinct chunks below `MAX_SPAN` number at most `MAX_SPAN`.
     fn build(chunks: &[(u16, u64)]) -> Option<DenseRanks> {
         let (&(volume, _), &(last_volume, max)) = (chunks.first()?, chunks.last()?);
-        if volume != last_volume || max >= Self::MAX_SPAN || chunks.len() >= u32::MAX as usize {
+        if volume != last_volume || max >= Self::MAX_SPAN {
             return None;
         }
         let mut ranks = vec![0u32; max as usize + 1];
@@ -397,20 +395,24 @@ impl Iterator for MappedStream {
 
 /// xxh3-128 of a file's bytes.
 pub fn file_digest(path: &Path) -> Result<u128, TraceError> {
-    use std::io::Read;
     let io = |source| TraceError::Io {
         path: path.to_path_buf(),
         error: source,
     };
-    let mut file = std::fs::File::open(path).map_err(io)?;
+    let file = std::fs::File::open(path).map_err(io)?;
+    digest_of(file).map_err(io)
+}
+
+/// xxh3-128 of everything `reader` yields, read again when a read is interrupted.
+fn digest_of(mut reader: impl std::io::Read) -> std::io::Result<u128> {
     let mut hasher = Xxh3::new();
     let mut buffer = vec![0u8; 1 << 20];
     loop {
-        match file.read(&mut buffer) {
+        match reader.read(&mut buffer) {
             Ok(0) => break,
             Ok(n) => hasher.update(&buffer[..n]),
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(io(e)),
+            Err(e) => return Err(e),
         }
     }
     Ok(hasher.digest128())
@@ -459,6 +461,7 @@ mod tests {
         scan.add(&req(3, 5000, 100)); // volume 3 spans 5 chunks
         scan.add(&req(1, 0, 2048)); // volume 1 spans 2 KiB
         let map = scan.map(AddressMapping::Identity);
+        assert_eq!(map.mapping(), AddressMapping::Identity);
         assert_eq!(map.volumes(), &[(1, 0), (3, 2048)]);
         assert_eq!(map.required_bytes(), 2048 + 5 * 1024);
         assert_eq!(map.apply(req(3, 5000, 100)).expect("seen").offset, 7048);
@@ -467,5 +470,336 @@ mod tests {
         let map = single.map(AddressMapping::Identity);
         assert_eq!(map.apply(req(7, 4096, 512)).expect("seen").offset, 4096);
         assert_eq!(map.required_bytes(), 5 * 1024);
+    }
+
+    /// Each mapping's name prints and parses back; any other name is refused, naming both.
+    #[test]
+    fn address_mappings_print_and_parse() {
+        for (name, mapping) in [
+            ("compact", AddressMapping::Compact),
+            ("identity", AddressMapping::Identity),
+        ] {
+            assert_eq!(mapping.to_string(), name);
+            assert_eq!(name.parse::<AddressMapping>(), Ok(mapping));
+        }
+        assert_eq!(
+            "Compact".parse::<AddressMapping>(),
+            Err("unknown address mapping \"Compact\" (expected compact or identity)".to_string())
+        );
+    }
+
+    /// Every request is counted, but flushes and zero-length requests touch no chunk and
+    /// no volume, and map to offset 0 whatever their address.
+    #[test]
+    fn flushes_and_empty_requests_are_counted_but_touch_nothing() {
+        let flush = Request {
+            op: Op::Flush,
+            ..req(5, 4096, 0)
+        };
+        let empty = req(6, 1500, 0);
+        let mut scan = TraceScan::new(1024);
+        for r in [req(0, 1500, 1000), flush, empty, req(0, 0, 512)] {
+            scan.add(&r);
+        }
+        let map = scan.map(AddressMapping::Compact);
+        assert_eq!(map.mapping(), AddressMapping::Compact);
+        assert_eq!(map.chunk_bytes(), 1024);
+        assert_eq!(map.requests(), 4);
+        assert_eq!(map.touched_chunks(), 3, "chunks 0, 1 and 2 of volume 0");
+        assert_eq!(map.volumes(), &[(0, 0)]);
+        assert_eq!(map.required_bytes(), 3 * 1024);
+        assert_eq!(map.apply(flush), Ok(Request { offset: 0, ..flush }));
+        assert_eq!(map.apply(empty), Ok(Request { offset: 0, ..empty }));
+        assert_eq!(map.apply(req(0, 1500, 1000)).expect("seen").offset, 1500);
+    }
+
+    /// A single volume of moderate span gets the direct table, and the table ranks chunks
+    /// as the binary search over the sorted chunks does, refusing the same requests.
+    #[test]
+    fn the_dense_table_agrees_with_the_binary_search() {
+        let mut scan = TraceScan::new(1024);
+        for r in [req(0, 10 * 1024 + 100, 1900), req(0, 3 * 1024, 10)] {
+            scan.add(&r);
+        }
+        let map = scan.map(AddressMapping::Compact);
+        assert_eq!(
+            map.dense,
+            Some(DenseRanks {
+                volume: 0,
+                ranks: vec![0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 2, 3],
+            })
+        );
+        let searched = AddressMap {
+            dense: None,
+            ..map.clone()
+        };
+        for (r, offset) in [
+            (req(0, 3 * 1024 + 5, 1), Some(5)),
+            (req(0, 10 * 1024 + 100, 1900), Some(1024 + 100)),
+            (req(0, 11 * 1024, 1024), Some(2 * 1024)),
+            (req(0, 5 * 1024, 1), None),
+            (req(0, 12 * 1024, 1), None),
+            (req(0, 1 << 40, 1), None),
+            (req(1, 3 * 1024, 1), None),
+        ] {
+            let expected = match offset {
+                Some(offset) => Ok(Request { offset, ..r }),
+                None => Err(unseen(&r)),
+            };
+            assert_eq!(map.apply(r), expected, "{r:?}");
+            assert_eq!(searched.apply(r), expected, "{r:?}");
+        }
+    }
+
+    /// The table is built for one volume whose highest chunk number is below `MAX_SPAN`
+    /// (2^22), and only then.
+    #[test]
+    fn dense_ranks_are_built_for_one_volume_of_moderate_span() {
+        assert_eq!(DenseRanks::build(&[]), None);
+        assert_eq!(
+            DenseRanks::build(&[(2, 3), (2, 5)]),
+            Some(DenseRanks {
+                volume: 2,
+                ranks: vec![0, 0, 0, 1, 0, 2],
+            })
+        );
+        assert_eq!(DenseRanks::build(&[(0, 1), (1, 2)]), None, "two volumes");
+        let widest = DenseRanks::build(&[(0, 0), (0, (1 << 22) - 1)]).expect("in span");
+        assert_eq!(widest.ranks.len(), 1 << 22);
+        assert_eq!(widest.rank(0, (1 << 22) - 1), Some(1));
+        assert_eq!(DenseRanks::build(&[(0, 0), (0, 1 << 22)]), None, "too wide");
+    }
+
+    /// A chunk's rank is its place among the scanned chunks; another volume's chunk, or one
+    /// the scan never saw (inside the table or past it), has none.
+    #[test]
+    fn dense_ranks_answer_only_for_scanned_chunks() {
+        let dense = DenseRanks {
+            volume: 2,
+            ranks: vec![0, 0, 0, 1, 0, 2],
+        };
+        assert_eq!(dense.rank(2, 3), Some(0));
+        assert_eq!(dense.rank(2, 5), Some(1));
+        assert_eq!(dense.rank(2, 4), None);
+        assert_eq!(dense.rank(2, 0), None);
+        assert_eq!(dense.rank(2, 6), None);
+        assert_eq!(dense.rank(2, 1 << 40), None);
+        assert_eq!(dense.rank(1, 3), None);
+    }
+
+    /// An unseen request's error says what it was and where.
+    #[test]
+    fn an_unseen_request_is_described() {
+        let map = TraceScan::new(1024).map(AddressMapping::Identity);
+        assert_eq!(map.volumes(), &[]);
+        assert_eq!(map.required_bytes(), 0);
+        assert_eq!(
+            map.apply(req(3, 5120, 1)),
+            Err(
+                "a write of 1 B at byte 5120 of volume 3 was not in the first pass over the \
+                 trace (did the file change?)"
+                    .to_string()
+            )
+        );
+    }
+
+    const MSR: &str = "1,hm,0,Write,10240,2048,1\n2,hm,1,Read,0,512,1\n3,hm,0,Read,10240,512,1\n";
+
+    fn msr() -> TraceOptions {
+        TraceOptions {
+            format: Some(super::super::Format::Msr),
+            ..TraceOptions::default()
+        }
+    }
+
+    /// A prepared text trace: its map counts every request, its digest is the file's
+    /// xxh3-128, and the second pass yields the requests at their compacted addresses.
+    #[test]
+    fn a_prepared_trace_replays_at_mapped_addresses() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.csv");
+        std::fs::write(&path, MSR).expect("write");
+        let prepared =
+            PreparedTrace::prepare(&path, &msr(), AddressMapping::Compact, 1024).expect("prepare");
+        assert_eq!(prepared.map.requests(), 3);
+        assert_eq!(prepared.map.touched_chunks(), 3);
+        assert_eq!(prepared.report.requests, 3);
+        assert_eq!(prepared.format, Some(super::super::Format::Msr));
+        assert_eq!(prepared.digest, xxhash_rust::xxh3::xxh3_128(MSR.as_bytes()));
+        assert_eq!((&prepared.path, &prepared.name), (&path, &path));
+        let named = prepared.clone().named(Path::new("standard input"));
+        assert_eq!(named.name, PathBuf::from("standard input"));
+        assert_eq!(named.path, path);
+        let mut stream = named.open().expect("open");
+        let replayed: Vec<(u16, u64, u32)> = stream
+            .by_ref()
+            .map(|r| r.map(|r| (r.volume, r.offset, r.size)).expect("mapped"))
+            .collect();
+        // Sorted chunks (0, 10), (0, 11), (1, 0) take ranks 0, 1, 2.
+        assert_eq!(replayed, [(0, 0, 2048), (1, 2048, 512), (0, 0, 512)]);
+        assert_eq!(stream.report().requests, 3);
+    }
+
+    /// With a volume asked for, the requests on others are left out of the map; asking for
+    /// a volume no request is on is refused, but an empty trace is an empty replay.
+    #[test]
+    fn a_volume_with_no_request_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.csv");
+        std::fs::write(&path, MSR).expect("write");
+        let on = |volume| TraceOptions {
+            volume: Some(volume),
+            ..msr()
+        };
+        let one = PreparedTrace::prepare(&path, &on(1), AddressMapping::Compact, 1024)
+            .expect("volume 1 has a request");
+        assert_eq!(one.map.requests(), 1);
+        assert_eq!(one.map.volumes(), &[(1, 0)]);
+        assert_eq!(one.report.other_volumes, 2);
+        let error = PreparedTrace::prepare(&path, &on(4), AddressMapping::Compact, 1024)
+            .expect_err("volume 4 has none");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "--asu 4: none of the requests of {} is on volume 4 (3 are on others; \
+                 `flashkit trace stats --volumes` lists them)",
+                path.display()
+            )
+        );
+        let empty = dir.path().join("empty.csv");
+        std::fs::write(&empty, "").expect("write");
+        let prepared = PreparedTrace::prepare(&empty, &on(4), AddressMapping::Compact, 1024)
+            .expect("an empty trace");
+        assert_eq!(prepared.map.requests(), 0);
+        assert_eq!(prepared.report.requests, 0);
+    }
+
+    /// A binary trace's digest is the one of the source it was made from, not its own.
+    #[test]
+    fn a_binary_trace_keeps_its_source_digest() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.fkt");
+        let mut writer = crate::binary::TraceWriter::create(&path, 0xABCD, "test").expect("create");
+        writer.push(&req(0, 4096, 512)).expect("push");
+        writer.finish().expect("finish");
+        let prepared = PreparedTrace::prepare(
+            &path,
+            &TraceOptions::default(),
+            AddressMapping::Compact,
+            1024,
+        )
+        .expect("prepare");
+        assert_eq!(prepared.format, Some(super::super::Format::Binary));
+        assert_eq!(prepared.digest, 0xABCD);
+        assert_ne!(file_digest(&path).expect("digest"), 0xABCD);
+    }
+
+    /// A file changed between the passes: a request the first pass did not see is an error
+    /// naming its index, and a bad line one naming its line, both under the trace's name.
+    #[test]
+    fn the_second_pass_names_what_the_first_did_not_see() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("t.csv");
+        std::fs::write(&path, MSR).expect("write");
+        let prepared = PreparedTrace::prepare(&path, &msr(), AddressMapping::Compact, 1024)
+            .expect("prepare")
+            .named(Path::new("standard input"));
+        std::fs::write(
+            &path,
+            "1,hm,0,Write,10240,2048,1\n2,hm,0,Read,5120,512,1\nbad\n",
+        )
+        .expect("rewrite");
+        let results: Vec<String> = prepared
+            .open()
+            .expect("open")
+            .map(|r| match r {
+                Ok(r) => format!("ok {}", r.offset),
+                Err(e) => e.to_string(),
+            })
+            .collect();
+        assert_eq!(results.len(), 3, "{results:?}");
+        assert_eq!(results[0], "ok 0");
+        assert_eq!(
+            results[1],
+            "standard input: request 1: a read of 512 B at byte 5120 of volume 0 was not in \
+             the first pass over the trace (did the file change?)"
+        );
+        assert!(
+            results[2].starts_with("standard input: line 3: "),
+            "{}",
+            results[2]
+        );
+        std::fs::remove_file(&path).expect("remove");
+        let error = prepared.open().err().expect("the file is gone");
+        assert!(
+            matches!(&error, TraceError::Io { path, .. } if path == Path::new("standard input")),
+            "{error}"
+        );
+    }
+
+    /// The digest is xxh3-128 of the bytes, read in several buffers for a file over 1 MiB;
+    /// a missing file is an error naming it.
+    #[test]
+    fn a_file_digest_is_xxh3_128_of_its_bytes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("big");
+        let bytes: Vec<u8> = (0..(3u32 << 19)).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &bytes).expect("write");
+        assert_eq!(
+            file_digest(&path).expect("digest"),
+            xxhash_rust::xxh3::xxh3_128(&bytes)
+        );
+        let missing = dir.path().join("missing");
+        let error = file_digest(&missing).expect_err("missing");
+        assert!(
+            matches!(&error, TraceError::Io { path, .. } if *path == missing),
+            "{error}"
+        );
+    }
+
+    /// A reader that returns what it is told, one read at a time, then end of file.
+    struct Scripted(std::collections::VecDeque<std::io::Result<&'static [u8]>>);
+
+    impl std::io::Read for Scripted {
+        fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+            match self.0.pop_front() {
+                None => Ok(0),
+                Some(Ok(bytes)) => {
+                    buffer[..bytes.len()].copy_from_slice(bytes);
+                    Ok(bytes.len())
+                }
+                Some(Err(error)) => Err(error),
+            }
+        }
+    }
+
+    /// An interrupted read is read again; any other error ends the digest.
+    #[test]
+    fn a_digest_reads_through_interruptions_only() {
+        use std::io::{Error, ErrorKind};
+        let interrupted = Scripted(
+            [
+                Ok(&b"abc"[..]),
+                Err(Error::from(ErrorKind::Interrupted)),
+                Ok(&b"def"[..]),
+            ]
+            .into(),
+        );
+        assert_eq!(
+            digest_of(interrupted).expect("digest"),
+            xxhash_rust::xxh3::xxh3_128(b"abcdef")
+        );
+        let failing = Scripted(
+            [
+                Ok(&b"abc"[..]),
+                Err(Error::from(ErrorKind::InvalidData)),
+                Ok(&b"def"[..]),
+            ]
+            .into(),
+        );
+        assert_eq!(
+            digest_of(failing).expect_err("fails").kind(),
+            ErrorKind::InvalidData
+        );
     }
 }

@@ -172,11 +172,14 @@ pub fn open_text(path: &Path) -> io::Result<Box<dyn Read + Send>> {
 mod tests {
     use super::*;
 
+    /// The lines of `text`; a reader handing out more lines than `text` has bytes is
+    /// stuck, and fails the test at once.
     fn lines(text: &[u8]) -> Vec<Vec<u8>> {
         let mut reader = LineReader::new(text);
         let mut out = Vec::new();
         while let Some(line) = reader.next_line() {
             out.push(line.expect("line").to_vec());
+            assert!(out.len() <= text.len(), "more lines than bytes");
         }
         out
     }
@@ -226,5 +229,113 @@ mod tests {
             assert_eq!(reader.line_number(), n);
         }
         assert_eq!(n, 100_000);
+    }
+
+    /// A last line without a newline loses its `\r` too, and is numbered.
+    #[test]
+    fn a_last_line_without_newline_is_trimmed_and_numbered() {
+        assert_eq!(lines(b"a\nb\r"), vec![b"a".to_vec(), b"b".to_vec()]);
+        // Checked where the bytes past the line are not a `\r`: alone in the buffer, and
+        // after a longer line whose bytes stay past the moved one.
+        assert_eq!(lines(b"b\r"), vec![b"b".to_vec()]);
+        assert_eq!(lines(b"abc\nd\r"), vec![b"abc".to_vec(), b"d".to_vec()]);
+        assert_eq!(lines(b"\r\n\n"), vec![Vec::<u8>::new(), Vec::new()]);
+        let mut reader = LineReader::new(&b"a\nbc"[..]);
+        assert_eq!(reader.line_number(), 0);
+        assert_eq!(reader.next_line().expect("a").expect("read"), b"a");
+        assert_eq!(reader.line_number(), 1);
+        assert_eq!(reader.next_line().expect("bc").expect("read"), b"bc");
+        assert_eq!(reader.line_number(), 2);
+        assert!(reader.next_line().is_none());
+        assert_eq!(reader.line_number(), 2);
+    }
+
+    /// Short lines never grow the buffer, however much text there is: the partial line at
+    /// its end moves to the front before each read.
+    #[test]
+    fn short_lines_keep_the_buffer_its_first_size() {
+        let text: Vec<u8> = (0..400_000)
+            .flat_map(|i| format!("{i}\n").into_bytes())
+            .collect();
+        assert!(text.len() > 2 * MAX_LINE_BYTES);
+        let mut reader = LineReader::new(&text[..]);
+        let mut n = 0u64;
+        while let Some(line) = reader.next_line() {
+            assert_eq!(line.expect("line"), n.to_string().as_bytes());
+            n += 1;
+        }
+        assert_eq!(n, 400_000);
+        assert_eq!(reader.buffer.len(), BUFFER_BYTES);
+    }
+
+    /// A long line doubles the buffer (up to `MAX_LINE_BYTES`, and a line that fills it
+    /// exactly, newline included, is still read).
+    #[test]
+    fn a_long_line_doubles_the_buffer() {
+        let mut text = vec![b'x'; BUFFER_BYTES + 10];
+        text.push(b'\n');
+        let mut reader = LineReader::new(&text[..]);
+        assert_eq!(
+            reader.next_line().expect("line").expect("read").len(),
+            BUFFER_BYTES + 10
+        );
+        assert_eq!(reader.buffer.len(), 2 * BUFFER_BYTES);
+        let mut text = vec![b'x'; MAX_LINE_BYTES - 1];
+        text.push(b'\n');
+        text.extend_from_slice(b"after");
+        let mut reader = LineReader::new(&text[..]);
+        assert_eq!(
+            reader.next_line().expect("line").expect("read").len(),
+            MAX_LINE_BYTES - 1
+        );
+        assert_eq!(reader.buffer.len(), MAX_LINE_BYTES);
+        assert_eq!(reader.next_line().expect("line").expect("read"), b"after");
+    }
+
+    /// A reader that returns what it is told, one read at a time, then end of file.
+    struct Scripted(std::collections::VecDeque<io::Result<&'static [u8]>>);
+
+    impl Read for Scripted {
+        fn read(&mut self, buffer: &mut [u8]) -> io::Result<usize> {
+            match self.0.pop_front() {
+                None => Ok(0),
+                Some(Ok(bytes)) => {
+                    buffer[..bytes.len()].copy_from_slice(bytes);
+                    Ok(bytes.len())
+                }
+                Some(Err(error)) => Err(error),
+            }
+        }
+    }
+
+    /// An interrupted read is read again; any other read error is the reader's last word,
+    /// and the partial line before it is not a line.
+    #[test]
+    fn interrupted_reads_are_retried_and_other_errors_end_the_lines() {
+        let mut reader = LineReader::new(Scripted(
+            [
+                Ok(&b"a\nb"[..]),
+                Err(io::Error::from(io::ErrorKind::Interrupted)),
+                Ok(&b"c\n"[..]),
+            ]
+            .into(),
+        ));
+        assert_eq!(reader.next_line().expect("a").expect("read"), b"a");
+        assert_eq!(reader.next_line().expect("bc").expect("read"), b"bc");
+        assert!(reader.next_line().is_none());
+        let mut reader = LineReader::new(Scripted(
+            [
+                Ok(&b"a\nb"[..]),
+                Err(io::Error::from(io::ErrorKind::InvalidData)),
+                Ok(&b"c\n"[..]),
+            ]
+            .into(),
+        ));
+        assert_eq!(reader.next_line().expect("a").expect("read"), b"a");
+        match reader.next_line() {
+            Some(Err(LineError::Io(error))) => assert_eq!(error.kind(), io::ErrorKind::InvalidData),
+            other => panic!("expected the read error, got {other:?}"),
+        }
+        assert!(reader.next_line().is_none());
     }
 }
