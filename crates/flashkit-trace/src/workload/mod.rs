@@ -18,6 +18,11 @@
 //! - `camera`: a digital camera on a FAT file system (the FAST paper's patterns A and B):
 //!   files written sequentially in large chunks through the data area, interleaved with
 //!   small random writes to a metadata area at the start of the span.
+//!
+//! [`fast`] holds the FAST paper's patterns A-E and its section 3.5 hot-block workloads,
+//! which `flashkit reproduce fast` runs.
+
+pub mod fast;
 
 use crate::{Op, Request, TraceError};
 use flashkit_core::{SimRng, SimRngExt};

@@ -22,8 +22,8 @@
 //! Each stops after the paper's number of sector writes for its pattern (Table I), times a
 //! scale factor. All requests are writes of whole 512-byte sectors.
 
+use crate::{Op, Request};
 use flashkit_core::{SimRng, SimRngExt};
-use flashkit_trace::{Op, Request};
 use rand::Rng;
 use std::collections::VecDeque;
 
