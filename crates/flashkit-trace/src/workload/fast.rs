@@ -468,6 +468,48 @@ mod tests {
         assert_ne!(a, c);
     }
 
+    /// A hash of a workload's requests (time, offset, size).
+    fn fingerprint(requests: impl Iterator<Item = Request>) -> u64 {
+        let mut hasher = flashkit_core::StateHasher::new();
+        for r in requests {
+            hasher.u64(r.time_ns);
+            hasher.u64(r.offset);
+            hasher.u32(r.size);
+        }
+        hasher.finish()
+    }
+
+    /// The patterns' requests are pinned: `reproduce fast` must give the same figures from
+    /// version to version, and the cameras' 300,000 sector writes go through two formats of
+    /// the card. The hashes were taken from the generators as they came from the CLI
+    /// (`crates/flashkit-cli/src/commands/reproduce/fast/patterns.rs` at e8ae5b4).
+    #[test]
+    fn the_patterns_requests_are_pinned() {
+        let pinned: Vec<(String, u64)> = PatternName::ALL
+            .into_iter()
+            .map(|name| {
+                let requests = pattern(name, CAPACITY, 32, 300_000, 1);
+                (name.letter().to_string(), fingerprint(requests))
+            })
+            .chain([(
+                "nhb=8".to_string(),
+                fingerprint(hot_blocks(8, CAPACITY, 32, 300_000, 1)),
+            )])
+            .collect();
+        let expected: Vec<(String, u64)> = [
+            ("A", 13011900681799050871),
+            ("B", 7897513429334666557),
+            ("C", 4980016719585225055),
+            ("D", 12749812577312657427),
+            ("E", 17929810663754363651),
+            ("nhb=8", 11284509561602638648),
+        ]
+        .into_iter()
+        .map(|(name, hash)| (name.to_string(), hash))
+        .collect();
+        assert_eq!(pinned, expected);
+    }
+
     #[test]
     fn hot_block_workloads_touch_exactly_their_blocks() {
         let mut blocks: Vec<u64> = hot_blocks(8, CAPACITY, 32, 5_000, 1)
