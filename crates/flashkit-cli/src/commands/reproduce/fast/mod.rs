@@ -27,6 +27,7 @@ use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
 use flashkit_sim::{
     DeviceSpec, NoProgress, Precondition, RunOutcome, RunReport, RunSpec, Source, TraceRecord,
 };
+use flashkit_trace::TraceError;
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
 use flashkit_trace::workload::fast::{self, Generator, PatternName, SECTOR};
@@ -419,7 +420,11 @@ fn run_job(job: &Job) -> Result<RunOutcome, String> {
     let capacity = job.spec.device.capacity_bytes;
     let ppb = NandPreset::FAST_PAPER.pages_per_block;
     let seed = job.spec.seed;
-    let generated = |generator: Generator, description: String| {
+    // A generator is refused only on a device too small for its pattern.
+    let generated = |generator: Result<Generator, TraceError>,
+                     description: String|
+     -> Result<RunOutcome, flashkit_sim::SimError> {
+        let generator = generator?;
         let record = TraceRecord {
             digest: format!(
                 "{:032x}",
