@@ -607,18 +607,23 @@ pub struct WorkloadArgs {
     #[arg(long)]
     #[serde(deserialize_with = "stddev")]
     pub stddev: Option<f64>,
-    /// Camera: bytes per file [default: 4M].
-    #[arg(long, value_name = "SIZE")]
-    #[serde(deserialize_with = "positive_size")]
-    pub file_size: Option<Size>,
-    /// Camera: bytes per data write [default: 64K].
+    /// Camera (a FAT16 card, in sectors of --align): photo size, or a range drawn from
+    /// uniformly, as SIZE or MIN-MAX [default: 2M-4M, the FAST paper's camera B].
+    #[arg(long, value_name = "SIZE|MIN-MAX")]
+    pub file_size: Option<SizeRange>,
+    /// Camera: bytes per data write, a multiple of the cluster [default: 64K].
     #[arg(long, value_name = "SIZE")]
     #[serde(deserialize_with = "positive_size")]
     pub chunk_size: Option<Size>,
-    /// Camera: share of metadata writes in percent [default: 10].
-    #[arg(long, value_name = "PERCENT")]
-    #[serde(deserialize_with = "percent")]
-    pub metadata_percent: Option<f64>,
+    /// Camera: bytes per FAT cluster, a power-of-two number of sectors [default: 4K].
+    #[arg(long, value_name = "SIZE")]
+    #[serde(deserialize_with = "positive_size")]
+    pub cluster_size: Option<Size>,
+    /// Camera: start the data area at a multiple of this many bytes, e.g. the erase block
+    /// [default: right after the root directory, unaligned].
+    #[arg(long, value_name = "SIZE")]
+    #[serde(deserialize_with = "positive_size")]
+    pub data_align: Option<Size>,
     /// Address space covered [default: the device's logical capacity].
     #[arg(long, value_name = "SIZE")]
     #[serde(deserialize_with = "positive_size")]
@@ -661,11 +666,8 @@ impl WorkloadArgs {
             (self.stddev.is_some(), "--stddev", "gaussian"),
             (self.file_size.is_some(), "--file-size", "camera"),
             (self.chunk_size.is_some(), "--chunk-size", "camera"),
-            (
-                self.metadata_percent.is_some(),
-                "--metadata-percent",
-                "camera",
-            ),
+            (self.cluster_size.is_some(), "--cluster-size", "camera"),
+            (self.data_align.is_some(), "--data-align", "camera"),
         ]
         .into_iter()
         .filter(|&(set, _, _)| set)
@@ -915,10 +917,6 @@ fn stddev<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
     )
 }
 
-fn percent<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    real_in(d, 0.0..=100.0, "a percentage from 0 to 100")
-}
-
 /// A share from 0 to 1 (`--read-fraction`, `read_fraction` in a config file), checked where
 /// it is read, so that a bad one in a file is reported at its line.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -986,6 +984,55 @@ impl<'de> Deserialize<'de> for HotSplit {
         String::deserialize(d)?
             .parse()
             .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A size or a range of sizes, `SIZE` or `MIN-MAX` such as `2M-4M` (in the config file, a
+/// string or an integer).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SizeRange {
+    /// The smallest size, bytes.
+    pub min: u64,
+    /// The largest size, bytes.
+    pub max: u64,
+}
+
+impl FromStr for SizeRange {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        let (min, max) = text.split_once('-').unwrap_or((text, text));
+        let size = |part: &str| {
+            parse_size(part.trim()).map_err(|why| format!("{text:?} is not SIZE or MIN-MAX: {why}"))
+        };
+        SizeRange::new(size(min)?, size(max)?)
+    }
+}
+
+impl SizeRange {
+    fn new(min: u64, max: u64) -> Result<Self, String> {
+        if min == 0 {
+            return Err("0 B: a size must be above 0".into());
+        }
+        if min > max {
+            return Err(format!("{min}-{max} B is an empty range: MIN is above MAX"));
+        }
+        Ok(SizeRange { min, max })
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeRange {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Number(u64),
+            Text(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Number(n) => SizeRange::new(n, n),
+            Raw::Text(t) => t.parse(),
+        }
+        .map_err(serde::de::Error::custom)
     }
 }
 

@@ -6,6 +6,7 @@ use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, HybridConfig, PageFtlConfig, V
 use flashkit_sim::{DeviceSpec, Precondition};
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::AddressMapping;
+use flashkit_trace::workload::camera::CameraModel;
 use flashkit_trace::workload::{Pattern, SizeDist, WorkloadSpec};
 use serde::Deserialize;
 use std::path::Path;
@@ -516,12 +517,21 @@ pub fn workload_spec(
             center: pick!(center).unwrap_or(0.5),
             stddev: pick!(stddev).unwrap_or(0.1),
         },
-        "camera" => Pattern::Camera {
-            file_bytes: pick!(file_size).map_or(4 << 20, |s| s.0),
-            chunk_bytes: to_u32("chunk size", pick!(chunk_size).map_or(64 << 10, |s| s.0))?,
-            metadata_percent: pick!(metadata_percent).unwrap_or(10.0),
-            metadata_space_percent: 1.0,
-        },
+        // The FAST paper's camera B is the default (its 4 KiB clusters fit the default
+        // 4 KiB alignment, which is the camera's sector; A's 2 KiB clusters would not).
+        "camera" => {
+            let base = CameraModel::FAST_B;
+            let files = pick!(file_size);
+            Pattern::Camera(CameraModel {
+                cluster_bytes: pick!(cluster_size)
+                    .map_or(Ok(base.cluster_bytes), |s| to_u32("cluster size", s.0))?,
+                chunk_bytes: pick!(chunk_size)
+                    .map_or(Ok(base.chunk_bytes), |s| to_u32("chunk size", s.0))?,
+                file_min_bytes: files.map_or(base.file_min_bytes, |f| f.min),
+                file_max_bytes: files.map_or(base.file_max_bytes, |f| f.max),
+                data_align_bytes: pick!(data_align).map(|s| s.0).or(base.data_align_bytes),
+            })
+        }
         other => bail!(
             "unknown workload {other:?} (expected uniform, sequential, zipf, hot-cold, gaussian or camera)"
         ),
@@ -556,8 +566,8 @@ pub fn workload_spec(
         .collect();
         if !ignored.is_empty() {
             bail!(
-                "{}: the camera workload only writes (its sizes are --file-size and \
-                 --chunk-size), so drop {}",
+                "{}: the camera workload only writes (its sizes are --file-size, \
+                 --chunk-size and --cluster-size), so drop {}",
                 unused_options(&ignored, "the other workloads"),
                 if ignored.len() == 1 { "it" } else { "them" }
             );
@@ -842,11 +852,6 @@ mod tests {
                 2,
                 "0 is not a fraction of the span above 0",
             ),
-            (
-                "[workload]\nmetadata_percent = 101.0\n",
-                2,
-                "101 is not a percentage",
-            ),
             ("[workload]\nspan = 0\n", 2, "a size must be above 0"),
             (
                 "[workload]\nalign = \"3K\"\n",
@@ -855,6 +860,32 @@ mod tests {
             ),
             ("[workload]\nchunk_size = 0\n", 2, "a size must be above 0"),
             ("[workload]\nfile_size = 0\n", 2, "a size must be above 0"),
+            (
+                "[workload]\nfile_size = \"0-4M\"\n",
+                2,
+                "a size must be above 0",
+            ),
+            (
+                "[workload]\nfile_size = \"4M-2M\"\n",
+                2,
+                "4194304-2097152 B is an empty range: MIN is above MAX",
+            ),
+            (
+                "[workload]\nfile_size = \"2M-x\"\n",
+                2,
+                "is not SIZE or MIN-MAX",
+            ),
+            (
+                "[workload]\ncluster_size = 0\n",
+                2,
+                "a size must be above 0",
+            ),
+            ("[workload]\ndata_align = 0\n", 2, "a size must be above 0"),
+            (
+                "[workload]\nmetadata_percent = 10.0\n",
+                2,
+                "unknown field `metadata_percent`",
+            ),
         ] {
             let error = toml::from_str::<ConfigFile>(text)
                 .expect_err(text)

@@ -523,6 +523,104 @@ fn options_that_would_be_ignored_are_usage_errors() {
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
+/// `--workload camera` is the FAT16 model of the FAST paper's cameras. With camera A's
+/// parameters in 512-byte sectors on 64 MiB, each FAT takes 129 sectors (32,770 two-byte
+/// entries), FAT 1 from sector 1 and FAT 2 from 130, the root directory 259 to 290, and the
+/// data area starts at 320, the next 16 KiB block: the first photo's 32 KiB chunks go there,
+/// each followed by its FAT sector in both copies. The old model's option is refused by name,
+/// and so are parameters a FAT cannot have.
+#[test]
+fn the_camera_workload_writes_a_fat16_card() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let (trace, csv) = (dir.path().join("a.fkt"), dir.path().join("a.csv"));
+    let camera_a = [
+        "trace",
+        "gen",
+        "--workload",
+        "camera",
+        "--align",
+        "512",
+        "--cluster-size",
+        "2K",
+        "--chunk-size",
+        "32K",
+        "--file-size",
+        "1M-2M",
+        "--data-align",
+        "16K",
+        "--capacity",
+        "64M",
+        "--requests",
+        "7",
+        "-o",
+    ];
+    let output = flashkit(&[camera_a.as_slice(), &[path_str(&trace)]].concat());
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = flashkit(&["trace", "convert", path_str(&trace), "-o", path_str(&csv)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let text = std::fs::read_to_string(&csv).expect("the CSV");
+    let writes: Vec<(u64, u64)> = text
+        .lines()
+        .skip_while(|line| !line.starts_with("time_ns,"))
+        .skip(1)
+        .map(|line| {
+            let fields: Vec<&str> = line.split(',').collect();
+            assert_eq!(fields[1], "write", "{line}");
+            let number = |i: usize| fields[i].parse::<u64>().expect("a number");
+            (number(2) / 512, number(3) / 512)
+        })
+        .collect();
+    assert_eq!(
+        writes,
+        [
+            (320, 64),
+            (1, 1),
+            (130, 1),
+            (384, 64),
+            (1, 1),
+            (130, 1),
+            (448, 64)
+        ]
+    );
+    let generate = |options: &[&str]| {
+        let mut args = vec![
+            "trace",
+            "gen",
+            "--workload",
+            "camera",
+            "-o",
+            path_str(&trace),
+        ];
+        args.extend(options);
+        flashkit(&args)
+    };
+    assert_error(
+        &generate(&["--metadata-percent", "10"]),
+        2,
+        "unexpected argument '--metadata-percent'",
+    );
+    assert_error(
+        &generate(&["--chunk-size", "6K"]),
+        2,
+        "camera chunk size 6144 B is not a positive multiple of the 4096 B cluster size",
+    );
+    assert_error(
+        &generate(&["--align", "8K"]),
+        2,
+        "camera sector 8192 B (the workload's alignment) is not a FAT sector size",
+    );
+    assert_error(
+        &generate(&["--file-size", "4M-2M"]),
+        2,
+        "4194304-2097152 B is an empty range: MIN is above MAX",
+    );
+    assert_error(
+        &generate(&["--file-size", "8M", "--span", "8M"]),
+        2,
+        "camera file size 8388608 B does not fit the data area of a 8388608 B card",
+    );
+}
+
 /// An FTL option no FTL of the run uses, and `--config` on a command that reads no config
 /// file, would do nothing: each is refused, naming what it is for.
 #[test]

@@ -296,6 +296,8 @@ fn byte_unit(dim: &str, values: impl Iterator<Item = f64>) -> (f64, String) {
         "align",
         "file_size",
         "chunk_size",
+        "cluster_size",
+        "data_align",
     ]
     .contains(&option)
     {

@@ -86,9 +86,10 @@ workload | trim_fraction    | 0.01           | float | !1.5; !-0.1; !nan; !0.99
 workload | span             | "32M"          | size  | !"0"; !-1; ?"1P"
 workload | align            | "4K"           | size  | !"0"; !-1; ?"3"
 workload | interarrival_ns  | 100            | int   | !-1
-workload | file_size        | "4M"           | size  | !"0"; !-1 | pattern camera
-workload | chunk_size       | "64K"          | size  | !"0"; !"5G" | pattern camera
-workload | metadata_percent | 10.0           | float | !101; !-1; !nan | pattern camera
+workload | file_size        | "2M-4M"        | size  | !"0"; !-1; !"4M-2M"; !"2M-"; !"1000"; !"64M" | pattern camera
+workload | chunk_size       | "64K"          | size  | !"0"; !"5G"; !"6K" | pattern camera
+workload | cluster_size     | "4K"           | size  | !"0"; !"5G"; !"3K"; !"12K" | pattern camera
+workload | data_align       | "16K"          | size  | !"0"; !"1000"; ?"32M" | pattern camera
 device   | capacity         | "64M"          | size  | !"0"; !0; !"1P"; !-1; !"4097"
 device   | preset           | "mlc-4k"       | text  | !"nope"
 device   | op               | 0.1            | float | !100; !-1; !nan; !inf; ?0

@@ -18,12 +18,12 @@
 //! - `traces-1.svg`, `traces-2.svg`, ...: the real trace excerpts' erases through all five
 //!   FTLs, five excerpts a chart, from the fewest erases to the most (not in the paper).
 
-use super::patterns::PatternName;
 use super::report::{TABLE_II, counter, erases, find, predicted, seconds};
 use super::{Done, Experiment, FastArgs, NHB, NLB};
 use crate::commands::reproduce::{Figures, line_chart};
 use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, LineChart, Scale, Series};
 use flashkit_sim::RunReport;
+use flashkit_trace::workload::fast::PatternName;
 
 /// The paper's schemes in Fig. 10: our scheme name and the legend's.
 const SCHEMES: [(&str, &str); 3] = [("bast", "BAST"), ("fast", "FAST"), ("ofast", "O-FAST")];

@@ -1,7 +1,7 @@
 //! `flashkit reproduce fast`: the evaluation of Lee et al., "A Log Buffer-Based Flash
 //! Translation Layer Using Fully-Associative Sector Translation" (ACM TECS 6(3), 2007).
 //!
-//! - Fig. 10 and Table II: patterns A-E ([`patterns`]) through BAST, FAST and O-FAST with 4,
+//! - Fig. 10 and Table II: patterns A-E ([`flashkit_trace::workload::fast`]) through BAST, FAST and O-FAST with 4,
 //!   8, 16, 32 and 64 log blocks, on the paper's NAND (512-byte sectors, 32 to a block, 15 /
 //!   200 / 2000 us), a drive whose data blocks are full (sequential fill, as the paper's
 //!   examples assume); erase counts, elapsed time under the paper's serial cost model and
@@ -16,9 +16,6 @@
 //! What it is not: the paper's traces A-D are not public, so the patterns are generated
 //! from its description of them; docs/reproduction/fast.md compares and explains.
 
-pub mod patterns;
-
-use self::patterns::{Generator, PatternName, SECTOR};
 use crate::commands::reproduce::{Figures, run_all};
 use crate::output::{write_csv, write_json};
 use crate::{Failure, Outcome};
@@ -30,8 +27,10 @@ use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
 use flashkit_sim::{
     DeviceSpec, NoProgress, Precondition, RunOutcome, RunReport, RunSpec, Source, TraceRecord,
 };
+use flashkit_trace::TraceError;
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
+use flashkit_trace::workload::fast::{self, Generator, PatternName, SECTOR};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -421,7 +420,11 @@ fn run_job(job: &Job) -> Result<RunOutcome, String> {
     let capacity = job.spec.device.capacity_bytes;
     let ppb = NandPreset::FAST_PAPER.pages_per_block;
     let seed = job.spec.seed;
-    let generated = |generator: Generator, description: String| {
+    // A generator is refused only on a device too small for its pattern.
+    let generated = |generator: Result<Generator, TraceError>,
+                     description: String|
+     -> Result<RunOutcome, flashkit_sim::SimError> {
+        let generator = generator?;
         let record = TraceRecord {
             digest: format!(
                 "{:032x}",
@@ -439,7 +442,7 @@ fn run_job(job: &Job) -> Result<RunOutcome, String> {
     };
     match &job.input {
         Input::Pattern(name) => generated(
-            patterns::pattern(*name, capacity, ppb, job.budget, seed),
+            fast::pattern(*name, capacity, ppb, job.budget, seed),
             format!(
                 "FAST paper pattern {} ({}), {} sector writes, seed {seed}",
                 name.letter(),
@@ -448,7 +451,7 @@ fn run_job(job: &Job) -> Result<RunOutcome, String> {
             ),
         ),
         Input::HotBlocks(n) => generated(
-            patterns::hot_blocks(*n, capacity, ppb, job.budget, seed),
+            fast::hot_blocks(*n, capacity, ppb, job.budget, seed),
             format!(
                 "{} single-sector writes over {n} hot blocks, seed {seed}",
                 job.budget

@@ -1,6 +1,5 @@
 //! The reproduction's tables: ours beside the paper's figures and claims.
 
-use super::patterns::PatternName;
 use super::{Done, Experiment, FastArgs, NHB, NLB, sector_writes};
 use crate::commands::reproduce::thousands;
 use flashkit_core::NandPreset;
@@ -8,6 +7,7 @@ use flashkit_lab::claims::Assessment;
 use flashkit_lab::claims::fast::PatternRun;
 use flashkit_report::Table;
 use flashkit_sim::{DeviceSpec, RunReport};
+use flashkit_trace::workload::fast::PatternName;
 use std::fmt::Write;
 
 /// Table II of the paper: switch operations, (BAST, FAST) per log-block count.

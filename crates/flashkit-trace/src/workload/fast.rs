@@ -1,16 +1,26 @@
-//! Workloads shaped like the FAST paper's patterns A-E (Lee et al., TECS 2007, Table I) and
-//! the hot-block workloads of its section 3.5 analysis, generated from a seed.
+//! Workloads shaped like the FAST paper's patterns A-E (Lee et al., "A Log Buffer-Based
+//! Flash Translation Layer Using Fully-Associative Sector Translation", ACM TECS 6(3), 2007,
+//! Table I) and the hot-block workloads of its section 3.5 analysis, generated from a seed.
+//!
+//! The letters are Table I's: A and B digital cameras (A company, B company), C Linux, D
+//! Symbian, E uniform random writes. Section 2.4's text around Fig. 4 letters its own three
+//! workloads differently (a Symbian "pattern A", camera "patterns B and C"); we follow Table I,
+//! which section 4's Fig. 10 and Table II (what `reproduce fast` reproduces) use
+//! ([`super::camera`] says more).
 //!
 //! The paper's traces A-D came from the authors of BAST and are not public; these are
 //! generators built from the paper's description of them, with every parameter written
 //! here (and in docs/reproduction/fast.md), so that the shapes can be argued with:
 //!
-//! - **A, B (digital cameras)**: photos written to a FAT16 file system, each in large
-//!   sequential writes, with the FAT entries of every chunk updated in both FAT copies and a
-//!   directory entry per photo; when the card is full it is formatted (both FATs and the
-//!   root directory rewritten) and filling starts again. A: 4-sector clusters, 32 KiB writes,
-//!   1-2 MiB photos, data area aligned to the 16 KiB erase block. B: 8-sector clusters, 64 KiB
-//!   writes, 2-4 MiB photos, data area not aligned (its sequential writes straddle blocks).
+//! - **A, B (digital cameras)**: [`super::camera`]'s FAT16 camera, the one camera generator
+//!   flashkit has (the `camera` workload is the same model), with the parameter sets
+//!   [`CameraModel::FAST_A`] and [`CameraModel::FAST_B`] on 512-byte sectors: photos written
+//!   to a FAT16 file system, each in large sequential writes, with the FAT entries of every
+//!   chunk updated in both FAT copies and a directory entry per photo; when the card is full
+//!   it is formatted (both FATs and the root directory rewritten) and filling starts again.
+//!   A: 4-sector clusters, 32 KiB writes, 1-2 MiB photos, data area aligned to the 16 KiB
+//!   erase block. B: 8-sector clusters, 64 KiB writes, 2-4 MiB photos, data area not aligned
+//!   (its sequential writes straddle blocks).
 //! - **C (Linux)**: 85% 4 KiB writes to 4 hot blocks of a metadata area (the first 10% of
 //!   the space), at 4 KiB-aligned offsets; 15% sequential file writes of 8-64 KiB. One hot
 //!   block is replaced every 400 requests.
@@ -22,15 +32,15 @@
 //! Each stops after the paper's number of sector writes for its pattern (Table I), times a
 //! scale factor. All requests are writes of whole 512-byte sectors.
 
+use super::camera::{CameraModel, FatCamera};
+use crate::{Op, Request, TraceError};
 use flashkit_core::{SimRng, SimRngExt};
-use flashkit_trace::{Op, Request};
 use rand::Rng;
-use std::collections::VecDeque;
 
 /// Bytes in a sector (the paper's page).
 pub const SECTOR: u64 = 512;
 
-/// One of the paper's patterns.
+/// One of the paper's patterns, lettered as in its Table I.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum PatternName {
     /// Digital camera (A company).
@@ -90,18 +100,8 @@ impl PatternName {
 
     fn shape(self) -> Shape {
         match self {
-            PatternName::A => Shape::Camera(CameraShape {
-                cluster_sectors: 4,
-                chunk_sectors: 64,
-                file_sectors: (2048, 4096),
-                data_alignment: 32,
-            }),
-            PatternName::B => Shape::Camera(CameraShape {
-                cluster_sectors: 8,
-                chunk_sectors: 128,
-                file_sectors: (4096, 8192),
-                data_alignment: 1,
-            }),
+            PatternName::A => Shape::Camera(CameraModel::FAST_A),
+            PatternName::B => Shape::Camera(CameraModel::FAST_B),
             PatternName::C => Shape::HotSet(HotSetShape {
                 hot_blocks: 4,
                 small_sectors: (8, 8),
@@ -129,17 +129,6 @@ impl PatternName {
     }
 }
 
-/// A FAT16 camera.
-#[derive(Clone, Copy, Debug)]
-struct CameraShape {
-    cluster_sectors: u64,
-    chunk_sectors: u64,
-    /// Smallest and largest photo.
-    file_sectors: (u64, u64),
-    /// The data area starts at a multiple of this many sectors.
-    data_alignment: u64,
-}
-
 /// Small writes to a few hot blocks that change now and then, plus sequential writes.
 #[derive(Clone, Copy, Debug)]
 struct HotSetShape {
@@ -157,7 +146,7 @@ struct HotSetShape {
 
 #[derive(Clone, Copy, Debug)]
 enum Shape {
-    Camera(CameraShape),
+    Camera(CameraModel),
     HotSet(HotSetShape),
     Uniform,
     /// Section 3.5: single-sector writes at uniformly random offsets of `n` fixed blocks.
@@ -173,20 +162,9 @@ pub struct Generator {
     budget: u64,
     written: u64,
     index: u64,
-    queue: VecDeque<(u64, u64)>,
-    camera: CameraState,
+    /// The camera of A and B.
+    camera: Option<FatCamera>,
     hot: HotState,
-}
-
-#[derive(Default)]
-struct CameraState {
-    fat1: u64,
-    fat_sectors: u64,
-    root: u64,
-    data_start: u64,
-    clusters: u64,
-    next_cluster: u64,
-    files: u64,
 }
 
 #[derive(Default)]
@@ -196,15 +174,16 @@ struct HotState {
     cursor: u64,
 }
 
-/// The requests of a pattern shape on a device of `capacity_bytes`, `budget` sector
-/// writes in all.
+/// The requests of a pattern shape on a device of `capacity_bytes` in blocks of
+/// `sectors_per_block`, `budget` sector writes in all; refused if the device is smaller than
+/// a block or, for the cameras, too small for a FAT and a photo.
 pub fn pattern(
     name: PatternName,
     capacity_bytes: u64,
     sectors_per_block: u32,
     budget: u64,
     seed: u64,
-) -> Generator {
+) -> Result<Generator, TraceError> {
     let label = format!("reproduce-fast/{}", name.letter());
     Generator::new(
         name.shape(),
@@ -216,15 +195,22 @@ pub fn pattern(
 }
 
 /// Section 3.5's workload: `budget` single-sector writes at random offsets of `hot_blocks`
-/// blocks spread over the device.
+/// blocks spread over the device; refused unless the device has from 1 to `hot_blocks`
+/// blocks.
 pub fn hot_blocks(
     hot_blocks: u64,
     capacity_bytes: u64,
     sectors_per_block: u32,
     budget: u64,
     seed: u64,
-) -> Generator {
+) -> Result<Generator, TraceError> {
     let rng = SimRng::for_stream(seed, &format!("reproduce-fast/nhb={hot_blocks}"));
+    let blocks = capacity_bytes / SECTOR / u64::from(sectors_per_block).max(1);
+    if hot_blocks == 0 || hot_blocks > blocks {
+        return Err(TraceError::Spec(format!(
+            "{hot_blocks} hot blocks on a device of {blocks} blocks: there must be 1 to {blocks}"
+        )));
+    }
     Generator::new(
         Shape::HotBlocks(hot_blocks),
         capacity_bytes,
@@ -241,86 +227,36 @@ impl Generator {
         sectors_per_block: u32,
         budget: u64,
         rng: SimRng,
-    ) -> Self {
+    ) -> Result<Self, TraceError> {
+        let sectors = capacity_bytes / SECTOR;
+        if sectors_per_block == 0 || sectors < u64::from(sectors_per_block) {
+            return Err(TraceError::Spec(format!(
+                "a device of {capacity_bytes} B does not hold a block of {sectors_per_block}                  {SECTOR} B sectors"
+            )));
+        }
+        let camera = match shape {
+            Shape::Camera(model) => Some(FatCamera::new(model, SECTOR, sectors)?),
+            _ => None,
+        };
         let mut generator = Generator {
             shape,
             rng,
-            sectors: capacity_bytes / SECTOR,
+            sectors,
             sectors_per_block: u64::from(sectors_per_block),
             budget,
             written: 0,
             index: 0,
-            queue: VecDeque::new(),
-            camera: CameraState::default(),
+            camera,
             hot: HotState::default(),
         };
-        match shape {
-            Shape::Camera(camera) => generator.lay_out_fat(camera),
-            Shape::HotSet(hot) => {
-                for _ in 0..hot.hot_blocks {
-                    let block = generator.hot_block(hot);
-                    generator.hot.blocks.push(block);
-                }
-                generator.hot.cursor = generator.data_region_start(hot);
+        if let Shape::HotSet(hot) = shape {
+            for _ in 0..hot.hot_blocks {
+                let block = generator.hot_block(hot);
+                generator.hot.blocks.push(block);
             }
-            Shape::Uniform | Shape::HotBlocks(_) => {}
+            generator.hot.cursor = generator.data_region_start(hot);
         }
-        generator
-    }
-
-    /// FAT16: boot sector, two FATs, a 32-sector root directory, then the data area.
-    fn lay_out_fat(&mut self, shape: CameraShape) {
-        let clusters_guess = self.sectors / shape.cluster_sectors;
-        let fat_sectors = ((clusters_guess + 2) * 2).div_ceil(SECTOR);
-        let root = 1 + 2 * fat_sectors;
-        let data_start = (root + 32).next_multiple_of(shape.data_alignment);
-        self.camera = CameraState {
-            fat1: 1,
-            fat_sectors,
-            root,
-            data_start,
-            clusters: (self.sectors - data_start) / shape.cluster_sectors,
-            next_cluster: 0,
-            files: 0,
-        };
-    }
-
-    /// Queue the writes of one photo: data chunks, each followed by its FAT updates in both
-    /// copies, then the directory entry. A full card is formatted first.
-    fn queue_photo(&mut self, shape: CameraShape) {
-        let (low, high) = shape.file_sectors;
-        let sectors = self.rng.random_range(low..=high);
-        let clusters = sectors.div_ceil(shape.cluster_sectors);
-        let c = &self.camera;
-        if c.next_cluster + clusters > c.clusters {
-            self.queue.push_back((c.fat1, 2 * c.fat_sectors));
-            self.queue.push_back((c.root, 32));
-            self.camera.next_cluster = 0;
-        }
-        let per_chunk = shape.chunk_sectors / shape.cluster_sectors;
-        let mut done = 0;
-        while done < clusters {
-            let n = per_chunk.min(clusters - done);
-            let first = self.camera.next_cluster + done;
-            let c = &self.camera;
-            self.queue.push_back((
-                c.data_start + first * shape.cluster_sectors,
-                n * shape.cluster_sectors,
-            ));
-            // FAT16: 256 two-byte entries a sector; cluster numbers start at 2.
-            let (fat_first, fat_last) = ((first + 2) * 2 / SECTOR, (first + n + 1) * 2 / SECTOR);
-            for copy in [c.fat1, c.fat1 + c.fat_sectors] {
-                for sector in fat_first..=fat_last {
-                    self.queue.push_back((copy + sector, 1));
-                }
-            }
-            done += n;
-        }
-        let c = &mut self.camera;
-        c.next_cluster += clusters;
-        let entry_sector = (c.files * 32 / SECTOR) % 32;
-        self.queue.push_back((c.root + entry_sector, 1));
-        c.files += 1;
+        Ok(generator)
     }
 
     fn data_region_start(&self, shape: HotSetShape) -> u64 {
@@ -370,14 +306,11 @@ impl Generator {
 
     fn next_write(&mut self) -> (u64, u64) {
         match self.shape {
-            Shape::Camera(shape) => {
-                if self.queue.is_empty() {
-                    self.queue_photo(shape);
-                }
-                self.queue
-                    .pop_front()
-                    .expect("invariant: a photo queues writes")
-            }
+            Shape::Camera(_) => self
+                .camera
+                .as_mut()
+                .expect("invariant: a camera shape has its camera")
+                .next_write(&mut self.rng),
             Shape::HotSet(shape) => self.hot_set_request(shape),
             Shape::Uniform => (self.rng.random_range(0..self.sectors), 1),
             Shape::HotBlocks(n) => {
@@ -439,7 +372,8 @@ mod tests {
     #[test]
     fn every_pattern_writes_exactly_its_budget_within_the_device() {
         for name in PatternName::ALL {
-            let (requests, sectors, _) = sectors_of(pattern(name, CAPACITY, 32, 50_000, 1));
+            let (requests, sectors, _) =
+                sectors_of(pattern(name, CAPACITY, 32, 50_000, 1).expect("valid"));
             assert_eq!(sectors, 50_000, "pattern {}", name.letter());
             assert!(requests > 0);
         }
@@ -448,7 +382,7 @@ mod tests {
     #[test]
     fn cameras_write_mostly_large_chunks_and_some_single_sectors() {
         let (requests, sectors, small) =
-            sectors_of(pattern(PatternName::A, CAPACITY, 32, 200_000, 1));
+            sectors_of(pattern(PatternName::A, CAPACITY, 32, 200_000, 1).expect("valid"));
         assert!(
             small * 3 > requests,
             "FAT and directory updates: {small} of {requests}"
@@ -461,16 +395,65 @@ mod tests {
 
     #[test]
     fn the_same_seed_gives_the_same_requests() {
-        let a: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 7).collect();
-        let b: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 7).collect();
-        let c: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 8).collect();
+        let a: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 7)
+            .expect("valid")
+            .collect();
+        let b: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 7)
+            .expect("valid")
+            .collect();
+        let c: Vec<Request> = pattern(PatternName::D, CAPACITY, 32, 10_000, 8)
+            .expect("valid")
+            .collect();
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    /// A hash of a workload's requests (time, offset, size).
+    fn fingerprint(requests: impl Iterator<Item = Request>) -> u64 {
+        let mut hasher = flashkit_core::StateHasher::new();
+        for r in requests {
+            hasher.u64(r.time_ns);
+            hasher.u64(r.offset);
+            hasher.u32(r.size);
+        }
+        hasher.finish()
+    }
+
+    /// The patterns' requests are pinned: `reproduce fast` must give the same figures from
+    /// version to version, and the cameras' 300,000 sector writes go through two formats of
+    /// the card. The hashes were taken from the generators as they came from the CLI
+    /// (`crates/flashkit-cli/src/commands/reproduce/fast/patterns.rs` at e8ae5b4).
+    #[test]
+    fn the_patterns_requests_are_pinned() {
+        let pinned: Vec<(String, u64)> = PatternName::ALL
+            .into_iter()
+            .map(|name| {
+                let requests = pattern(name, CAPACITY, 32, 300_000, 1).expect("valid");
+                (name.letter().to_string(), fingerprint(requests))
+            })
+            .chain([(
+                "nhb=8".to_string(),
+                fingerprint(hot_blocks(8, CAPACITY, 32, 300_000, 1).expect("valid")),
+            )])
+            .collect();
+        let expected: Vec<(String, u64)> = [
+            ("A", 13011900681799050871),
+            ("B", 7897513429334666557),
+            ("C", 4980016719585225055),
+            ("D", 12749812577312657427),
+            ("E", 17929810663754363651),
+            ("nhb=8", 11284509561602638648),
+        ]
+        .into_iter()
+        .map(|(name, hash)| (name.to_string(), hash))
+        .collect();
+        assert_eq!(pinned, expected);
     }
 
     #[test]
     fn hot_block_workloads_touch_exactly_their_blocks() {
         let mut blocks: Vec<u64> = hot_blocks(8, CAPACITY, 32, 5_000, 1)
+            .expect("valid")
             .map(|r| r.offset / SECTOR / 32)
             .collect();
         blocks.sort_unstable();

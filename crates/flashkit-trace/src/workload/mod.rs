@@ -15,10 +15,19 @@
 //!   hot fifth).
 //! - `gaussian`: offsets normally distributed around `center` (a fraction of the span) with
 //!   standard deviation `stddev` (also a fraction); the fat-list paper's skewed keys.
-//! - `camera`: a digital camera on a FAT file system (the FAST paper's patterns A and B):
-//!   files written sequentially in large chunks through the data area, interleaved with
-//!   small random writes to a metadata area at the start of the span.
+//! - `camera`: a digital camera filling a FAT16 card ([`camera`], the model of the FAST
+//!   paper's cameras, patterns A and B): photos written in large sequential chunks, each
+//!   chunk followed by single-sector updates of its FAT entries in both FAT copies, a
+//!   directory entry per photo, and a format of the card when it is full. Its sectors are
+//!   the workload's alignment unit; it only writes.
+//!
+//! [`fast`] holds the FAST paper's patterns A-E and its section 3.5 hot-block workloads,
+//! which `flashkit reproduce fast` runs.
 
+pub mod camera;
+pub mod fast;
+
+use self::camera::{CameraModel, FatCamera};
 use crate::{Op, Request, TraceError};
 use flashkit_core::{SimRng, SimRngExt};
 use rand::Rng;
@@ -56,17 +65,8 @@ pub enum Pattern {
         /// Standard deviation, as a fraction of the span.
         stddev: f64,
     },
-    /// Sequential files in large chunks plus small random metadata writes.
-    Camera {
-        /// Bytes per file.
-        file_bytes: u64,
-        /// Bytes per data write.
-        chunk_bytes: u32,
-        /// Share of requests that are metadata writes, in percent.
-        metadata_percent: f64,
-        /// Size of the metadata area at the start of the span, in percent of the span.
-        metadata_space_percent: f64,
-    },
+    /// A digital camera filling a FAT16 card, in sectors of the alignment ([`camera`]).
+    Camera(CameraModel),
 }
 
 impl Pattern {
@@ -78,7 +78,7 @@ impl Pattern {
             Pattern::Zipf { .. } => "zipf",
             Pattern::HotCold { .. } => "hot-cold",
             Pattern::Gaussian { .. } => "gaussian",
-            Pattern::Camera { .. } => "camera",
+            Pattern::Camera(_) => "camera",
         }
     }
 }
@@ -208,9 +208,14 @@ impl WorkloadSpec {
                 self.requests, self.interarrival_ns
             ));
         }
-        Self::validate_sizes(&self.size, "request", align, self.span_bytes)?;
-        if let Some(read_size) = &self.read_size {
-            Self::validate_sizes(read_size, "read", align, self.span_bytes)?;
+        // The camera's writes are sized by its model, not by `size`, which then sizes
+        // nothing; a camera whose sector (the alignment) is refused should hear so, not that
+        // the unused request sizes do not fit it.
+        if !matches!(self.pattern, Pattern::Camera(_)) {
+            Self::validate_sizes(&self.size, "request", align, self.span_bytes)?;
+            if let Some(read_size) = &self.read_size {
+                Self::validate_sizes(read_size, "read", align, self.span_bytes)?;
+            }
         }
         self.validate_pattern()
     }
@@ -294,28 +299,7 @@ impl WorkloadSpec {
                 }
                 Ok(())
             }
-            Pattern::Camera {
-                file_bytes,
-                chunk_bytes,
-                metadata_percent,
-                metadata_space_percent,
-            } => {
-                percent("metadata_percent", *metadata_percent)?;
-                percent("metadata_space_percent", *metadata_space_percent)?;
-                if *chunk_bytes == 0 || u64::from(*chunk_bytes) % u64::from(self.align_bytes) != 0 {
-                    return fail(format!(
-                        "camera chunk {chunk_bytes} B is not a multiple of the alignment"
-                    ));
-                }
-                if *file_bytes < u64::from(*chunk_bytes) {
-                    return fail("camera file is smaller than one chunk".into());
-                }
-                let data = self.span_bytes as f64 * (1.0 - metadata_space_percent / 100.0);
-                if data < *file_bytes as f64 {
-                    return fail("camera data area is smaller than one file".into());
-                }
-                Ok(())
-            }
+            Pattern::Camera(model) => model.validate(u64::from(self.align_bytes), self.span_bytes),
             _ => Ok(()),
         }
     }
@@ -331,13 +315,7 @@ pub struct Workload {
     zipf: Option<Zipf<f64>>,
     scramble: u64,
     normal: Option<Normal<f64>>,
-    camera: CameraState,
-}
-
-#[derive(Default)]
-struct CameraState {
-    file_left: u64,
-    next: u64,
+    camera: Option<FatCamera>,
 }
 
 impl Workload {
@@ -359,6 +337,12 @@ impl Workload {
             ),
             _ => None,
         };
+        let camera = match spec.pattern {
+            Pattern::Camera(model) => {
+                Some(FatCamera::new(model, u64::from(spec.align_bytes), units)?)
+            }
+            _ => None,
+        };
         Ok(Workload {
             rng: SimRng::for_stream(seed, "workload"),
             emitted: 0,
@@ -367,7 +351,7 @@ impl Workload {
             zipf,
             scramble: coprime_multiplier(units),
             normal,
-            camera: CameraState::default(),
+            camera,
             spec,
         })
     }
@@ -463,39 +447,8 @@ impl Workload {
                 }
                 (x.max(0.0) as u64).min(limit - 1)
             }
-            Pattern::Camera { .. } => unreachable!("camera requests are built separately"),
+            Pattern::Camera(_) => unreachable!("camera requests are built separately"),
         }
-    }
-
-    fn camera_request(&mut self) -> (Op, u64, u64) {
-        let Pattern::Camera {
-            file_bytes,
-            chunk_bytes,
-            metadata_percent,
-            metadata_space_percent,
-        } = self.spec.pattern
-        else {
-            unreachable!("only called for the camera pattern")
-        };
-        let align = u64::from(self.spec.align_bytes);
-        let meta_units = ((self.units as f64 * metadata_space_percent / 100.0) as u64).max(1);
-        if self.rng.random_range(0.0..100.0) < metadata_percent {
-            return (Op::Write, self.rng.random_range(0..meta_units), 1);
-        }
-        let data_units = self.units - meta_units;
-        let file_units = file_bytes.div_ceil(align);
-        let chunk_units = (u64::from(chunk_bytes) / align).min(data_units);
-        if self.camera.file_left == 0 {
-            if self.camera.next + file_units > data_units {
-                self.camera.next = 0;
-            }
-            self.camera.file_left = file_units;
-        }
-        let len = chunk_units.min(self.camera.file_left);
-        let start = meta_units + self.camera.next;
-        self.camera.next += len;
-        self.camera.file_left -= len;
-        (Op::Write, start, len)
     }
 }
 
@@ -528,8 +481,9 @@ impl Iterator for Workload {
         let time_ns = self.emitted * self.spec.interarrival_ns;
         self.emitted += 1;
         let align = u64::from(self.spec.align_bytes);
-        let (op, start, len) = if matches!(self.spec.pattern, Pattern::Camera { .. }) {
-            self.camera_request()
+        let (op, start, len) = if let Some(camera) = &mut self.camera {
+            let (start, len) = camera.next_write(&mut self.rng);
+            (Op::Write, start, len)
         } else {
             let draw: f64 = self.rng.random();
             let op = if draw < self.spec.read_fraction {
@@ -578,12 +532,7 @@ mod tests {
                 center: 0.5,
                 stddev: 0.05,
             },
-            Pattern::Camera {
-                file_bytes: 4 << 20,
-                chunk_bytes: 64 << 10,
-                metadata_percent: 10.0,
-                metadata_space_percent: 1.0,
-            },
+            Pattern::Camera(CameraModel::FAST_B),
         ]
     }
 
@@ -663,25 +612,6 @@ mod tests {
         let trims = requests.iter().filter(|r| r.op == Op::Trim).count();
         assert!((5_600..6_400).contains(&reads), "{reads}");
         assert!((1_700..2_300).contains(&trims), "{trims}");
-    }
-
-    #[test]
-    fn camera_writes_files_sequentially_with_metadata_in_front() {
-        let s = spec(all_patterns().pop().expect("camera"));
-        let requests: Vec<_> = Workload::new(s.clone(), 5).expect("valid").collect();
-        let meta_end = s.span_bytes / 100;
-        let meta = requests.iter().filter(|r| r.offset < meta_end).count();
-        assert!((1_700..2_300).contains(&meta), "{meta}");
-        let data: Vec<_> = requests
-            .iter()
-            .filter(|r| r.offset >= meta_end)
-            .take(64)
-            .collect();
-        assert!(
-            data.windows(2).all(|w| w[1].offset == w[0].end()),
-            "data is sequential"
-        );
-        assert!(data.iter().all(|r| r.size == 64 << 10));
     }
 
     #[test]
@@ -898,13 +828,6 @@ mod tests {
             space_percent,
         };
         let gaussian = |center: f64, stddev: f64| Pattern::Gaussian { center, stddev };
-        let camera =
-            |file_bytes: u64, chunk_bytes: u32, meta: f64, meta_space: f64| Pattern::Camera {
-                file_bytes,
-                chunk_bytes,
-                metadata_percent: meta,
-                metadata_space_percent: meta_space,
-            };
         let gaussian_range = |center: &str, stddev: &str| {
             format!(
                 "gaussian center {center} / stddev {stddev} out of range \
@@ -943,31 +866,6 @@ mod tests {
             (gaussian(-0.1, 0.1), gaussian_range("-0.1", "0.1")),
             (gaussian(0.5, 0.0), gaussian_range("0.5", "0")),
             (gaussian(0.5, 1.5), gaussian_range("0.5", "1.5")),
-            (
-                camera(4 << 20, 64 << 10, 101.0, 1.0),
-                "metadata_percent 101 is not a percentage".into(),
-            ),
-            (
-                camera(4 << 20, 64 << 10, 10.0, -1.0),
-                "metadata_space_percent -1 is not a percentage".into(),
-            ),
-            (
-                camera(4 << 20, 0, 10.0, 1.0),
-                "camera chunk 0 B is not a multiple of the alignment".into(),
-            ),
-            (
-                camera(4 << 20, 6144, 10.0, 1.0),
-                "camera chunk 6144 B is not a multiple of the alignment".into(),
-            ),
-            (
-                camera(32 << 10, 64 << 10, 10.0, 1.0),
-                "camera file is smaller than one chunk".into(),
-            ),
-            // 99% of 64 MiB is less than a 64 MiB file.
-            (
-                camera(64 << 20, 64 << 10, 10.0, 1.0),
-                "camera data area is smaller than one file".into(),
-            ),
         ];
         for (pattern, why) in refused {
             assert_eq!(
@@ -982,8 +880,6 @@ mod tests {
             hot_cold(100.0, 0.001),
             gaussian(0.0, 1.0),
             gaussian(1.0, 0.001),
-            camera(64 << 10, 64 << 10, 0.0, 0.0),
-            camera(32 << 20, 64 << 10, 100.0, 50.0),
         ] {
             assert_eq!(check(pattern.clone()), None, "{pattern:?}");
         }
@@ -1158,72 +1054,84 @@ mod tests {
         assert!((900..1_200).contains(&below), "{below} of 4000 below 16382");
     }
 
-    fn camera(metadata_percent: f64, metadata_space_percent: f64) -> WorkloadSpec {
-        spec(Pattern::Camera {
-            file_bytes: 4 << 20,
-            chunk_bytes: 64 << 10,
-            metadata_percent,
-            metadata_space_percent,
-        })
-    }
-
-    /// The metadata area is the asked share of the span, rounded down to whole units (2%
-    /// of 16384 units is 327): metadata writes fall anywhere in it, and the first file
-    /// starts right after it.
+    /// The camera workload is the FAT model in sectors of the alignment, over the span: with
+    /// pattern B's parameters in 4 KiB sectors on 64 MiB (16,384 sectors, a cluster each),
+    /// a FAT takes 16,386 entries x 2 B = 9 sectors, FAT 1 starts at sector 1 and FAT 2 at 10,
+    /// the root directory (16 KiB) at 19, and the data area right after it at 23. The first
+    /// photo's chunks go there, 16 sectors each, each followed by its FAT sector (2,048
+    /// entries a sector, so sector 0) in both copies.
     #[test]
-    fn camera_metadata_fills_its_area_and_files_follow_it() {
-        let requests: Vec<Request> = Workload::new(camera(10.0, 2.0), 5)
+    fn the_camera_workload_is_the_fat_model_in_sectors_of_the_alignment() {
+        let mut s = spec(Pattern::Camera(CameraModel::FAST_B));
+        s.requests = 7;
+        let writes: Vec<(Op, u64, u32)> = Workload::new(s, 5)
             .expect("valid")
+            .map(|r| (r.op, r.offset / 4096, r.size / 4096))
             .collect();
-        let (meta, data): (Vec<&Request>, Vec<&Request>) =
-            requests.iter().partition(|r| r.size == 4096);
-        assert!(meta.iter().all(|r| r.offset < 327 * 4096));
-        assert!(meta.iter().any(|r| r.offset == 326 * 4096));
-        assert!(meta.iter().filter(|r| r.offset >= 164 * 4096).count() > meta.len() / 3);
-        assert_eq!(data[0].offset, 327 * 4096);
-        assert!(
-            data.iter()
-                .all(|r| r.offset >= 327 * 4096 && r.size == 64 << 10)
+        let w = |sector, sectors| (Op::Write, sector, sectors);
+        assert_eq!(
+            writes,
+            [
+                w(23, 16),
+                w(1, 1),
+                w(10, 1),
+                w(39, 16),
+                w(1, 1),
+                w(10, 1),
+                w(55, 16)
+            ]
         );
     }
 
-    /// A camera request is a metadata write when its draw in [0, 100) is below
-    /// `metadata_percent`, not when equal (the draw read from a replica of the generator,
-    /// and checked one step above).
+    /// A camera spec reads back as it was written, its parameters beside the pattern's kind,
+    /// and an unknown parameter is refused (a newtype variant of an internally tagged enum,
+    /// which serde handles apart from the struct variants).
     #[test]
-    fn a_draw_equal_to_the_metadata_percent_is_a_data_write() {
-        let mut replica = SimRng::for_stream(12, "workload");
-        let draw: f64 = replica.random_range(0.0..100.0);
-        let first = |metadata_percent: f64| {
-            let mut s = camera(metadata_percent, 1.0);
-            s.requests = 1;
-            let r = Workload::new(s, 12)
-                .expect("valid")
-                .next()
-                .expect("one request");
-            (r.offset / 4096, r.size)
-        };
-        assert_eq!(first(draw.next_up()).1, 4096, "a metadata write");
-        assert_eq!(first(draw), (163, 64 << 10), "the first data chunk");
+    fn a_camera_spec_round_trips_through_json() {
+        let s = spec(Pattern::Camera(CameraModel::FAST_A));
+        let text = serde_json::to_string(&s.pattern).expect("serializes");
+        assert_eq!(
+            text,
+            "{\"kind\":\"camera\",\"cluster_bytes\":2048,\"chunk_bytes\":32768,\
+             \"file_min_bytes\":1048576,\"file_max_bytes\":2097152,\"data_align_bytes\":16384}"
+        );
+        let back: WorkloadSpec =
+            serde_json::from_str(&serde_json::to_string(&s).expect("serializes")).expect("reads");
+        assert_eq!(back, s);
+        let unknown = text.replace("\"chunk_bytes\"", "\"chunk_size\"");
+        let error = serde_json::from_str::<Pattern>(&unknown).expect_err("an unknown field");
+        assert!(
+            error.to_string().contains("unknown field `chunk_size`"),
+            "{error}"
+        );
     }
 
-    /// Files are laid end to end through the data area, and one that ends exactly at the
-    /// end of the span is written there before the next wraps to the start: in 9 units
-    /// with 1 of metadata, 4-unit files (written whole) go to units 1 and 5, then 1 again.
+    /// The camera's sector is the alignment, which must be a FAT sector size, and its card
+    /// the span, which must hold a FAT, the root directory and the largest photo.
     #[test]
-    fn a_camera_file_that_exactly_fits_the_end_is_written_there() {
-        let mut s = spec(Pattern::Camera {
-            file_bytes: 4 * 4096,
-            chunk_bytes: 4 * 4096,
-            metadata_percent: 0.0,
-            metadata_space_percent: 0.0,
-        });
-        (s.span_bytes, s.requests) = (9 * 4096, 5);
-        let starts: Vec<u64> = Workload::new(s, 0)
-            .expect("valid")
-            .map(|r| r.offset / 4096)
-            .collect();
-        assert_eq!(starts, [1, 5, 1, 5, 1]);
+    fn the_camera_workload_refuses_sectors_and_spans_a_fat_cannot_have() {
+        let refused = |align_bytes: u32, span_bytes: u64| {
+            let mut s = spec(Pattern::Camera(CameraModel::FAST_B));
+            (s.align_bytes, s.span_bytes) = (align_bytes, span_bytes);
+            Workload::new(s, 0).err().map(|e| e.to_string())
+        };
+        assert_eq!(
+            refused(8192, 64 << 20).as_deref(),
+            Some(
+                "invalid workload: camera sector 8192 B (the workload's alignment) is not a FAT \
+                 sector size (512, 1024, 2048 or 4096 B)"
+            )
+        );
+        assert_eq!(refused(512, 64 << 20), None);
+        assert_eq!(
+            refused(4096, 4 << 20),
+            Some(
+                "invalid workload: camera file size 4194304 B does not fit the data area of a \
+             4194304 B card (after the FATs and root directory): make the span larger or the \
+             files smaller"
+                    .to_string()
+            )
+        );
     }
 
     /// The Zipf scramble multiplies ranks by the odd number at or above 0.618 n that is
