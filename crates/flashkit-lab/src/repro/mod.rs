@@ -8,6 +8,7 @@
 //! Nothing here prints, and nothing reads a command line: a spec's field at fault is named
 //! in a [`LabError::Spec`], and the front end says which of its options that is.
 
+pub mod fast;
 pub mod grr;
 
 use crate::Executor;
@@ -136,6 +137,9 @@ pub struct Reproduction {
     pub figures: Vec<Figure>,
     /// The runs' figures as JSON documents (what `--json` and `--out` write).
     pub documents: Vec<Document>,
+    /// One row per run, for a spreadsheet (what `--csv` writes), where the paper's runs
+    /// have a common shape.
+    pub rows: Option<Table>,
     /// Simulated runs made.
     pub runs: usize,
     /// Wall-clock seconds the reproduction took.
@@ -342,6 +346,7 @@ mod tests {
             claims: Vec::new(),
             figures: Vec::new(),
             documents: Vec::new(),
+            rows: None,
             runs: 0,
             wall_seconds: 0.0,
         };

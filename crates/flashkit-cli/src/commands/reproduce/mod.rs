@@ -190,17 +190,21 @@ pub fn lab_failure(error: LabError) -> Failure {
     }
 }
 
-/// Render a reproduction: its text on stdout; its first document to `json`; and into
-/// `figures`' directory every document, the claims ledger as `claims.json`, and every
-/// figure that has something to draw, as SVG.
+/// Render a reproduction: its text on stdout; its first document to `json`; its rows to
+/// `csv`; and into `figures`' directory every document, the claims ledger as `claims.json`,
+/// and every figure that has something to draw, as SVG.
 pub fn show(
     reproduction: &Reproduction,
     json: Option<&Path>,
+    csv: Option<&Path>,
     figures: Option<&mut Figures>,
 ) -> Outcome {
     print!("{}", reproduction.text());
     if let (Some(path), Some(document)) = (json, reproduction.documents.first()) {
         crate::output::write_json(path, &document.json)?;
+    }
+    if let (Some(path), Some(rows)) = (csv, &reproduction.rows) {
+        crate::output::write_csv(path, rows)?;
     }
     if let Some(figures) = figures {
         for document in &reproduction.documents {

@@ -1,10 +1,10 @@
 //! The reproduction's tables: ours beside the paper's figures and claims.
 
-use super::{Done, Experiment, FastArgs, NHB, NLB, sector_writes};
-use crate::commands::reproduce::thousands;
+use super::{Done, Experiment, FastSpec, NHB, NLB, sector_writes};
+use crate::claims::Assessment;
+use crate::claims::fast::PatternRun;
+use crate::repro::{render_ledger, thousands};
 use flashkit_core::NandPreset;
-use flashkit_lab::claims::Assessment;
-use flashkit_lab::claims::fast::PatternRun;
 use flashkit_report::Table;
 use flashkit_sim::{DeviceSpec, RunReport};
 use flashkit_trace::workload::fast::PatternName;
@@ -47,7 +47,7 @@ pub(super) fn counter(report: &RunReport, name: &str) -> u64 {
 }
 
 /// The whole printed report.
-pub fn render(args: &FastArgs, device: &DeviceSpec, done: &[Done], notes: &[String]) -> String {
+pub fn render(args: &FastSpec, device: &DeviceSpec, done: &[Done], notes: &[String]) -> String {
     let mut out = String::new();
     let preset = NandPreset::FAST_PAPER;
     let blocks = device.capacity_bytes / u64::from(preset.page_size_bytes * preset.pages_per_block);
@@ -78,11 +78,11 @@ pub fn render(args: &FastArgs, device: &DeviceSpec, done: &[Done], notes: &[Stri
     out.push_str(&table_ii(args, done));
     out.push_str(&section_3_5(done));
     out.push_str(&traces(done, notes, &args.traces));
-    out.push_str(&crate::commands::reproduce::render_ledger(&ledger(done)));
+    out.push_str(&render_ledger(&ledger(done)));
     out
 }
 
-fn fig_10(args: &FastArgs, done: &[Done], pattern: PatternName) -> Option<String> {
+fn fig_10(args: &FastSpec, done: &[Done], pattern: PatternName) -> Option<String> {
     let experiment = Experiment::Pattern(pattern);
     let first = find(done, &experiment, "bast", 0)?;
     let mut table = Table::new([
@@ -134,7 +134,7 @@ fn fig_10(args: &FastArgs, done: &[Done], pattern: PatternName) -> Option<String
     ))
 }
 
-fn table_ii(args: &FastArgs, done: &[Done]) -> String {
+fn table_ii(args: &FastSpec, done: &[Done]) -> String {
     let mut table = Table::new([
         "log blocks",
         "A BAST paper",
@@ -189,7 +189,7 @@ pub fn ledger(done: &[Done]) -> Vec<Assessment> {
             _ => None,
         })
         .collect();
-    flashkit_lab::claims::fast::assess_all(&runs)
+    crate::claims::fast::assess_all(&runs)
 }
 
 /// Section 3.5's predicted erases per sector write with `nhb` hot blocks and [`NLB`] log

@@ -1,4 +1,4 @@
-//! `flashkit reproduce fast`: the evaluation of Lee et al., "A Log Buffer-Based Flash
+//! The evaluation of Lee et al., "A Log Buffer-Based Flash
 //! Translation Layer Using Fully-Associative Sector Translation" (ACM TECS 6(3), 2007).
 //!
 //! - Fig. 10 and Table II: patterns A-E ([`flashkit_trace::workload::fast`]) through BAST, FAST and O-FAST with 4,
@@ -10,89 +10,77 @@
 //!   against BAST's and against the analysis' approximations.
 //! - The real trace excerpts of `../shared/traces/` through all five FTLs.
 //!
-//! `--out DIR` writes the runs as JSON and draws the paper's figures as SVG (listed in
-//! `fast/figures.rs` and docs/reproduction/fast.md).
+//! [`run`] returns the tables, the runs as JSON (`fast.json`) and as CSV rows, the claims
+//! ledger, and the paper's figures (listed in `fast/figures.rs` and
+//! docs/reproduction/fast.md).
 //!
 //! What it is not: the paper's traces A-D are not public, so the patterns are generated
 //! from its description of them; docs/reproduction/fast.md compares and explains.
 
-use crate::commands::reproduce::{Figures, run_all};
-use crate::output::{write_csv, write_json};
-use crate::{Failure, Outcome};
-use anyhow::anyhow;
-use clap::Args;
+use super::{Document, LabError, Printer, Reproduction, run_all};
+use crate::claims::Paper;
 use flashkit_core::NandPreset;
 use flashkit_device::CountsOnly;
 use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
 use flashkit_sim::{
-    DeviceSpec, NoProgress, Precondition, RunOutcome, RunReport, RunSpec, Source, TraceRecord,
+    DeviceSpec, NoProgress, Precondition, Progress, RunOutcome, RunReport, RunSpec, SimError,
+    Source, TraceRecord,
 };
 use flashkit_trace::TraceError;
 use flashkit_trace::formats::TraceOptions;
 use flashkit_trace::formats::layout::{AddressMapping, PreparedTrace};
 use flashkit_trace::workload::fast::{self, Generator, PatternName, SECTOR};
+use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 mod figures;
 mod report;
 
-/// Options of `flashkit reproduce fast`.
-#[derive(Args, Debug)]
-pub struct FastArgs {
+/// What to run: the FAST paper's evaluation and its parameters. Deserializes from TOML or
+/// JSON with every field optional (the defaults are the paper's).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct FastSpec {
     /// Fraction of the paper's write counts to generate per pattern (Table I: A 2.2M,
     /// B 3.1M, C 398k, D 405k, E 150k sector writes).
-    #[arg(long, default_value_t = 1.0, value_name = "FRACTION")]
     pub scale: f64,
     /// Log-block counts (Fig. 10's axis).
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "4,8,16,32,64",
-        value_name = "LIST"
-    )]
     pub log_blocks: Vec<u32>,
-    /// Patterns to run.
-    #[arg(
-        long,
-        value_delimiter = ',',
-        default_value = "A,B,C,D,E",
-        value_name = "LIST"
-    )]
+    /// Patterns to run, by letter.
     pub patterns: Vec<String>,
-    /// Logical capacity of the simulated card.
-    #[arg(long, default_value = "64M", value_name = "SIZE")]
-    pub capacity: crate::args::Size,
+    /// Logical capacity of the simulated card, in bytes.
+    pub capacity: u64,
     /// Over-provisioning (spare blocks hold the log blocks plus one for merges).
-    #[arg(long, default_value_t = 0.03, value_name = "FRACTION")]
     pub op: f64,
-    /// Where the real trace excerpts are.
-    #[arg(long, default_value = "../shared/traces", value_name = "DIR")]
+    /// Where the real trace excerpts are (a missing directory is noted, not an error).
     pub traces: PathBuf,
     /// Skip the real traces.
-    #[arg(long, conflicts_with = "traces")]
     pub no_traces: bool,
     /// Seed of the generated patterns.
-    #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Runs at a time [default: the number of cores].
-    #[arg(long, value_name = "N")]
+    /// Runs at a time (`None`: one a core); the results do not depend on it.
     pub jobs: Option<usize>,
-    /// Write every run's report as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Write one row per run as CSV.
-    #[arg(long, value_name = "FILE")]
-    pub csv: Option<PathBuf>,
-    /// Create DIR and write there fast.json (what --json writes) and the paper's figures as
-    /// SVG: fig10-A-erases.svg, fig10-A-time.svg ... for each pattern, fig10-no-sw.svg,
-    /// table2-A.svg, table2-B.svg, section3.5.svg, traces-1.svg ... (docs/reproduction/fast.md,
-    /// "Figures").
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
     /// A smoke run in seconds: scale 0.02 and log blocks 4 and 16, every pattern and trace.
-    #[arg(long, conflicts_with_all = ["scale", "log_blocks"])]
     pub quick: bool,
+}
+
+impl Default for FastSpec {
+    fn default() -> FastSpec {
+        FastSpec {
+            scale: 1.0,
+            log_blocks: vec![4, 8, 16, 32, 64],
+            patterns: ["A", "B", "C", "D", "E"].map(String::from).to_vec(),
+            capacity: 64 << 20,
+            op: 0.03,
+            traces: PathBuf::from("../shared/traces"),
+            no_traces: false,
+            seed: 1,
+            jobs: None,
+            quick: false,
+        }
+    }
 }
 
 /// What `--quick` runs: a fiftieth of the paper's writes, two log-block counts.
@@ -148,18 +136,24 @@ pub const NHB: [u64; 4] = [1, 4, 8, 32];
 /// Writes per section 3.5 experiment (before scaling).
 pub const NHB_WRITES: u64 = 100_000;
 
-pub fn run(mut args: FastArgs) -> Outcome {
+/// Run the paper's evaluation: its tables, figures, ledger, `fast.json` and CSV rows.
+pub fn run(spec: &FastSpec, progress: &mut dyn Progress) -> Result<Reproduction, LabError> {
+    let mut args = spec.clone();
     if args.quick {
         args.scale = QUICK_SCALE;
         args.log_blocks = QUICK_LOG_BLOCKS.to_vec();
     }
     let patterns = parse_patterns(&args.patterns)?;
     if !(args.scale.is_finite() && args.scale > 0.0) {
-        return Err(Failure::Usage(anyhow!(
-            "--scale {} must be a positive fraction of the paper's write counts",
-            args.scale
-        )));
+        return Err(LabError::spec(
+            "scale",
+            format!(
+                "{} must be a positive fraction of the paper's write counts",
+                args.scale
+            ),
+        ));
     }
+    let started = Instant::now();
     let device = card(&args);
     let mut jobs = pattern_jobs(&args, &device, &patterns);
     jobs.extend(hot_block_jobs(&args, &device));
@@ -168,35 +162,37 @@ pub fn run(mut args: FastArgs) -> Outcome {
         jobs.extend(trace_jobs(&args, &mut trace_notes)?);
     }
     for job in &jobs {
-        job.spec.check().map_err(crate::sim_failure)?;
+        job.spec.check().map_err(sim_error)?;
     }
-    let mut figures = Figures::prepare(args.out.as_deref())?;
-    let done = execute(jobs, args.jobs)?;
-    print!("{}", report::render(&args, &device, &done, &trace_notes));
-    // What --json writes, and --out as fast.json.
-    let document = || {
-        let reports: Vec<&RunReport> = done.iter().map(|d| &d.report).collect();
-        serde_json::json!({ "runs": reports, "claims": report::ledger(&done) })
-    };
-    if let Some(path) = &args.json {
-        write_json(path, &document())?;
-    }
-    if let Some(path) = &args.csv {
-        write_csv(path, &report::csv(&done))?;
-    }
-    if let Some(figures) = &mut figures {
-        write_json(&figures.path("fast.json"), &document()).map_err(Failure::Runtime)?;
-        figures.note("fast.json");
-        let claims = serde_json::json!({ "claims": report::ledger(&done) });
-        write_json(&figures.path("claims.json"), &claims).map_err(Failure::Runtime)?;
-        figures.note("claims.json");
-        self::figures::write(figures, &args, &done).map_err(Failure::Runtime)?;
-        figures.report();
-    }
-    Ok(())
+    let done = execute(jobs, args.jobs, progress)?;
+    let mut out = Printer::default();
+    out.text(report::render(&args, &device, &done, &trace_notes));
+    let claims = report::ledger(&done);
+    let reports: Vec<&RunReport> = done.iter().map(|d| &d.report).collect();
+    let document = serde_json::json!({ "runs": reports, "claims": &claims });
+    Ok(Reproduction {
+        paper: Paper::Fast,
+        printed: out.into_printed(),
+        figures: figures::all(&args, &done),
+        documents: vec![Document::of("fast.json", &document)],
+        rows: Some(report::csv(&done)),
+        claims,
+        runs: done.len(),
+        wall_seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
-fn parse_patterns(names: &[String]) -> Result<Vec<PatternName>, Failure> {
+/// A simulator error: a bad configuration is the spec's fault, the rest a failed run.
+fn sim_error(error: SimError) -> LabError {
+    match error {
+        SimError::Config(_) | SimError::Trace(TraceError::Spec(_) | TraceError::Options(_)) => {
+            LabError::Config(error.into())
+        }
+        other => LabError::Run(other.into()),
+    }
+}
+
+fn parse_patterns(names: &[String]) -> Result<Vec<PatternName>, LabError> {
     names
         .iter()
         .map(|name| {
@@ -204,19 +200,20 @@ fn parse_patterns(names: &[String]) -> Result<Vec<PatternName>, Failure> {
                 .into_iter()
                 .find(|p| p.letter().eq_ignore_ascii_case(name.trim()))
                 .ok_or_else(|| {
-                    Failure::Usage(anyhow!(
-                        "unknown pattern {name:?} (expected A, B, C, D or E)"
-                    ))
+                    LabError::spec(
+                        "patterns",
+                        format!("unknown pattern {name:?} (expected A, B, C, D or E)"),
+                    )
                 })
         })
         .collect()
 }
 
 /// The simulated card: the paper's NAND.
-fn card(args: &FastArgs) -> DeviceSpec {
+fn card(args: &FastSpec) -> DeviceSpec {
     DeviceSpec {
         preset: NandPreset::FAST_PAPER.name.into(),
-        capacity_bytes: args.capacity.0,
+        capacity_bytes: args.capacity,
         over_provisioning: args.op,
         ..DeviceSpec::default()
     }
@@ -250,11 +247,11 @@ fn spec(
     }
 }
 
-fn scaled(args: &FastArgs, writes: u64) -> u64 {
+fn scaled(args: &FastSpec, writes: u64) -> u64 {
     ((writes as f64 * args.scale).round() as u64).max(1)
 }
 
-fn pattern_jobs(args: &FastArgs, device: &DeviceSpec, patterns: &[PatternName]) -> Vec<Job> {
+fn pattern_jobs(args: &FastSpec, device: &DeviceSpec, patterns: &[PatternName]) -> Vec<Job> {
     // "fast-rw" is not one of the paper's schemes: FAST without its SW log block, run to
     // show what Algorithm 2's SW block costs or saves on each pattern.
     let schemes = [
@@ -288,7 +285,7 @@ fn pattern_jobs(args: &FastArgs, device: &DeviceSpec, patterns: &[PatternName]) 
 
 /// BAST with nlb log blocks; FAST with nlb RW log blocks and no SW block (the analysis
 /// counts RW blocks only); FAST with its SW block on top.
-fn hot_block_jobs(args: &FastArgs, device: &DeviceSpec) -> Vec<Job> {
+fn hot_block_jobs(args: &FastSpec, device: &DeviceSpec) -> Vec<Job> {
     let schemes = [
         ("bast", FtlKind::Bast, NLB, true),
         ("fast-rw", FtlKind::Fast, NLB, false),
@@ -322,7 +319,7 @@ fn hot_block_jobs(args: &FastArgs, device: &DeviceSpec) -> Vec<Job> {
 
 /// Every trace file under the traces directory, in name order, through all five FTLs on
 /// the paper's NAND, the device sized to each trace's footprint.
-fn trace_jobs(args: &FastArgs, notes: &mut Vec<String>) -> Result<Vec<Job>, Failure> {
+fn trace_jobs(args: &FastSpec, notes: &mut Vec<String>) -> Result<Vec<Job>, LabError> {
     let files = trace_files(&args.traces);
     if files.is_empty() {
         notes.push(format!(
@@ -335,7 +332,7 @@ fn trace_jobs(args: &FastArgs, notes: &mut Vec<String>) -> Result<Vec<Job>, Fail
         over_provisioning: 0.10,
         ..card(args)
     };
-    let block = base.block_bytes().map_err(crate::sim_failure)?;
+    let block = base.block_bytes().map_err(sim_error)?;
     let mut jobs = Vec::new();
     for path in files {
         let name = path
@@ -355,7 +352,7 @@ fn trace_jobs(args: &FastArgs, notes: &mut Vec<String>) -> Result<Vec<Job>, Fail
                 continue;
             }
         };
-        let device = base.sized_for(&prepared).map_err(crate::sim_failure)?;
+        let device = base.sized_for(&prepared).map_err(sim_error)?;
         let prepared = Arc::new(prepared);
         for (scheme, kind) in [
             ("page", FtlKind::Page),
@@ -403,15 +400,19 @@ fn trace_files(dir: &Path) -> Vec<PathBuf> {
 }
 
 /// Run every job, `jobs` at a time; results in job order.
-fn execute(all: Vec<Job>, jobs: Option<usize>) -> Result<Vec<Done>, Failure> {
-    run_all("reproduce fast", all, jobs, |job| {
+fn execute(
+    all: Vec<Job>,
+    jobs: Option<usize>,
+    progress: &mut dyn Progress,
+) -> Result<Vec<Done>, LabError> {
+    run_all("reproduce fast", all, jobs, progress, |job| {
         run_job(&job).map(|outcome| Done {
             job,
             report: outcome.report,
         })
     })
     .into_iter()
-    .map(|r| r.map_err(|error| Failure::Runtime(anyhow!(error))))
+    .map(|r| r.map_err(|error| LabError::Run(error.into())))
     .collect()
 }
 

@@ -19,8 +19,8 @@
 //!   FTLs, five excerpts a chart, from the fewest erases to the most (not in the paper).
 
 use super::report::{TABLE_II, counter, erases, find, predicted, seconds};
-use super::{Done, Experiment, FastArgs, NHB, NLB};
-use crate::commands::reproduce::{Figures, line_chart};
+use super::{Done, Experiment, FastSpec, NHB, NLB};
+use crate::repro::{Chart, Figure, line_chart};
 use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, LineChart, Scale, Series};
 use flashkit_sim::RunReport;
 use flashkit_trace::workload::fast::PatternName;
@@ -40,44 +40,48 @@ const TRACE_FTLS: [(&str, &str); 5] = [
 /// Trace excerpts a chart: five of them, five bars each.
 const TRACES_A_CHART: usize = 5;
 
-/// Save every figure the run has data for (see the module's documentation).
-pub fn write(figures: &mut Figures, args: &FastArgs, done: &[Done]) -> anyhow::Result<()> {
+/// Every figure of the paper's evaluation, drawn from the runs (a figure without data, of a
+/// pattern not run, comes back empty and is not saved).
+pub fn all(args: &FastSpec, done: &[Done]) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    let mut add = |name: String, chart: Chart| figures.push(Figure { name, chart });
     let mut log_blocks = args.log_blocks.clone();
     log_blocks.sort_unstable();
     log_blocks.dedup();
     for pattern in PatternName::ALL {
         let [erases_chart, time_chart] = fig_10(pattern, &log_blocks, done);
-        figures.save(
-            &format!("fig10-{}-erases.svg", pattern.letter()),
-            erases_chart.svg(),
-        )?;
-        figures.save(
-            &format!("fig10-{}-time.svg", pattern.letter()),
-            time_chart.svg(),
-        )?;
+        add(
+            format!("fig10-{}-erases.svg", pattern.letter()),
+            Chart::Line(erases_chart),
+        );
+        add(
+            format!("fig10-{}-time.svg", pattern.letter()),
+            Chart::Line(time_chart),
+        );
     }
-    figures.save("fig10-no-sw.svg", no_sw(&log_blocks, done).svg())?;
+    add(
+        "fig10-no-sw.svg".into(),
+        Chart::Line(no_sw(&log_blocks, done)),
+    );
     for (index, pattern) in [PatternName::A, PatternName::B].into_iter().enumerate() {
-        figures.save(
-            &format!("table2-{}.svg", pattern.letter()),
-            table_ii(pattern, index, args.scale, &log_blocks, done).svg(),
-        )?;
+        add(
+            format!("table2-{}.svg", pattern.letter()),
+            Chart::GroupedBars(table_ii(pattern, index, args.scale, &log_blocks, done)),
+        );
     }
-    figures.save("section3.5.svg", section_3_5(done).svg())?;
+    add(
+        "section3.5.svg".into(),
+        Chart::GroupedBars(section_3_5(done)),
+    );
     let traces = traces(done);
+    let charts = traces.len().div_ceil(TRACES_A_CHART);
     for (chart, chunk) in traces.chunks(TRACES_A_CHART).enumerate() {
-        figures.save(
-            &format!("traces-{}.svg", chart + 1),
-            traces_chart(
-                chunk,
-                done,
-                chart + 1,
-                traces.len().div_ceil(TRACES_A_CHART),
-            )
-            .svg(),
-        )?;
+        add(
+            format!("traces-{}.svg", chart + 1),
+            Chart::GroupedBars(traces_chart(chunk, done, chart + 1, charts)),
+        );
     }
-    Ok(())
+    figures
 }
 
 /// `(log blocks, value)` of a scheme's runs on a pattern, in log-block order.
