@@ -471,3 +471,100 @@ fn run_job(job: &Job) -> Result<RunOutcome, String> {
 pub fn sector_writes(report: &RunReport) -> u64 {
     report.host.write_bytes / SECTOR
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::repro::Chart;
+
+    fn small() -> FastSpec {
+        FastSpec {
+            scale: 0.002,
+            log_blocks: vec![4, 16],
+            patterns: vec!["A".into(), "e".into()],
+            no_traces: true,
+            jobs: Some(2),
+            ..FastSpec::default()
+        }
+    }
+
+    #[test]
+    fn a_small_run_returns_every_part_of_the_evaluation() {
+        let r = run(&small(), &mut NoProgress).expect("runs");
+        assert_eq!(r.paper, Paper::Fast);
+        // 2 patterns x 2 log-block counts x 4 schemes, and 4 hot-block counts x 3 schemes.
+        assert_eq!(r.runs, 16 + 12);
+        let rows = r.rows.as_ref().expect("rows");
+        assert_eq!(rows.rows.len(), r.runs);
+        let doc: serde_json::Value =
+            serde_json::from_str(r.documents[0].json.get()).expect("fast.json");
+        assert_eq!(r.documents[0].name, "fast.json");
+        assert_eq!(doc["runs"].as_array().expect("runs").len(), r.runs);
+        assert_eq!(
+            doc["claims"].as_array().expect("claims").len(),
+            r.claims.len()
+        );
+        assert_eq!(r.claims.len(), 13);
+        let erases = r
+            .figures
+            .iter()
+            .find(|f| f.name == "fig10-A-erases.svg")
+            .expect("Fig. 10 for A");
+        let Chart::Line(chart) = &erases.chart else {
+            panic!("Fig. 10 is a line chart")
+        };
+        // BAST, FAST and O-FAST at both log-block counts.
+        assert_eq!(chart.series.len(), 3);
+        assert!(chart.series.iter().all(|s| s.points.len() == 2));
+        // Pattern B did not run: its figure has nothing to draw.
+        let b = r.figures.iter().find(|f| f.name == "fig10-B-erases.svg");
+        assert!(b.is_none_or(|f| f.chart.svg().is_err()));
+        let text = r.text();
+        assert!(text.starts_with("FAST paper reproduction"), "{text}");
+        assert!(text.contains("The paper's claims"));
+    }
+
+    #[test]
+    fn the_same_spec_gives_the_same_runs_on_any_number_of_threads() {
+        let one = run(
+            &FastSpec {
+                jobs: Some(1),
+                ..small()
+            },
+            &mut NoProgress,
+        )
+        .expect("one");
+        let two = run(&small(), &mut NoProgress).expect("two");
+        assert_eq!(one.documents[0].json.get(), two.documents[0].json.get());
+        assert_eq!(one.text(), two.text());
+    }
+
+    #[test]
+    fn bad_fields_are_named() {
+        let field = |spec: FastSpec| match run(&spec, &mut NoProgress) {
+            Err(LabError::Spec { field, .. }) => field,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            field(FastSpec {
+                patterns: vec!["F".into()],
+                ..small()
+            }),
+            "patterns"
+        );
+        assert_eq!(
+            field(FastSpec {
+                scale: 0.0,
+                ..small()
+            }),
+            "scale"
+        );
+        assert_eq!(
+            field(FastSpec {
+                scale: f64::NAN,
+                ..small()
+            }),
+            "scale"
+        );
+    }
+}
