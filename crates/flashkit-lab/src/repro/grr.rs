@@ -301,6 +301,7 @@ pub fn run(spec: &GrrSpec, progress: &mut dyn Progress) -> Result<Reproduction, 
         claims,
         figures,
         documents,
+        notes: Vec::new(),
         runs: runner.runs.len(),
         wall_seconds,
     })
