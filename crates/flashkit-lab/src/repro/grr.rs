@@ -302,6 +302,7 @@ pub fn run(spec: &GrrSpec, progress: &mut dyn Progress) -> Result<Reproduction, 
         figures,
         documents,
         rows: None,
+        notes: Vec::new(),
         runs: runner.runs.len(),
         wall_seconds,
     })

@@ -10,6 +10,7 @@
 
 pub mod fast;
 pub mod grr;
+pub mod vet;
 
 use crate::Executor;
 use crate::claims::{Assessment, Origin, Paper, Tally};
@@ -17,7 +18,8 @@ use flashkit_report::Table;
 use flashkit_report::plot::{
     Axis, BarChart, GroupedBarChart, Legend, LineChart, PlotError, Scale, Series,
 };
-use flashkit_sim::Progress;
+use flashkit_sim::{Progress, SimError};
+use flashkit_trace::TraceError;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use std::error::Error;
@@ -36,6 +38,19 @@ pub enum LabError {
         /// What is wrong with its value.
         problem: String,
     },
+    /// A list field of the spec names something the reproduction does not know (a
+    /// workload, a scheme).
+    #[error("unknown {what} {name:?} in {field}; expected some of: {}", known.join(", "))]
+    Unknown {
+        /// The spec's field, as serde names it (`workload`).
+        field: &'static str,
+        /// What its names name (`workload`, `scheme`).
+        what: &'static str,
+        /// The name given.
+        name: String,
+        /// The names known, in order.
+        known: Vec<String>,
+    },
     /// A library refused the configuration the spec expands to (a bad combination of
     /// parameters no single field owns).
     #[error("{0}")]
@@ -51,6 +66,26 @@ impl LabError {
         LabError::Spec {
             field,
             problem: problem.into(),
+        }
+    }
+
+    /// A simulator error: a configuration it refuses (or a trace's options that do not fit
+    /// the file) is [`LabError::Config`], anything else a failed run.
+    pub fn from_sim(error: SimError) -> LabError {
+        match error {
+            SimError::Config(_) => LabError::Config(error.into()),
+            SimError::Trace(error) => LabError::from_trace(error),
+            other => LabError::Run(other.into()),
+        }
+    }
+
+    /// A trace error: options that do not fit the file are [`LabError::Config`]; a file
+    /// that cannot be read or parsed (the error names the file, line and field) a failed
+    /// run.
+    pub fn from_trace(error: TraceError) -> LabError {
+        match error {
+            TraceError::Spec(_) | TraceError::Options(_) => LabError::Config(error.into()),
+            other => LabError::Run(other.into()),
         }
     }
 }
@@ -123,6 +158,16 @@ impl Document {
     }
 }
 
+/// The file name of a reproduction's claims ledger.
+pub const LEDGER_NAME: &str = "claims.json";
+
+impl Document {
+    /// The claims ledger as [`LEDGER_NAME`]: `{"claims": [...]}`.
+    pub fn ledger(claims: &[Assessment]) -> Document {
+        Document::of(LEDGER_NAME, &serde_json::json!({ "claims": claims }))
+    }
+}
+
 /// What a reproduction returns.
 #[derive(Clone, Debug, Serialize)]
 pub struct Reproduction {
@@ -135,11 +180,16 @@ pub struct Reproduction {
     pub claims: Vec<Assessment>,
     /// The paper's figures, drawn from the runs.
     pub figures: Vec<Figure>,
-    /// The runs' figures as JSON documents (what `--json` and `--out` write).
+    /// The runs' figures as JSON documents (what `--json` and `--out` write), in the order
+    /// they are written. The claims ledger ([`LEDGER_NAME`]) is written after them unless
+    /// one of them is the ledger ([`Document::ledger`]).
     pub documents: Vec<Document>,
     /// One row per run, for a spreadsheet (what `--csv` writes), where the paper's runs
     /// have a common shape.
     pub rows: Option<Table>,
+    /// Remarks on the inputs, one a line, for a front end to show apart from the text (an
+    /// input missing and skipped, how a trace was read).
+    pub notes: Vec<String>,
     /// Simulated runs made.
     pub runs: usize,
     /// Wall-clock seconds the reproduction took.
@@ -347,6 +397,7 @@ mod tests {
             figures: Vec::new(),
             documents: Vec::new(),
             rows: None,
+            notes: Vec::new(),
             runs: 0,
             wall_seconds: 0.0,
         };

@@ -226,8 +226,10 @@ impl FromStr for TimeUnit {
     }
 }
 
-/// How to read a trace file.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// How to read a trace file. Deserializes with every field optional (the defaults: the
+/// format detected, every volume kept, requests in file order).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
 pub struct TraceOptions {
     /// The format; detected from the content when `None`.
     pub format: Option<Format>,

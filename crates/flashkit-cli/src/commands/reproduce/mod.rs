@@ -12,7 +12,7 @@ use crate::progress::Bar;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Subcommand;
-use flashkit_lab::repro::{LabError, Reproduction};
+use flashkit_lab::repro::{Document, LEDGER_NAME, LabError, Reproduction};
 pub use flashkit_lab::repro::{line_chart, render_ledger, sweep, thousands};
 use flashkit_report::plot::PlotError;
 use std::path::{Path, PathBuf};
@@ -182,23 +182,40 @@ pub fn run_all<J: Send, R: Send>(
 /// (`capacity` is `--capacity`), exit status 2 for what the user asked, 1 for a failed run.
 pub fn lab_failure(error: LabError) -> Failure {
     match error {
-        LabError::Spec { field, problem } => {
-            Failure::Usage(anyhow!("--{} {problem}", field.replace('_', "-")))
-        }
+        LabError::Spec { field, problem } => Failure::Usage(anyhow!("{} {problem}", flag(field))),
+        LabError::Unknown {
+            field,
+            what,
+            name,
+            known,
+        } => Failure::Usage(anyhow!(
+            "unknown {what} {name:?} in {}; expected some of: {}",
+            flag(field),
+            known.join(", ")
+        )),
         LabError::Config(e) => Failure::Usage(anyhow!(e)),
         LabError::Run(e) => Failure::Runtime(anyhow!(e)),
     }
 }
 
-/// Render a reproduction: its text on stdout; its first document to `json`; its rows to
-/// `csv`; and into `figures`' directory every document, the claims ledger as `claims.json`,
-/// and every figure that has something to draw, as SVG.
+/// The option a spec's field is given with: `buffer_size` is `--buffer-size`.
+fn flag(field: &str) -> String {
+    format!("--{}", field.replace('_', "-"))
+}
+
+/// Render a reproduction: its notes on stderr, its text on stdout; its first document to
+/// `json`; its rows to `csv`; and into `figures`' directory every document, the claims
+/// ledger as `claims.json` (after them, unless it is one of them), and every figure that
+/// has something to draw, as SVG.
 pub fn show(
     reproduction: &Reproduction,
     json: Option<&Path>,
     csv: Option<&Path>,
     figures: Option<&mut Figures>,
 ) -> Outcome {
+    for note in &reproduction.notes {
+        eprintln!("note: {note}");
+    }
     print!("{}", reproduction.text());
     if let (Some(path), Some(document)) = (json, reproduction.documents.first()) {
         crate::output::write_json(path, &document.json)?;
@@ -211,11 +228,11 @@ pub fn show(
             crate::output::write_json(&figures.path(&document.name), &document.json)?;
             figures.note(&document.name);
         }
-        crate::output::write_json(
-            &figures.path("claims.json"),
-            &serde_json::json!({ "claims": &reproduction.claims }),
-        )?;
-        figures.note("claims.json");
+        if !reproduction.documents.iter().any(|d| d.name == LEDGER_NAME) {
+            let ledger = Document::ledger(&reproduction.claims);
+            crate::output::write_json(&figures.path(&ledger.name), &ledger.json)?;
+            figures.note(&ledger.name);
+        }
         for figure in &reproduction.figures {
             figures.save(&figure.name, figure.chart.svg())?;
         }
