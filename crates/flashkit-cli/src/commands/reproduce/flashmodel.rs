@@ -15,8 +15,7 @@
 //! The paper's figures are printed beside ours; `docs/reproduction/flashmodel.md` explains
 //! where they differ.
 
-use crate::commands::em::{device_prediction, failure};
-use crate::commands::em_graph::device;
+use crate::commands::em::failure;
 use crate::commands::em_probe;
 use crate::commands::reproduce::Figures;
 use crate::output::write_json;
@@ -400,7 +399,7 @@ fn table2(args: &FlashmodelArgs) -> Outcome {
     while log_v <= args.bfs_max_log {
         for (i, mode) in MODES.into_iter().enumerate() {
             let graph = Graph::grid(1 << (log_v / 2));
-            let mut io = device(mode, paper_sizes());
+            let mut io = mode.simulated_device(paper_sizes());
             let config = BfsConfig {
                 memory_bytes: MEMORY,
                 mu: None,
@@ -480,7 +479,7 @@ fn disk(args: &FlashmodelArgs) -> Outcome {
             let started = Instant::now();
             let report = sort_file::<u32>(&spec).map_err(failure)?;
             let seconds = started.elapsed().as_secs_f64();
-            let predicted = device_prediction(&report.outcome.plan, mode, paper_sizes());
+            let predicted = mode.device_prediction(&report.outcome.plan, paper_sizes());
             let paper = TABLE1
                 .iter()
                 .find(|r| r.0 == log_n)
