@@ -16,7 +16,6 @@
 //! where they differ.
 
 use crate::commands::em::failure;
-use crate::commands::em_probe;
 use crate::commands::reproduce::Figures;
 use crate::output::write_json;
 use crate::{Failure, Outcome};
@@ -30,6 +29,7 @@ use flashkit_em::sort::files::{FileSortSpec, InputOrder, IoMode, generate_file, 
 use flashkit_em::sort::{FanIn, Layout, Plan, replay_plan};
 use flashkit_em::tl::TranslationLayer;
 use flashkit_lab::claims::flashmodel::SortRow;
+use flashkit_lab::probe;
 use flashkit_report::Table;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -279,13 +279,21 @@ fn fig1(args: &FlashmodelArgs, figures: Option<&mut Figures>) -> Outcome {
         // The paper's algorithms have one transfer in flight (two, double-buffered).
         depth: 1,
     };
-    let report = em_probe::measure(&dir, &spec)?;
-    print!("{}", em_probe::render(&report, em_probe::DEFAULT_FRACTION));
+    if !dir.is_dir() {
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "{} is not a directory",
+            dir.display()
+        )));
+    }
+    let bar = crate::progress::SharedBar::new("probe");
+    let report = probe::measure(&dir, &spec, &crate::interrupt::OnInterrupt, &bar)
+        .map_err(super::lab_failure)?;
+    print!("{}", probe::render(&report, probe::DEFAULT_FRACTION));
     if let Some(figures) = figures {
         write_json(&figures.path("fig1.json"), &report)?;
         figures.note("fig1.json");
         figures
-            .save("fig1.svg", em_probe::chart(&report).svg())
+            .save("fig1.svg", probe::chart(&report).svg())
             .map_err(Failure::Runtime)?;
     }
     Ok(())
