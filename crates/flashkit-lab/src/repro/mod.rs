@@ -8,6 +8,8 @@
 //! Nothing here prints, and nothing reads a command line: a spec's field at fault is named
 //! in a [`LabError::Spec`], and the front end says which of its options that is.
 
+pub mod fatlist;
+pub mod flashmodel;
 pub mod grr;
 
 use crate::Executor;
@@ -27,7 +29,8 @@ use std::fmt::Write as _;
 pub enum LabError {
     /// A field of the spec is out of range or inconsistent with another. `problem` starts
     /// with the value given ("3M is not a whole number of blocks"), so that a front end can
-    /// put its own name for the field in front of it.
+    /// put its own name for the field in front of it; another field it names is in
+    /// backquotes ("16 is below `bfs_min_log` 18"), for the front end to rename too.
     #[error("{field}: {problem}")]
     Spec {
         /// The spec's field, as serde names it (`capacity`, `buffer_size`).
@@ -122,6 +125,18 @@ impl Document {
     }
 }
 
+/// Where a front end saves the claims ledger (`claims.json`) among a reproduction's files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LedgerPlace {
+    /// After the documents, before the figures: the runs' results come first.
+    #[default]
+    AfterDocuments,
+    /// After the figures: a paper whose figure and its document are one measurement
+    /// (flashmodel's `fig1.json` and `fig1.svg`, this machine's disk).
+    AfterFigures,
+}
+
 /// What a reproduction returns.
 #[derive(Clone, Debug, Serialize)]
 pub struct Reproduction {
@@ -136,6 +151,8 @@ pub struct Reproduction {
     pub figures: Vec<Figure>,
     /// The runs' figures as JSON documents (what `--json` and `--out` write).
     pub documents: Vec<Document>,
+    /// Where the claims ledger goes among the files saved.
+    pub ledger_place: LedgerPlace,
     /// Simulated runs made.
     pub runs: usize,
     /// Wall-clock seconds the reproduction took.
@@ -342,6 +359,7 @@ mod tests {
             claims: Vec::new(),
             figures: Vec::new(),
             documents: Vec::new(),
+            ledger_place: LedgerPlace::default(),
             runs: 0,
             wall_seconds: 0.0,
         };

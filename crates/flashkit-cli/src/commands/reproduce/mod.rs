@@ -12,8 +12,8 @@ use crate::progress::Bar;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Subcommand;
-use flashkit_lab::repro::{LabError, Reproduction};
-pub use flashkit_lab::repro::{line_chart, render_ledger, sweep, thousands};
+use flashkit_lab::repro::{LabError, LedgerPlace, Reproduction};
+pub use flashkit_lab::repro::{line_chart, render_ledger, thousands};
 use flashkit_report::plot::PlotError;
 use std::path::{Path, PathBuf};
 
@@ -87,7 +87,7 @@ pub fn run(paper: Paper, given: &[String]) -> Outcome {
         Paper::All(args) => all::run(&args),
         Paper::Fast(args) => fast::run(args),
         Paper::Fatlist(args) => fatlist::run(&args, given),
-        Paper::Flashmodel(args) => flashmodel::run(args),
+        Paper::Flashmodel(args) => flashmodel::run(&args),
         Paper::Grr(args) => grr::run(&args),
         Paper::Vet(args) => vet::run(args, given),
     }
@@ -179,20 +179,43 @@ pub fn run_all<J: Send, R: Send>(
 }
 
 /// A lab error as the CLI reports it: a spec's field at fault under the option's name
-/// (`capacity` is `--capacity`), exit status 2 for what the user asked, 1 for a failed run.
+/// (`capacity` is `--capacity`, and so is a field the problem names in backquotes), exit
+/// status 2 for what the user asked, 1 for a failed run.
 pub fn lab_failure(error: LabError) -> Failure {
     match error {
         LabError::Spec { field, problem } => {
-            Failure::Usage(anyhow!("--{} {problem}", field.replace('_', "-")))
+            Failure::Usage(anyhow!("{} {}", flag(field), flags_in(&problem)))
         }
         LabError::Config(e) => Failure::Usage(anyhow!(e)),
         LabError::Run(e) => Failure::Runtime(anyhow!(e)),
     }
 }
 
+/// The option of a spec's field: `bfs_min_log` is `--bfs-min-log`.
+fn flag(field: &str) -> String {
+    format!("--{}", field.replace('_', "-"))
+}
+
+/// `problem` with every field it names in backquotes (`` `only` ``) as its option.
+fn flags_in(problem: &str) -> String {
+    let mut out = String::new();
+    let mut rest = problem;
+    while let Some(start) = rest.find('`') {
+        let Some(len) = rest[start + 1..].find('`') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(&flag(&rest[start + 1..start + 1 + len]));
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Render a reproduction: its text on stdout; its first document to `json`; and into
-/// `figures`' directory every document, the claims ledger as `claims.json`, and every
-/// figure that has something to draw, as SVG.
+/// `figures`' directory every document, then every figure that has something to draw, as
+/// SVG, and the claims ledger as `claims.json` where the reproduction places it (after the
+/// documents or after the figures).
 pub fn show(
     reproduction: &Reproduction,
     json: Option<&Path>,
@@ -207,15 +230,46 @@ pub fn show(
             crate::output::write_json(&figures.path(&document.name), &document.json)?;
             figures.note(&document.name);
         }
-        crate::output::write_json(
-            &figures.path("claims.json"),
-            &serde_json::json!({ "claims": &reproduction.claims }),
-        )?;
-        figures.note("claims.json");
+        let ledger = |figures: &mut Figures| -> Outcome {
+            crate::output::write_json(
+                &figures.path("claims.json"),
+                &serde_json::json!({ "claims": &reproduction.claims }),
+            )?;
+            figures.note("claims.json");
+            Ok(())
+        };
+        if reproduction.ledger_place == LedgerPlace::AfterDocuments {
+            ledger(figures)?;
+        }
         for figure in &reproduction.figures {
             figures.save(&figure.name, figure.chart.svg())?;
+        }
+        if reproduction.ledger_place == LedgerPlace::AfterFigures {
+            ledger(figures)?;
         }
         figures.report();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_error_names_the_options_of_its_fields() {
+        let message = |field, problem: &str| match lab_failure(LabError::spec(field, problem)) {
+            Failure::Usage(e) => e.to_string(),
+            Failure::Runtime(e) => panic!("not a usage error: {e}"),
+        };
+        assert_eq!(
+            message("bfs_max_log", "16 is below `bfs_min_log` 18: no grid"),
+            "--bfs-max-log 16 is below --bfs-min-log 18: no grid"
+        );
+        assert_eq!(
+            message("readings", "is for `only` sensor, not `only` sizes"),
+            "--readings is for --only sensor, not --only sizes"
+        );
+        assert_eq!(message("tmp", "a ` alone"), "--tmp a ` alone");
+    }
 }
