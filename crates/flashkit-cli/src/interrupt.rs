@@ -139,6 +139,17 @@ impl Drop for Temporary {
     }
 }
 
+/// The lab's [`Temporaries`](flashkit_lab::temporaries::Temporaries) on this process's
+/// list: what an experiment holds is removed on Ctrl-C as [`temporary`] paths are.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct OnInterrupt;
+
+impl flashkit_lab::temporaries::Temporaries for OnInterrupt {
+    fn hold(&self, path: &Path) -> flashkit_lab::temporaries::Held {
+        Box::new(temporary(path))
+    }
+}
+
 /// Remove every listed path that exists; how many were removed.
 fn remove_all() -> usize {
     let list = TEMPORARY.lock().unwrap_or_else(PoisonError::into_inner);
@@ -174,9 +185,19 @@ mod tests {
         let _file = temporary(&file);
         let _tree = temporary(&tree);
         let _missing = temporary(&dir.path().join("never-made"));
-        assert_eq!(remove_all(), 2);
-        assert!(!file.exists() && !tree.exists());
+        // What an experiment in the lab holds is on the same list, and off it once the lab
+        // drops its guard. (One test: the list is the process's, shared by parallel tests.)
+        use flashkit_lab::temporaries::Temporaries;
+        let held = dir.path().join("held");
+        std::fs::create_dir_all(held.join("deep")).expect("mkdir");
+        let released = dir.path().join("released");
+        std::fs::write(&released, b"x").expect("write");
+        drop(OnInterrupt.hold(&released));
+        let _held = OnInterrupt.hold(&held);
+        assert_eq!(remove_all(), 3);
+        assert!(!file.exists() && !tree.exists() && !held.exists());
         assert!(kept.exists(), "a path whose guard dropped is not removed");
+        assert!(released.exists(), "a path the lab released is not removed");
     }
 
     #[test]

@@ -592,6 +592,56 @@ fn interrupting_reproduce_all_interrupts_its_paper() {
     );
 }
 
+/// Ctrl-C during the real-disk sort of `reproduce flashmodel` removes the sort's temporary
+/// directory (the lab holds it through the CLI's interrupt list) and exits 130.
+#[cfg(target_os = "linux")]
+#[test]
+fn interrupting_reproduce_flashmodel_removes_its_sort_directory() {
+    use std::process::{Command, Stdio};
+    use std::time::{Duration, Instant};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(["reproduce", "flashmodel", "--quick", "--tmp"])
+        .arg(tmp.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn flashkit");
+    // The sort's directory once its input is being written: held by then.
+    let sorting = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .expect("read dir")
+            .filter_map(Result::ok)
+            .any(|e| e.path().join("input").exists())
+    };
+    let started = Instant::now();
+    while !sorting(tmp.path()) {
+        assert!(
+            child.try_wait().expect("poll").is_none(),
+            "the run ended before its sort began"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "no sort directory"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    let done = child.wait_with_output().expect("wait");
+    assert_eq!(done.status.code(), Some(130), "{}", text(&done.stderr));
+    assert!(text(&done.stderr).contains("interrupted: removed 1 temporary file(s)"));
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("read dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
+
 /// `reproduce flashmodel` ends with the ledger's verdicts on Table 1, computed from the
 /// exact volumes of the replayed sorts (so pinned here): the translation layer reads like
 /// B_r; the 2^25 row and B_w's pass count set our volumes apart from the paper's.

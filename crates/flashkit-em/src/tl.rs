@@ -15,7 +15,7 @@
 //! and `write_buffers - 1` recently written ones kept for reads.
 
 use crate::EmError;
-use crate::io::{AlignedBuf, BlockIo, BlockSizes, IoStats, check_aligned};
+use crate::io::{AlignedBuf, BlockIo, BlockSizes, IoStats, PhysicalIo, check_aligned};
 use serde::Serialize;
 use std::collections::VecDeque;
 
@@ -265,6 +265,17 @@ impl<D: BlockIo> TranslationLayer<D> {
             }
         }
         Ok(())
+    }
+}
+
+/// The device underneath is the physical one.
+impl<D: PhysicalIo> PhysicalIo for TranslationLayer<D> {
+    fn physical(&self) -> IoStats {
+        self.inner.physical()
+    }
+
+    fn written_extent_bytes(&self) -> Option<u64> {
+        self.inner.written_extent_bytes()
     }
 }
 

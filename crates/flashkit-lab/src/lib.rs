@@ -13,11 +13,17 @@
 //! - [`exec`]: the deterministic parallel executor every experiment runs on.
 //! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
 //!   and its results.
+//! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`].
+//! - [`probe`]: the disk probe (a real device's throughput against block size).
+//! - [`temporaries`]: how an experiment on a real disk tells its front end which files to
+//!   remove if the process is interrupted.
 
 pub mod claims;
 pub mod compare;
 pub mod exec;
+pub mod probe;
 pub mod repro;
 pub mod sweep;
+pub mod temporaries;
 
 pub use exec::{Executor, Finished, JobPanic};

@@ -12,7 +12,7 @@ use anyhow::Context;
 use clap::{ArgGroup, Args, Subcommand};
 use flashkit_core::units::format_size;
 use flashkit_em::EmError;
-use flashkit_em::io::{BlockSizes, IoStats};
+use flashkit_em::io::BlockSizes;
 use flashkit_em::model::{Cost, FlashModel};
 use flashkit_em::progress::Progress as _;
 use flashkit_em::record::{KeyPayload, RecordKind};
@@ -229,22 +229,6 @@ pub fn gb(bytes: u64) -> String {
     format!("{value:.decimals$}")
 }
 
-/// A plan's predicted I/O as it reaches the device in `mode` (under the translation layer,
-/// writes arrive as whole `B_w` blocks).
-pub fn device_prediction(plan: &Plan, mode: IoMode, device: BlockSizes) -> IoStats {
-    let v = plan.volumes();
-    let mut io = IoStats {
-        read_ios: v.read_ios,
-        write_ios: v.write_ios,
-        read_bytes: v.read_bytes,
-        write_bytes: v.write_bytes,
-    };
-    if mode == IoMode::Tl {
-        io.write_ios = v.write_bytes.div_ceil(device.write_bytes);
-    }
-    io
-}
-
 fn cost_cells(cost: &Cost) -> [String; 2] {
     [format!("{:.0}", cost.general), gb(cost.unit_bytes)]
 }
@@ -296,7 +280,7 @@ fn model(args: ModelArgs) -> Outcome {
             FanIn::Model,
         )
         .map_err(failure)?;
-        let io = device_prediction(&plan, mode, model.sizes);
+        let io = mode.device_prediction(&plan, model.sizes);
         let cost = model.cost(&io);
         let [general, unit] = cost_cells(&cost);
         table.push([

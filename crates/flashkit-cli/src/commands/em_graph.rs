@@ -16,7 +16,7 @@ use flashkit_em::EmError;
 use flashkit_em::graph::Graph;
 use flashkit_em::graph::bfs::{self, BfsConfig, BfsReport};
 use flashkit_em::graph::dfs::{self, DfsReport};
-use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo};
+use flashkit_em::io::{BlockIo, BlockSizes, IoStats, PhysicalIo};
 use flashkit_em::model::Cost;
 use flashkit_em::sort::files::IoMode;
 use flashkit_em::tl::TranslationLayer;
@@ -83,84 +83,33 @@ pub fn build_graph(kind: &str, vertices: u64, seed: u64) -> Result<Graph, Failur
     }
 }
 
-/// A simulated device in `mode`: pages of `B_r` or `B_w`, or pages of `B_r` through the
-/// translation layer onto `B_w` blocks. Returns the device and a way to read the physical
-/// counters.
-pub fn device(mode: IoMode, sizes: BlockSizes) -> Box<dyn PhysicalIo> {
-    match mode {
-        IoMode::ReadBlocks => Box::new(SimIo::with_data(mode.algorithm_sizes(sizes))),
-        IoMode::WriteBlocks => Box::new(SimIo::with_data(mode.algorithm_sizes(sizes))),
-        IoMode::Tl | IoMode::Flash => Box::new(
-            TranslationLayer::new(SimIo::with_data(sizes), 2, None)
-                .expect("invariant: two buffers and no bound are valid"),
-        ),
+/// An FTL under an em algorithm, straight or through the translation layer: the adapter
+/// at the bottom, for its counters and report.
+trait FtlStack: PhysicalIo {
+    /// The FTL adapter underneath.
+    fn ftl(&self) -> &EmFtl;
+}
+
+impl FtlStack for EmFtl {
+    fn ftl(&self) -> &EmFtl {
+        self
     }
 }
 
-/// A device whose physical counters may differ from what the algorithm asked for.
-pub trait PhysicalIo: BlockIo {
-    /// What reached the simulated flash.
-    fn physical(&self) -> IoStats;
-
-    /// The FTL underneath, where the device is one.
-    fn ftl(&self) -> Option<&EmFtl> {
-        None
-    }
-
-    /// One past the highest byte written to the simulator underneath, where the device is
-    /// one (the footprint of a dry run).
-    fn written_extent_bytes(&self) -> Option<u64> {
-        None
-    }
-}
-
-impl PhysicalIo for SimIo {
-    fn physical(&self) -> IoStats {
-        self.stats()
-    }
-
-    fn written_extent_bytes(&self) -> Option<u64> {
-        Some(SimIo::written_extent_bytes(self))
-    }
-}
-
-impl PhysicalIo for TranslationLayer<SimIo> {
-    fn physical(&self) -> IoStats {
-        self.inner().stats()
-    }
-
-    fn written_extent_bytes(&self) -> Option<u64> {
-        Some(self.inner().written_extent_bytes())
-    }
-}
-
-impl PhysicalIo for EmFtl {
-    fn physical(&self) -> IoStats {
-        self.stats()
-    }
-
-    fn ftl(&self) -> Option<&EmFtl> {
-        Some(self)
-    }
-}
-
-impl PhysicalIo for TranslationLayer<EmFtl> {
-    fn physical(&self) -> IoStats {
-        self.inner().stats()
-    }
-
-    fn ftl(&self) -> Option<&EmFtl> {
-        Some(self.inner())
+impl FtlStack for TranslationLayer<EmFtl> {
+    fn ftl(&self) -> &EmFtl {
+        self.inner()
     }
 }
 
 /// The FTL in `mode`: pages of `B_r` or `B_w` straight onto it, or pages of `B_r` through
-/// the translation layer onto `B_w` blocks (as [`device`] does on the simulator).
+/// the translation layer onto `B_w` blocks (as [`IoMode::simulated_device`] does on the
+/// simulator).
 fn ftl_device(
     mode: IoMode,
     sizes: BlockSizes,
     ftl: &FtlDevice,
-) -> Result<Box<dyn PhysicalIo>, Failure> {
+) -> Result<Box<dyn FtlStack>, Failure> {
     Ok(match mode {
         IoMode::ReadBlocks | IoMode::WriteBlocks => {
             Box::new(ftl.build(mode.algorithm_sizes(sizes))?)
@@ -176,7 +125,7 @@ fn ftl_device(
 /// write their graph first and begin by reading it, so the FTL's counters at the first read
 /// divide the upload from the algorithm's part.
 struct UploadMark {
-    inner: Box<dyn PhysicalIo>,
+    inner: Box<dyn FtlStack>,
     mark: Option<Snapshot>,
     read_yet: bool,
 }
@@ -188,7 +137,7 @@ impl BlockIo for UploadMark {
     fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
         if !self.read_yet {
             self.read_yet = true;
-            self.mark = self.inner.ftl().map(snapshot);
+            self.mark = Some(snapshot(self.inner.ftl()));
         }
         self.inner.read(offset, buf)
     }
@@ -212,10 +161,6 @@ impl BlockIo for UploadMark {
 impl PhysicalIo for UploadMark {
     fn physical(&self) -> IoStats {
         self.inner.physical()
-    }
-
-    fn ftl(&self) -> Option<&EmFtl> {
-        self.inner.ftl()
     }
 }
 
@@ -241,7 +186,7 @@ fn on_device<T>(
     sizes: BlockSizes,
     (name, algorithm): Named<impl Fn(&mut dyn PhysicalIo) -> Result<T, EmError>>,
 ) -> Result<Ran<T>, Failure> {
-    let mut sim = device(args.io, sizes);
+    let mut sim = args.io.simulated_device(sizes);
     let Some(kind) = args.ftl else {
         let result = algorithm(&mut *sim).map_err(failure)?;
         return Ok(Ran {
@@ -280,9 +225,9 @@ fn on_ftl<T>(
         mark: None,
         read_yet: false,
     };
-    let start = io.ftl().map(snapshot).expect("invariant: an FTL stack");
+    let start = snapshot(io.inner.ftl());
     let result = algorithm(&mut io).map_err(failure)?;
-    let adapter = io.ftl().expect("invariant: an FTL stack");
+    let adapter = io.inner.ftl();
     let end = snapshot(adapter);
     // An algorithm that never read would have done nothing but its upload.
     let mark = io.mark.clone().unwrap_or_else(|| end.clone());

@@ -627,35 +627,8 @@ fn secs(x: f64) -> String {
     format!("{x:.3}")
 }
 
-/// Phases as rows: simulated seconds of reads, writes and erases, normal and reclaiming.
-pub fn phase_table(phases: &[PhaseReport]) -> Table {
-    let mut table = Table::new([
-        "phase",
-        "operations",
-        "read s",
-        "write s",
-        "erase s",
-        "gc read s",
-        "gc write s",
-        "gc erase s",
-        "total s",
-    ]);
-    for p in phases {
-        let t = &p.time;
-        table.push([
-            p.name.clone(),
-            p.operations.to_string(),
-            secs(t.read_s),
-            secs(t.write_s),
-            secs(t.erase_s),
-            secs(t.gc_read_s),
-            secs(t.gc_write_s),
-            secs(t.gc_erase_s),
-            secs(t.total()),
-        ]);
-    }
-    table
-}
+/// Phases as rows: the lab's table, which `reproduce fatlist` prints too.
+pub use flashkit_lab::repro::fatlist::phase_table;
 
 /// Probe statistics per phase, per pointer visited as the paper's table gives them.
 pub fn probe_table(phases: &[PhaseReport]) -> Table {

@@ -11,7 +11,7 @@
 //! transfer maps to one FTL request over whole logical pages, so `B_r` and `B_w` must be
 //! multiples of the FTL's page size; a `discard` becomes a TRIM.
 
-use super::{BlockIo, BlockSizes, IoStats, check_aligned};
+use super::{BlockIo, BlockSizes, IoStats, PhysicalIo, check_aligned};
 use crate::EmError;
 use flashkit_core::{Lpn, PageRange};
 use flashkit_ftl::{ReadOutcome, Simulated};
@@ -74,6 +74,12 @@ impl<F: Simulated + Send> FtlIo<F> {
 
 fn ftl_error(error: flashkit_ftl::FtlError) -> EmError {
     EmError::Device(error.to_string())
+}
+
+impl<F: Simulated + Send> PhysicalIo for FtlIo<F> {
+    fn physical(&self) -> IoStats {
+        self.stats()
+    }
 }
 
 impl<F: Simulated + Send> BlockIo for FtlIo<F> {

@@ -186,6 +186,21 @@ pub trait BlockIo: Send {
     fn describe(&self) -> String;
 }
 
+/// A device whose physical counters may differ from what the algorithm asked for: under a
+/// translation layer, pages of `B_r` reach the device as whole `B_w` blocks. The counters
+/// of [`BlockIo::stats`] are what the algorithm asked for; [`PhysicalIo::physical`] is what
+/// reached the (simulated or FTL) device at the bottom.
+pub trait PhysicalIo: BlockIo {
+    /// What reached the device at the bottom.
+    fn physical(&self) -> IoStats;
+
+    /// One past the highest byte written to the simulator at the bottom, where there is one
+    /// (the footprint of a dry run).
+    fn written_extent_bytes(&self) -> Option<u64> {
+        None
+    }
+}
+
 impl<T: BlockIo + ?Sized> BlockIo for Box<T> {
     fn block_sizes(&self) -> BlockSizes {
         (**self).block_sizes()

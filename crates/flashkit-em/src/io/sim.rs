@@ -5,7 +5,7 @@
 //! (reads return zeros): the volumes of a data-independent I/O schedule, such as the
 //! mergesort plan replayed by `crate::sort::replay_plan`, are then exact at any size.
 
-use super::{BlockIo, BlockSizes, IoStats, check_aligned};
+use super::{BlockIo, BlockSizes, IoStats, PhysicalIo, check_aligned};
 use crate::EmError;
 
 /// The counting simulator.
@@ -49,6 +49,16 @@ impl SimIo {
 
     fn chunk_bytes(&self) -> usize {
         self.sizes.read_bytes as usize
+    }
+}
+
+impl PhysicalIo for SimIo {
+    fn physical(&self) -> IoStats {
+        self.stats()
+    }
+
+    fn written_extent_bytes(&self) -> Option<u64> {
+        Some(SimIo::written_extent_bytes(self))
     }
 }
 

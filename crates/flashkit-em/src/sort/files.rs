@@ -9,7 +9,9 @@
 
 use super::{Layout, Plan, SortOutcome, Volumes, exec};
 use crate::EmError;
-use crate::io::{AlignedBuf, BlockIo, BlockSizes, FileIo, IoStats, Segment, SplitIo};
+use crate::io::{
+    AlignedBuf, BlockIo, BlockSizes, FileIo, IoStats, PhysicalIo, Segment, SimIo, SplitIo,
+};
 use crate::progress::{Progress, Silent};
 use crate::record::Record;
 use crate::tl::{TlStats, TranslationLayer};
@@ -64,6 +66,37 @@ impl IoMode {
                 write_bytes: bw,
             },
         }
+    }
+
+    /// A simulated device (with data) in this mode over a device of `sizes`: pages of
+    /// `B_r` or `B_w`, or pages of `B_r` through the translation layer onto `B_w` blocks
+    /// (flash is read as tl: the graph algorithms write single pages).
+    pub fn simulated_device(self, sizes: BlockSizes) -> Box<dyn PhysicalIo> {
+        match self {
+            IoMode::ReadBlocks | IoMode::WriteBlocks => {
+                Box::new(SimIo::with_data(self.algorithm_sizes(sizes)))
+            }
+            IoMode::Tl | IoMode::Flash => Box::new(
+                TranslationLayer::new(SimIo::with_data(sizes), 2, None)
+                    .expect("invariant: two buffers and no bound are valid"),
+            ),
+        }
+    }
+
+    /// A sort plan's predicted I/O as it reaches a device of `sizes` in this mode (under
+    /// the translation layer, writes arrive as whole `B_w` blocks).
+    pub fn device_prediction(self, plan: &Plan, sizes: BlockSizes) -> IoStats {
+        let v = plan.volumes();
+        let mut io = IoStats {
+            read_ios: v.read_ios,
+            write_ios: v.write_ios,
+            read_bytes: v.read_bytes,
+            write_bytes: v.write_bytes,
+        };
+        if self == IoMode::Tl {
+            io.write_ios = v.write_bytes.div_ceil(sizes.write_bytes);
+        }
+        io
     }
 }
 

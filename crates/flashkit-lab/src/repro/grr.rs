@@ -13,7 +13,10 @@
 //!
 //! [`run`] returns the tables, the figures ([`figures`]), the claims ledger and `grr.json`.
 
-use super::{Chart, Document, Figure, LabError, Printer, Reproduction, line_chart, run_all, sweep};
+use super::{
+    Chart, Document, Figure, LabError, LedgerPlace, Printer, Reproduction, line_chart, run_all,
+    sweep,
+};
 use crate::claims::grr::{self as grr_claims, GrrMeasurements};
 use crate::claims::{Assessment, Paper};
 use flashkit_core::NandPreset;
@@ -303,6 +306,7 @@ pub fn run(spec: &GrrSpec, progress: &mut dyn Progress) -> Result<Reproduction, 
         documents,
         rows: None,
         notes: Vec::new(),
+        ledger_place: LedgerPlace::AfterDocuments,
         runs: runner.runs.len(),
         wall_seconds,
     })

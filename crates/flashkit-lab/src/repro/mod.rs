@@ -9,6 +9,8 @@
 //! in a [`LabError::Spec`], and the front end says which of its options that is.
 
 pub mod fast;
+pub mod fatlist;
+pub mod flashmodel;
 pub mod grr;
 pub mod vet;
 
@@ -30,7 +32,8 @@ use std::fmt::Write as _;
 pub enum LabError {
     /// A field of the spec is out of range or inconsistent with another. `problem` starts
     /// with the value given ("3M is not a whole number of blocks"), so that a front end can
-    /// put its own name for the field in front of it.
+    /// put its own name for the field in front of it; another field it names is in
+    /// backquotes ("16 is below `bfs_min_log` 18"), for the front end to rename too.
     #[error("{field}: {problem}")]
     Spec {
         /// The spec's field, as serde names it (`capacity`, `buffer_size`).
@@ -168,6 +171,18 @@ impl Document {
     }
 }
 
+/// Where a front end saves the claims ledger (`claims.json`) among a reproduction's files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LedgerPlace {
+    /// After the documents, before the figures: the runs' results come first.
+    #[default]
+    AfterDocuments,
+    /// After the figures: a paper whose figure and its document are one measurement
+    /// (flashmodel's `fig1.json` and `fig1.svg`, this machine's disk).
+    AfterFigures,
+}
+
 /// What a reproduction returns.
 #[derive(Clone, Debug, Serialize)]
 pub struct Reproduction {
@@ -190,6 +205,8 @@ pub struct Reproduction {
     /// Remarks on the inputs, one a line, for a front end to show apart from the text (an
     /// input missing and skipped, how a trace was read).
     pub notes: Vec<String>,
+    /// Where the claims ledger goes among the files saved.
+    pub ledger_place: LedgerPlace,
     /// Simulated runs made.
     pub runs: usize,
     /// Wall-clock seconds the reproduction took.
@@ -398,6 +415,7 @@ mod tests {
             documents: Vec::new(),
             rows: None,
             notes: Vec::new(),
+            ledger_place: LedgerPlace::default(),
             runs: 0,
             wall_seconds: 0.0,
         };

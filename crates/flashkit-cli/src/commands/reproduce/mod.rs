@@ -8,12 +8,10 @@ pub mod flashmodel;
 pub mod grr;
 pub mod vet;
 
-use crate::progress::Bar;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Subcommand;
-use flashkit_lab::repro::{Document, LEDGER_NAME, LabError, Reproduction};
-pub use flashkit_lab::repro::{line_chart, render_ledger, sweep, thousands};
+use flashkit_lab::repro::{Document, LEDGER_NAME, LabError, LedgerPlace, Reproduction};
 use flashkit_report::plot::PlotError;
 use std::path::{Path, PathBuf};
 
@@ -87,7 +85,7 @@ pub fn run(paper: Paper, given: &[String]) -> Outcome {
         Paper::All(args) => all::run(&args),
         Paper::Fast(args) => fast::run(args),
         Paper::Fatlist(args) => fatlist::run(&args, given),
-        Paper::Flashmodel(args) => flashmodel::run(args),
+        Paper::Flashmodel(args) => flashmodel::run(&args),
         Paper::Grr(args) => grr::run(&args),
         Paper::Vet(args) => vet::run(args, given),
     }
@@ -160,29 +158,14 @@ impl Figures {
     }
 }
 
-/// [`flashkit_lab::repro::run_all`] with a progress
-/// bar labelled `label`; the results in the jobs' order. For a paper's independent
-/// simulated runs: each is seeded on its own, so the results are the same bit for bit on
-/// any number of threads (only wall-clock figures would not be, and those papers run
-/// serially).
-pub fn run_all<J: Send, R: Send>(
-    label: &str,
-    jobs: Vec<J>,
-    workers: Option<usize>,
-    run: impl Fn(J) -> R + Sync,
-) -> Vec<R> {
-    if jobs.is_empty() {
-        return Vec::new();
-    }
-    let mut bar = Bar::new(label);
-    flashkit_lab::repro::run_all(label, jobs, workers, &mut bar, run)
-}
-
 /// A lab error as the CLI reports it: a spec's field at fault under the option's name
-/// (`capacity` is `--capacity`), exit status 2 for what the user asked, 1 for a failed run.
+/// (`capacity` is `--capacity`, and so is a field the problem names in backquotes), exit
+/// status 2 for what the user asked, 1 for a failed run.
 pub fn lab_failure(error: LabError) -> Failure {
     match error {
-        LabError::Spec { field, problem } => Failure::Usage(anyhow!("{} {problem}", flag(field))),
+        LabError::Spec { field, problem } => {
+            Failure::Usage(anyhow!("{} {}", flag(field), flags_in(&problem)))
+        }
         LabError::Unknown {
             field,
             what,
@@ -201,6 +184,22 @@ pub fn lab_failure(error: LabError) -> Failure {
 /// The option a spec's field is given with: `buffer_size` is `--buffer-size`.
 fn flag(field: &str) -> String {
     format!("--{}", field.replace('_', "-"))
+}
+
+/// `problem` with every field it names in backquotes (`` `only` ``) as its option.
+fn flags_in(problem: &str) -> String {
+    let mut out = String::new();
+    let mut rest = problem;
+    while let Some(start) = rest.find('`') {
+        let Some(len) = rest[start + 1..].find('`') else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(&flag(&rest[start + 1..start + 1 + len]));
+        rest = &rest[start + len + 2..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Render a reproduction: its notes on stderr, its text on stdout; its first document to
@@ -228,15 +227,46 @@ pub fn show(
             crate::output::write_json(&figures.path(&document.name), &document.json)?;
             figures.note(&document.name);
         }
-        if !reproduction.documents.iter().any(|d| d.name == LEDGER_NAME) {
+        // The ledger as claims.json, unless the reproduction lists it among its documents.
+        let listed = reproduction.documents.iter().any(|d| d.name == LEDGER_NAME);
+        let ledger = |figures: &mut Figures| -> Outcome {
             let ledger = Document::ledger(&reproduction.claims);
             crate::output::write_json(&figures.path(&ledger.name), &ledger.json)?;
             figures.note(&ledger.name);
+            Ok(())
+        };
+        if !listed && reproduction.ledger_place == LedgerPlace::AfterDocuments {
+            ledger(figures)?;
         }
         for figure in &reproduction.figures {
             figures.save(&figure.name, figure.chart.svg())?;
         }
+        if !listed && reproduction.ledger_place == LedgerPlace::AfterFigures {
+            ledger(figures)?;
+        }
         figures.report();
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_spec_error_names_the_options_of_its_fields() {
+        let message = |field, problem: &str| match lab_failure(LabError::spec(field, problem)) {
+            Failure::Usage(e) => e.to_string(),
+            Failure::Runtime(e) => panic!("not a usage error: {e}"),
+        };
+        assert_eq!(
+            message("bfs_max_log", "16 is below `bfs_min_log` 18: no grid"),
+            "--bfs-max-log 16 is below --bfs-min-log 18: no grid"
+        );
+        assert_eq!(
+            message("readings", "is for `only` sensor, not `only` sizes"),
+            "--readings is for --only sensor, not --only sizes"
+        );
+        assert_eq!(message("tmp", "a ` alone"), "--tmp a ` alone");
+    }
 }

@@ -17,7 +17,7 @@
 //! What it is not: the paper's traces A-D are not public, so the patterns are generated
 //! from its description of them; docs/reproduction/fast.md compares and explains.
 
-use super::{Document, LabError, Printer, Reproduction, run_all};
+use super::{Document, LabError, LedgerPlace, Printer, Reproduction, run_all};
 use crate::claims::Paper;
 use flashkit_core::NandPreset;
 use flashkit_device::CountsOnly;
@@ -177,6 +177,7 @@ pub fn run(spec: &FastSpec, progress: &mut dyn Progress) -> Result<Reproduction,
         documents: vec![Document::of("fast.json", &document)],
         rows: Some(report::csv(&done)),
         notes: Vec::new(),
+        ledger_place: LedgerPlace::AfterDocuments,
         claims,
         runs: done.len(),
         wall_seconds: started.elapsed().as_secs_f64(),

@@ -24,7 +24,7 @@ mod tables;
 
 pub use paper::Column;
 
-use super::{Document, LabError, Printer, Reproduction, render_ledger};
+use super::{Document, LabError, LedgerPlace, Printer, Reproduction, render_ledger};
 use crate::claims::vet::VetRow;
 use crate::claims::{Assessment, Paper};
 use flashkit_sim::Progress;
@@ -246,6 +246,7 @@ pub fn run(spec: &VetSpec, progress: &mut dyn Progress) -> Result<Reproduction, 
         documents,
         rows: None,
         notes,
+        ledger_place: LedgerPlace::AfterDocuments,
         wall_seconds: started.elapsed().as_secs_f64(),
     })
 }
