@@ -14,55 +14,10 @@ use std::sync::{Mutex, PoisonError};
 /// Files and directories to remove if the process is interrupted.
 static TEMPORARY: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
-/// The child process this one is waiting for (`reproduce all` runs each paper as one): on
-/// an interrupt it is interrupted too and waited for, so that it removes its own temporary
-/// files. Left alone, a child whose parent alone was signalled (`kill -INT`, not Ctrl-C,
-/// which signals the whole group) ran on with no parent until its next print failed.
-static CHILD: Mutex<Option<std::process::Child>> = Mutex::new(None);
-
-/// Start `command` and hold its process where the interrupt handler can reach it, until
-/// [`take_child`]; its standard output, if piped. The handler cannot run between the start
-/// and the hold (it waits for the same lock): an interrupt in that window left the child
-/// running with no parent.
-pub fn spawn_held(
-    command: &mut std::process::Command,
-) -> std::io::Result<Option<std::process::ChildStdout>> {
-    let mut held = CHILD.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut child = command.spawn()?;
-    let stdout = child.stdout.take();
-    *held = Some(child);
-    Ok(stdout)
-}
-
-/// The child started by [`spawn_held`], back to wait for; `None` once an interrupt took it
-/// (the process is exiting then).
-pub fn take_child() -> Option<std::process::Child> {
-    CHILD.lock().unwrap_or_else(PoisonError::into_inner).take()
-}
-
-/// Interrupt the held child, if any, and wait for it to finish.
-fn interrupt_child() {
-    let Some(mut child) = take_child() else {
-        return;
-    };
-    #[cfg(unix)]
-    {
-        use nix::sys::signal::{Signal, kill};
-        use nix::unistd::Pid;
-        if let Ok(pid) = i32::try_from(child.id()) {
-            let _ = kill(Pid::from_raw(pid), Signal::SIGINT);
-        }
-    }
-    #[cfg(not(unix))]
-    let _ = child.kill();
-    let _ = child.wait();
-}
-
 /// Install the handler (once, at start-up). A failure to install it (a handler already
 /// set by an embedding program) leaves the default behaviour, so it is not an error.
 pub fn install() {
     let _ = ctrlc::set_handler(|| {
-        interrupt_child();
         let removed = remove_all();
         if removed > 0 {
             eprintln!("\ninterrupted: removed {removed} temporary file(s)");

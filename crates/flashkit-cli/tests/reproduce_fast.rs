@@ -541,54 +541,67 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
     assert!(!std::path::Path::new("x").exists(), "nothing was created");
 }
 
-/// An interrupt sent to `reproduce all` alone (not to its process group, as Ctrl-C does)
-/// reaches the paper it is running: the child was left running with no parent until its
-/// next print failed. The parent exits 130 only once the child has finished.
+/// `reproduce all` runs its papers in its own process: Ctrl-C during flashmodel's
+/// real-disk sort reaches that sort, removes its temporary directory, and ends the
+/// command with 130, papers still to come not run.
 #[cfg(target_os = "linux")]
 #[test]
-fn interrupting_reproduce_all_interrupts_its_paper() {
-    use nix::sys::signal::{Signal, kill};
-    use nix::unistd::Pid;
+fn interrupting_reproduce_all_removes_the_running_papers_temporaries() {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut parent = Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(["reproduce", "all", "--quick", "--only", "fatlist", "--out"])
-        .arg(dir.path().join("out"))
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let out = tempfile::tempdir().expect("tempdir");
+    let mut all = Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args([
+            "reproduce",
+            "all",
+            "--quick",
+            "--only",
+            "flashmodel",
+            "--out",
+        ])
+        .arg(out.path())
+        .arg("--tmp")
+        .arg(tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the flashkit binary runs");
-    let children = format!("/proc/{0}/task/{0}/children", parent.id());
+        .expect("spawn flashkit");
+    let sorting = |dir: &std::path::Path| {
+        std::fs::read_dir(dir)
+            .expect("read dir")
+            .filter_map(Result::ok)
+            .any(|e| e.path().join("input").exists())
+    };
     let started = Instant::now();
-    let child = loop {
-        let listed = match std::fs::read_to_string(&children) {
-            Ok(listed) => listed,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                // A kernel without CONFIG_PROC_CHILDREN cannot list them.
-                eprintln!("skipped: {children} cannot be read on this kernel");
-                let _ = parent.kill();
-                let _ = parent.wait();
-                return;
-            }
-            Err(e) => panic!("{children}: {e}"),
-        };
-        if let Some(pid) = listed.split_whitespace().next() {
-            break pid.parse::<i32>().expect("a pid");
-        }
+    while !sorting(tmp.path()) {
         assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "no paper started"
+            all.try_wait().expect("poll").is_none(),
+            "the run ended before its sort began"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(600),
+            "no sort directory"
         );
         std::thread::sleep(Duration::from_millis(20));
-    };
-    let parent_pid = i32::try_from(parent.id()).expect("a pid");
-    kill(Pid::from_raw(parent_pid), Signal::SIGINT).expect("signal the parent");
-    let output = parent.wait_with_output().expect("the parent ends");
-    assert_eq!(output.status.code(), Some(130), "{}", text(&output.stderr));
+    }
+    let kill = Command::new("kill")
+        .args(["-INT", &all.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(kill.success());
+    let done = all.wait_with_output().expect("wait");
+    assert_eq!(done.status.code(), Some(130), "{}", text(&done.stderr));
+    assert!(text(&done.stderr).contains("interrupted: removed 1 temporary file(s)"));
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .expect("read dir")
+        .filter_map(Result::ok)
+        .map(|e| e.file_name())
+        .collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
     assert!(
-        !std::path::Path::new(&format!("/proc/{child}")).exists(),
-        "the paper's process {child} outlived its parent"
+        !out.path().join("index.html").exists(),
+        "an interrupted run writes no index"
     );
 }
 

@@ -2,30 +2,34 @@
 //! subdirectory of `--out` (as its own `--out` writes it), and one `index.html` showing
 //! every figure drawn, paper by paper.
 //!
-//! The index shows the figures each paper wrote in this run: an SVG older than the run (an
+//! The index shows the figures each paper drew in this run: an SVG older than the run (an
 //! earlier run's, in a directory used again) is left where it is but not shown.
 //!
-//! Each paper runs as `flashkit reproduce <paper> --out DIR/<paper>` (with `--quick` when
-//! asked), a child process of this executable: the paper's own parser reads its options, a
-//! failure or a crash in one paper cannot take the others down, and its printed output
-//! (the tables beside the paper's figures) is passed through as it comes and kept in
-//! `DIR/<paper>/output.txt` and the index. A paper that fails does not stop the others;
-//! the command then ends with an error naming every paper that failed.
+//! Each paper runs in this process as `flashkit reproduce <paper> --out DIR/<paper>` would
+//! (with `--quick` when asked): its own parser reads those options, the lab runs it, and
+//! what comes back (a [`Reproduction`]) is rendered as the paper's own command renders it,
+//! its printed output also kept in `DIR/<paper>/output.txt`. The index and `claims.json`
+//! are built from the same values, not from files read back. A paper that fails, or
+//! panics, does not stop the others; the command then ends with an error naming every
+//! paper that failed.
 //!
 //! The papers run one after the other, on purpose: vet's mapping times and flashmodel's disk
 //! probe and sort are wall-clock measurements that another paper running beside them would
 //! distort (each paper uses the cores itself where its results do not depend on timing).
 
+use super::{Figures, fast, fatlist, flashmodel, grr, lab_failure};
+use crate::args::VetReproArgs;
+use crate::interrupt::OnInterrupt;
+use crate::progress::{Bar, SharedBar};
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use clap::Args;
+use flashkit_lab::claims::Tally;
+use flashkit_lab::repro::{self as lab, Reproduction};
 use flashkit_report::html::{Block, HtmlReport, Item, Section};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, IsTerminal};
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 /// Options of `flashkit reproduce all`.
 #[derive(Args, Debug)]
@@ -142,9 +146,12 @@ pub fn run(args: &AllArgs) -> Outcome {
             paper.title
         );
         let started = Instant::now();
-        let since = SystemTime::now();
-        match run_child(&words) {
-            Ok((true, output)) => {
+        match run_paper(paper.name, &words, &dir) {
+            Ok(Rendered {
+                reproduction,
+                drawn,
+                output,
+            }) => {
                 let seconds = started.elapsed().as_secs_f64();
                 println!("\n{}: done in {seconds:.1} s", paper.name);
                 let file = dir.join("output.txt");
@@ -152,23 +159,23 @@ pub fn run(args: &AllArgs) -> Outcome {
                 ran.push(Ran {
                     paper,
                     seconds,
-                    since,
+                    reproduction,
+                    drawn,
                     output,
                 });
             }
-            Ok((false, _)) => failed.push(paper.name),
-            Err(error) => {
+            Err(Failure::Usage(error) | Failure::Runtime(error)) => {
                 eprintln!("error: reproduce {}: {error:#}", paper.name);
                 failed.push(paper.name);
             }
         }
     }
-    let claims = gather_claims(&args.out, &ran)?;
+    let claims = gather_claims(&ran);
     let claims_path = args.out.join("claims.json");
     crate::output::write_json(&claims_path, &claims).map_err(Failure::Runtime)?;
     println!("\nwrote {}", claims_path.display());
     let index = args.out.join("index.html");
-    let page = index_page(&args.out, &ran, &claims, args.quick)?;
+    let page = index_page(&args.out, &ran, &claims, args.quick);
     crate::output::write_file(&index, page).map_err(Failure::Runtime)?;
     println!("\nwrote {}", index.display());
     if failed.is_empty() {
@@ -183,139 +190,105 @@ pub fn run(args: &AllArgs) -> Outcome {
     }
 }
 
-/// `flashkit reproduce WORDS` as a child process, its standard output passed through line
-/// by line and kept (its standard error, progress bars and error messages, goes straight
-/// to ours); whether it succeeded, and its output.
-fn run_child(words: &[String]) -> anyhow::Result<(bool, String)> {
-    let exe = std::env::current_exe().context("cannot find the flashkit executable")?;
-    let mut command = std::process::Command::new(&exe);
-    command
-        .arg("reproduce")
-        .args(words)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
-    if std::io::stdout().is_terminal() {
-        // The child's output comes through us to a terminal: its progress bars may too.
-        command.env(crate::progress::FORCE_BARS, "1");
+/// A paper's options parsed from `words` by its own parser, as `flashkit reproduce` would.
+fn parse<T: Args>(words: &[String]) -> Result<T, Failure> {
+    #[derive(clap::Parser, Debug)]
+    struct Command<T: Args> {
+        #[command(flatten)]
+        args: T,
     }
-    // Where an interrupt of this process reaches it too, from the moment it starts.
-    let stdout = crate::interrupt::spawn_held(&mut command)
-        .with_context(|| format!("cannot run {}", exe.display()))?;
-    let mut output = String::new();
-    let read = stdout.map_or(Ok(()), |stdout| {
-        for line in BufReader::new(stdout).lines() {
-            let line = line.context("cannot read the paper's output")?;
-            println!("{line}");
-            output.push_str(&line);
-            output.push('\n');
-        }
-        anyhow::Ok(())
-    });
-    let Some(mut child) = crate::interrupt::take_child() else {
-        // The interrupt handler took it: it waits for the child and then ends the process
-        // with 130, which an error from here must not overtake.
-        loop {
-            std::thread::park();
-        }
-    };
-    let status = child.wait().context("cannot wait for the paper's run")?;
-    read?;
-    Ok((status.success(), output))
+    <Command<T> as clap::Parser>::try_parse_from(words)
+        .map(|c| c.args)
+        .map_err(|e| Failure::Usage(anyhow!("{e}")))
 }
 
-/// A paper that ran: how long it took, when it started (figures older than that are an
-/// earlier run's, left in the directory, and not this run's to show), and what it printed.
-struct Ran<'a> {
-    paper: &'a Paper,
-    seconds: f64,
-    since: SystemTime,
+/// Run one paper in this process and render it into `dir` as its own command does: the
+/// reproduction, the figures drawn (name and SVG), and everything it printed. A panic is
+/// this paper's failure, not the command's.
+fn run_paper(name: &str, words: &[String], dir: &Path) -> Result<Rendered, Failure> {
+    let reproduce = || -> Result<Reproduction, Failure> {
+        let mut bar = Bar::new(&format!("reproduce {name}"));
+        let bar = &mut bar;
+        match name {
+            "fast" => lab::fast::run(&parse::<fast::FastArgs>(words)?.spec(), bar),
+            "grr" => lab::grr::run(&parse::<grr::GrrArgs>(words)?.spec(), bar),
+            "vet" => lab::vet::run(&parse::<VetReproArgs>(words)?.spec()?, bar),
+            // Only --out and --quick are given: no option of an experiment left out.
+            "fatlist" => lab::fatlist::run(&parse::<fatlist::FatlistArgs>(words)?.spec(&[]), bar),
+            "flashmodel" => {
+                let args = parse::<flashmodel::FlashmodelArgs>(words)?;
+                let probe = SharedBar::new("probe");
+                lab::flashmodel::run(&args.spec(), &probe, &OnInterrupt)
+            }
+            other => unreachable!("{other} is not in PAPERS"),
+        }
+        .map_err(lab_failure)
+    };
+    let reproduction =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(reproduce)).map_err(|panic| {
+            let what = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("(no message)");
+            Failure::Runtime(anyhow!("panicked: {what}"))
+        })??;
+    let mut figures = Figures::create(dir).map_err(Failure::Runtime)?;
+    super::show(&reproduction, None, None, Some(&mut figures))?;
+    let drawn = reproduction
+        .figures
+        .iter()
+        .filter_map(|f| Some((f.name.clone(), f.chart.svg().ok()?)))
+        .collect();
+    let output = format!("{}\n{}\n", reproduction.text(), figures.wrote_line());
+    Ok(Rendered {
+        reproduction,
+        drawn,
+        output,
+    })
+}
+
+/// A paper's run, rendered.
+struct Rendered {
+    reproduction: Reproduction,
+    /// The figures drawn: file name and SVG, in the order the paper lists them.
+    drawn: Vec<(String, String)>,
+    /// What it printed.
     output: String,
 }
 
-/// The SVG files in `dir` written since `since`, by name.
-fn svg_files(dir: &Path, since: SystemTime) -> Result<Vec<PathBuf>, Failure> {
-    let entries = std::fs::read_dir(dir).with_context(|| format!("cannot list {}", dir.display()));
-    let mut files = Vec::new();
-    for entry in entries.map_err(Failure::Runtime)? {
-        let path = entry
-            .with_context(|| format!("cannot list {}", dir.display()))
-            .map_err(Failure::Runtime)?
-            .path();
-        let fresh = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .is_ok_and(|modified| modified >= since);
-        if path.extension().is_some_and(|e| e == "svg") && fresh {
-            files.push(path);
-        }
-    }
-    // Natural order for the common names: fig6a before fig14a, traces-2 before traces-10.
-    files.sort_by_key(|p| natural_key(&p.file_name().unwrap_or_default().to_string_lossy()));
-    Ok(files)
-}
-
-/// A sort key reading runs of digits as numbers.
-fn natural_key(name: &str) -> Vec<(String, u64)> {
-    let mut key = Vec::new();
-    let mut text = String::new();
-    let mut digits = String::new();
-    for c in name.chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-        } else {
-            if !digits.is_empty() {
-                key.push((
-                    std::mem::take(&mut text),
-                    digits.parse().unwrap_or(u64::MAX),
-                ));
-                digits.clear();
-            }
-            text.push(c);
-        }
-    }
-    key.push((text, digits.parse().unwrap_or(0)));
-    key
+struct Ran<'a> {
+    paper: &'a Paper,
+    seconds: f64,
+    reproduction: Reproduction,
+    /// The figures drawn: file name and SVG, in the order the paper lists them.
+    drawn: Vec<(String, String)>,
+    output: String,
 }
 
 /// The claims ledgers the papers wrote in this run (`DIR/<paper>/claims.json`), in one
 /// document: each paper's tally, and every claim with its paper.
-fn gather_claims(out: &Path, ran: &[Ran<'_>]) -> Result<Value, Failure> {
+/// Every paper's ledger, its tally, and every claim, as `claims.json` holds them.
+fn gather_claims(ran: &[Ran<'_>]) -> Value {
     let mut papers = Vec::new();
     let mut claims = Vec::new();
     for r in ran {
-        let path = out.join(r.paper.name).join("claims.json");
-        let fresh = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .is_ok_and(|modified| modified >= r.since);
-        if !fresh {
-            papers.push(json!({ "paper": r.paper.name, "ledger": false }));
-            continue;
-        }
-        let text = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))
-            .map_err(Failure::Runtime)?;
-        let document: Value = serde_json::from_str(&text)
-            .with_context(|| format!("{} is not the ledger this run wrote", path.display()))
-            .map_err(Failure::Runtime)?;
-        let ledger = document["claims"].as_array().cloned().unwrap_or_default();
-        let mut tally = BTreeMap::from([
-            ("holds", 0),
-            ("in-shape", 0),
-            ("does-not-hold", 0),
-            ("cannot-check", 0),
-        ]);
-        for claim in ledger.iter().filter(|c| c["origin"] == "paper") {
-            if let Some(count) = claim["verdict"].as_str().and_then(|v| tally.get_mut(v)) {
-                *count += 1;
+        let tally = Tally::of(&r.reproduction.claims);
+        papers.push(json!({
+            "paper": r.paper.name,
+            "ledger": true,
+            "tally": {
+                "holds": tally.holds,
+                "in-shape": tally.in_shape,
+                "does-not-hold": tally.does_not_hold,
+                "cannot-check": tally.cannot_check,
             }
-        }
-        papers.push(json!({ "paper": r.paper.name, "ledger": true, "tally": tally }));
-        claims.extend(ledger);
+        }));
+        claims.extend(r.reproduction.claims.iter().map(|c| json!(c)));
     }
-    Ok(json!({ "papers": papers, "claims": claims }))
+    json!({ "papers": papers, "claims": claims })
 }
 
-/// The claims section at the top of the index: a tally per paper, then every claim with
-/// its verdict and a link to the figure it is about.
 fn claims_section(claims: &Value, figure_ids: &[String]) -> Section {
     let mut table = flashkit_report::Table::new([
         "paper",
@@ -391,14 +364,15 @@ fn claims_section(claims: &Value, figure_ids: &[String]) -> Section {
 
 /// One page with every paper's figures, inline, and where each came from; the papers'
 /// claims first.
-fn index_page(out: &Path, ran: &[Ran<'_>], claims: &Value, quick: bool) -> Result<String, Failure> {
+fn index_page(out: &Path, ran: &[Ran<'_>], claims: &Value, quick: bool) -> String {
     let mut sections = Vec::new();
     let mut figure_ids = Vec::new();
     for Ran {
         paper,
         seconds,
-        since,
+        drawn,
         output,
+        ..
     } in ran
     {
         let dir = out.join(paper.name);
@@ -421,16 +395,12 @@ fn index_page(out: &Path, ran: &[Ran<'_>], claims: &Value, quick: bool) -> Resul
             summary: "printed output: the tables, ours beside the paper's".into(),
             text: output.clone(),
         });
-        for file in svg_files(&dir, *since)? {
-            let svg = std::fs::read_to_string(&file)
-                .with_context(|| format!("cannot read {}", file.display()))
-                .map_err(Failure::Runtime)?;
-            let name = file.file_name().unwrap_or_default().to_string_lossy();
+        for (name, svg) in drawn {
             let id = format!("{}-{name}", paper.name);
             figure_ids.push(id.clone());
             blocks.push(Block::Figure {
-                caption: file.display().to_string(),
-                svg,
+                caption: dir.join(name).display().to_string(),
+                svg: svg.clone(),
                 id: Some(id),
             });
         }
@@ -451,36 +421,12 @@ fn index_page(out: &Path, ran: &[Ran<'_>], claims: &Value, quick: bool) -> Resul
         )],
         sections,
     };
-    Ok(report.render())
+    report.render()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn figures_sort_in_natural_order() {
-        let mut names = vec![
-            "fig14a.svg",
-            "fig6b.svg",
-            "traces-10.svg",
-            "fig6a.svg",
-            "traces-2.svg",
-            "fig10-A-time.svg",
-        ];
-        names.sort_by_key(|n| natural_key(n));
-        assert_eq!(
-            names,
-            [
-                "fig6a.svg",
-                "fig6b.svg",
-                "fig10-A-time.svg",
-                "fig14a.svg",
-                "traces-2.svg",
-                "traces-10.svg"
-            ]
-        );
-    }
 
     /// The summary names a paper that wrote no ledger as such, and links a claim only to
     /// a figure this run drew.

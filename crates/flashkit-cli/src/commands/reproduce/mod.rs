@@ -154,7 +154,12 @@ impl Figures {
     /// Keep what was written, and print the closing "wrote DIR/a, b, c" line.
     pub fn report(&mut self) {
         self.undo.keep();
-        println!("\nwrote {}/{}", self.dir.display(), self.written.join(", "));
+        println!("\n{}", self.wrote_line());
+    }
+
+    /// "wrote DIR/a, b, c": what was written.
+    pub fn wrote_line(&self) -> String {
+        format!("wrote {}/{}", self.dir.display(), self.written.join(", "))
     }
 }
 
