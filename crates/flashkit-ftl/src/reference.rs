@@ -1,5 +1,5 @@
-//! The reference-model harness: any [`Ftl`] runs in lock-step with a `BTreeMap<Lpn, Stamp>`
-//! under a seeded, swarm-weighted random workload.
+//! The reference-model harness: any [`Simulated`] FTL runs in lock-step with a
+//! `BTreeMap<Lpn, Stamp>` under a seeded, swarm-weighted random workload.
 //!
 //! Swarm testing (Groce et al., ISSTA 2012): each seed also draws *which* operations are
 //! enabled and with what weights, how long ranges are, where addresses fall (uniform,
@@ -9,8 +9,8 @@
 //!
 //! Every read must return the stamp of the latest write of each page, or "unmapped" for a
 //! page never written or trimmed since. Every `check_every` operations the FTL's own
-//! [`Ftl::check_invariants`] runs, and the harness checks that no block's erase count went
-//! down. A failure names the seed and the operation; rerunning the seed with
+//! [`Verify::check_invariants`](crate::Verify::check_invariants) runs, and the harness
+//! checks that no block's erase count went down. A failure names the seed and the operation; rerunning the seed with
 //! `ops = operation + 1` reproduces it exactly (generation is prefix-stable), which is the
 //! shrunk case to freeze as a regression test.
 //!

@@ -1,4 +1,4 @@
-//! The page FTL's invariant checks (`Ftl::check_invariants`): block states against the free
+//! The page FTL's invariant checks (`Verify::check_invariants`): block states against the free
 //! list and the frontiers, valid counts against the reverse map, every valid page against the
 //! mapping and its OOB stamp. Kept apart from the FTL's hot paths so that `mod.rs` reads as
 //! the algorithm.

@@ -11,7 +11,7 @@
 //! Lee and Moon describe it) and also show every scheme under every policy, so that the gain
 //! of the storage scheme and the gain of the buffer can be told apart.
 //!
-//! [`run`] returns the tables, the figures ([`figures`]), the claims ledger and `grr.json`.
+//! [`run`] returns the tables, the figures, the claims ledger and `grr.json`.
 
 use super::{
     Chart, Document, Figure, LabError, LedgerPlace, Printer, Reproduction, line_chart, run_all,

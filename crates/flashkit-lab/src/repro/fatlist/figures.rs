@@ -324,8 +324,8 @@ fn init_figure(results: &Results) -> Figure {
 ///   blocks (2 MB).
 /// - `fig21a.svg`: the sensor macro-benchmark's insertion phase, read, write and erase
 ///   time of both structures; `fig21b.svg`: its 1,000 and 10,000 range queries.
-/// - `table-probes.svg`: the probe table of section 0.6.3 ([`probes_figure`]).
-/// - `table-init.svg`: the initialization table of section 0.6.3 ([`init_figure`]).
+/// - `table-probes.svg`: the probe table of section 0.6.3 (`probes_figure`).
+/// - `table-init.svg`: the initialization table of section 0.6.3 (`init_figure`).
 pub fn figures(results: &Results, wants: &dyn Fn(&str) -> bool) -> Vec<Figure> {
     let mut figures = sweep_figures(results, wants);
     if wants("sensor") {
