@@ -678,180 +678,205 @@ fn fig8(runner: &mut Runner<'_>) -> Result<(), LabError> {
 /// - `fig8b.svg`: IPL's time over GRR's as the write share grows, beside the paper's 2.14x.
 fn figures(runner: &Runner<'_>, wants: &dyn Fn(&str) -> bool) -> Vec<Figure> {
     let mut figures = Vec::new();
+    if wants("fig6") {
+        figures.extend(fig6_figures(runner));
+    }
+    if wants("fig7") {
+        figures.extend(fig7_figures(runner));
+    }
+    if wants("fig8") {
+        figures.extend(fig8_figures(runner));
+    }
+    figures
+}
+
+/// Fig. 6's bar charts: time as k varies (m = 8) and as m varies (k = 4).
+fn fig6_figures(runner: &Runner<'_>) -> Vec<Figure> {
+    let mut figures = Vec::new();
     let (lru, cfsemi) = (AnyReplacement::Lru, AnyReplacement::CfSemi);
     let time = |c: Config| runner.find(c).map(|r| r.total.time.total_s());
     let at = |placement, policy| time(runner.config(placement, policy));
     let seconds = "total execution time (simulated s)";
-    if wants("fig6") {
-        let bars = |name: &str, xs: &[u32], y: &dyn Fn(u32) -> Option<f64>| BarSeries {
-            name: name.into(),
-            values: xs.iter().map(|&x| y(x)).collect(),
-        };
-        let ipl_bars = |xs: &[u32]| {
-            vec![
-                bars("IPL, 1 log page + LRU", xs, &|_| at(ipl(), lru)),
-                bars("IPL, 1 log page + cfsemi", xs, &|_| at(ipl(), cfsemi)),
-            ]
-        };
-        let ks = [1u32, 2, 4, 8];
-        let mut series = vec![
-            bars("GRR + cfsemi, l = k", &ks, &|k| at(grr_l(8, k, k), cfsemi)),
-            bars("GRR + cfsemi, l = 8", &ks, &|k| at(grr(8, k), cfsemi)),
-        ];
-        series.extend(ipl_bars(&ks));
-        series.push(bars("IPL, 8 log pages + cfsemi", &ks, &|k| {
-            if k == 8 { at(ipl_k(8), cfsemi) } else { None }
-        }));
-        let scale = |series: &[BarSeries]| {
-            Scale::auto(
-                series
+    let bars = |name: &str, xs: &[u32], y: &dyn Fn(u32) -> Option<f64>| BarSeries {
+        name: name.into(),
+        values: xs.iter().map(|&x| y(x)).collect(),
+    };
+    let ipl_bars = |xs: &[u32]| {
+        vec![
+            bars("IPL, 1 log page + LRU", xs, &|_| at(ipl(), lru)),
+            bars("IPL, 1 log page + cfsemi", xs, &|_| at(ipl(), cfsemi)),
+        ]
+    };
+    let ks = [1u32, 2, 4, 8];
+    let mut series = vec![
+        bars("GRR + cfsemi, l = k", &ks, &|k| at(grr_l(8, k, k), cfsemi)),
+        bars("GRR + cfsemi, l = 8", &ks, &|k| at(grr(8, k), cfsemi)),
+    ];
+    series.extend(ipl_bars(&ks));
+    series.push(bars("IPL, 8 log pages + cfsemi", &ks, &|k| {
+        if k == 8 { at(ipl_k(8), cfsemi) } else { None }
+    }));
+    let scale = |series: &[BarSeries]| {
+        Scale::auto(
+            series
+                .iter()
+                .flat_map(|s| s.values.iter().flatten().copied()),
+        )
+    };
+    let fig6a = GroupedBarChart {
+        title: "Execution time as k varies, m = 8 (Fig. 6)".into(),
+        y: Axis {
+            label: seconds.into(),
+            scale: scale(&series),
+        },
+        groups: ks.iter().map(|k| format!("k = {k}")).collect(),
+        series,
+    };
+    figures.push(Figure {
+        name: "fig6a.svg".into(),
+        chart: Chart::GroupedBars(fig6a),
+    });
+    let ms = [2u32, 4, 8, 16];
+    let mut series = vec![bars("GRR + cfsemi, k = 4, l = 8", &ms, &|m| {
+        at(grr(m, 4), cfsemi)
+    })];
+    series.extend(ipl_bars(&ms));
+    let fig6b = GroupedBarChart {
+        title: "Execution time as m varies, k = 4 (Fig. 6)".into(),
+        y: Axis {
+            label: seconds.into(),
+            scale: scale(&series),
+        },
+        groups: ms.iter().map(|m| format!("m = {m}")).collect(),
+        series,
+    };
+    figures.push(Figure {
+        name: "fig6b.svg".into(),
+        chart: Chart::GroupedBars(fig6b),
+    });
+    figures
+}
+
+/// Fig. 7's charts: hit ratios by scheme and policy; hit ratio and time against w.
+fn fig7_figures(runner: &Runner<'_>) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    let seconds = "total execution time (simulated s)";
+    let mut schemes = vec![("IPL".to_string(), ipl())];
+    schemes.extend([1u32, 2, 4, 8].map(|k| (format!("GRR k={k}"), grr(8, k))));
+    schemes.extend([2u32, 4, 16].map(|m| (format!("GRR m={m}"), grr(m, 4))));
+    let hit = |c: Config| runner.find(c).map(|r| r.total.hit_ratio());
+    let fig7a = GroupedBarChart {
+        title: "Buffer hit ratio; GRR m = 8 unless m is given, k = 4 (Fig. 7)".into(),
+        y: Axis::linear("buffer hit ratio (hits / node references)"),
+        groups: schemes.iter().map(|s| s.0.clone()).collect(),
+        series: AnyReplacement::ALL
+            .iter()
+            .map(|&policy| BarSeries {
+                name: policy.to_string(),
+                values: schemes
                     .iter()
-                    .flat_map(|s| s.values.iter().flatten().copied()),
-            )
-        };
-        let fig6a = GroupedBarChart {
-            title: "Execution time as k varies, m = 8 (Fig. 6)".into(),
-            y: Axis {
-                label: seconds.into(),
-                scale: scale(&series),
-            },
-            groups: ks.iter().map(|k| format!("k = {k}")).collect(),
-            series,
-        };
-        figures.push(Figure {
-            name: "fig6a.svg".into(),
-            chart: Chart::GroupedBars(fig6a),
-        });
-        let ms = [2u32, 4, 8, 16];
-        let mut series = vec![bars("GRR + cfsemi, k = 4, l = 8", &ms, &|m| {
-            at(grr(m, 4), cfsemi)
-        })];
-        series.extend(ipl_bars(&ms));
-        let fig6b = GroupedBarChart {
-            title: "Execution time as m varies, k = 4 (Fig. 6)".into(),
-            y: Axis {
-                label: seconds.into(),
-                scale: scale(&series),
-            },
-            groups: ms.iter().map(|m| format!("m = {m}")).collect(),
-            series,
-        };
-        figures.push(Figure {
-            name: "fig6b.svg".into(),
-            chart: Chart::GroupedBars(fig6b),
-        });
-    }
-    if wants("fig7") {
-        let mut schemes = vec![("IPL".to_string(), ipl())];
-        schemes.extend([1u32, 2, 4, 8].map(|k| (format!("GRR k={k}"), grr(8, k))));
-        schemes.extend([2u32, 4, 16].map(|m| (format!("GRR m={m}"), grr(m, 4))));
-        let hit = |c: Config| runner.find(c).map(|r| r.total.hit_ratio());
-        let fig7a = GroupedBarChart {
-            title: "Buffer hit ratio; GRR m = 8 unless m is given, k = 4 (Fig. 7)".into(),
-            y: Axis::linear("buffer hit ratio (hits / node references)"),
-            groups: schemes.iter().map(|s| s.0.clone()).collect(),
-            series: AnyReplacement::ALL
-                .iter()
-                .map(|&policy| BarSeries {
-                    name: policy.to_string(),
-                    values: schemes
-                        .iter()
-                        .map(|s| hit(runner.config(s.1, policy)))
-                        .collect(),
-                })
-                .collect(),
-        };
-        figures.push(Figure {
-            name: "fig7a.svg".into(),
-            chart: Chart::GroupedBars(fig7a),
-        });
-        let windows = [0.0, 0.25, 0.5, 0.75, 1.0];
-        let by_window = |value: &dyn Fn(&NandReport) -> f64| -> Vec<Series> {
-            AnyReplacement::ALL
-                .iter()
-                .map(|&policy| Series {
-                    name: policy.to_string(),
-                    points: windows
-                        .iter()
-                        .filter_map(|&w| {
-                            let c = Config {
-                                window: w,
-                                ..runner.config(grr(8, 4), policy)
-                            };
-                            runner.find(c).map(|r| (w, value(r)))
-                        })
-                        .collect(),
-                })
-                .collect()
-        };
-        let w = "w, cold region (fraction of the buffer)";
-        let fig7b = line_chart(
-            "Hit ratio against the cold window w, GRR m = 8, k = 4 (Fig. 7)",
-            Axis::linear(w),
-            "buffer hit ratio (hits / node references)",
-            by_window(&|r| r.total.hit_ratio()),
-        );
-        figures.push(Figure {
-            name: "fig7b.svg".into(),
-            chart: Chart::Line(fig7b),
-        });
-        let fig7c = line_chart(
-            "Execution time against the cold window w, GRR m = 8, k = 4 (Fig. 7)",
-            Axis::linear(w),
-            seconds,
-            by_window(&|r| r.total.time.total_s()),
-        );
-        figures.push(Figure {
-            name: "fig7c.svg".into(),
-            chart: Chart::Line(fig7c),
-        });
-    }
-    if wants("fig8") {
-        let writes = [0u32, 20, 40, 60, 80, 100];
-        let mixed = |placement, policy, write: u32| {
-            time(Config {
-                read_percent: 100 - write,
-                ..runner.config(placement, policy)
+                    .map(|s| hit(runner.config(s.1, policy)))
+                    .collect(),
             })
-        };
-        let grr = grr(8, 4);
-        let fig8a = line_chart(
-            "Execution time as the write share grows, GRR m = 8, k = 4 (Fig. 8)",
-            Axis::linear("writes in the mixed phase (%)"),
-            seconds,
-            vec![
-                sweep("IPL + LRU", &writes, |w| mixed(ipl(), lru, w)),
-                sweep("IPL + cfsemi", &writes, |w| mixed(ipl(), cfsemi, w)),
-                sweep("GRR + LRU", &writes, |w| mixed(grr, lru, w)),
-                sweep("GRR + cfsemi", &writes, |w| mixed(grr, cfsemi, w)),
-            ],
-        );
-        figures.push(Figure {
-            name: "fig8a.svg".into(),
-            chart: Chart::Line(fig8a),
-        });
-        let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
-        let fig8b = line_chart(
-            "Speed-up of GRR over IPL as the write share grows (Fig. 8)",
-            Axis::linear("writes in the mixed phase (%)"),
-            "IPL time / GRR time (x)",
-            vec![
-                sweep("IPL + LRU / GRR + cfsemi", &writes, |w| {
-                    ratio(mixed(ipl(), lru, w), mixed(grr, cfsemi, w))
-                }),
-                sweep("IPL / GRR, both cfsemi", &writes, |w| {
-                    ratio(mixed(ipl(), cfsemi, w), mixed(grr, cfsemi, w))
-                }),
-                sweep("paper, IPL / GRR", &[100], |_| {
-                    Some(PAPER_WRITE_ONLY_SPEEDUP)
-                }),
-            ],
-        );
-        figures.push(Figure {
-            name: "fig8b.svg".into(),
-            chart: Chart::Line(fig8b),
-        });
-    }
+            .collect(),
+    };
+    figures.push(Figure {
+        name: "fig7a.svg".into(),
+        chart: Chart::GroupedBars(fig7a),
+    });
+    let windows = [0.0, 0.25, 0.5, 0.75, 1.0];
+    let by_window = |value: &dyn Fn(&NandReport) -> f64| -> Vec<Series> {
+        AnyReplacement::ALL
+            .iter()
+            .map(|&policy| Series {
+                name: policy.to_string(),
+                points: windows
+                    .iter()
+                    .filter_map(|&w| {
+                        let c = Config {
+                            window: w,
+                            ..runner.config(grr(8, 4), policy)
+                        };
+                        runner.find(c).map(|r| (w, value(r)))
+                    })
+                    .collect(),
+            })
+            .collect()
+    };
+    let w = "w, cold region (fraction of the buffer)";
+    let fig7b = line_chart(
+        "Hit ratio against the cold window w, GRR m = 8, k = 4 (Fig. 7)",
+        Axis::linear(w),
+        "buffer hit ratio (hits / node references)",
+        by_window(&|r| r.total.hit_ratio()),
+    );
+    figures.push(Figure {
+        name: "fig7b.svg".into(),
+        chart: Chart::Line(fig7b),
+    });
+    let fig7c = line_chart(
+        "Execution time against the cold window w, GRR m = 8, k = 4 (Fig. 7)",
+        Axis::linear(w),
+        seconds,
+        by_window(&|r| r.total.time.total_s()),
+    );
+    figures.push(Figure {
+        name: "fig7c.svg".into(),
+        chart: Chart::Line(fig7c),
+    });
+    figures
+}
+
+/// Fig. 8's charts: time as the write share grows, and IPL's time over GRR's.
+fn fig8_figures(runner: &Runner<'_>) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    let (lru, cfsemi) = (AnyReplacement::Lru, AnyReplacement::CfSemi);
+    let time = |c: Config| runner.find(c).map(|r| r.total.time.total_s());
+    let seconds = "total execution time (simulated s)";
+    let writes = [0u32, 20, 40, 60, 80, 100];
+    let mixed = |placement, policy, write: u32| {
+        time(Config {
+            read_percent: 100 - write,
+            ..runner.config(placement, policy)
+        })
+    };
+    let grr = grr(8, 4);
+    let fig8a = line_chart(
+        "Execution time as the write share grows, GRR m = 8, k = 4 (Fig. 8)",
+        Axis::linear("writes in the mixed phase (%)"),
+        seconds,
+        vec![
+            sweep("IPL + LRU", &writes, |w| mixed(ipl(), lru, w)),
+            sweep("IPL + cfsemi", &writes, |w| mixed(ipl(), cfsemi, w)),
+            sweep("GRR + LRU", &writes, |w| mixed(grr, lru, w)),
+            sweep("GRR + cfsemi", &writes, |w| mixed(grr, cfsemi, w)),
+        ],
+    );
+    figures.push(Figure {
+        name: "fig8a.svg".into(),
+        chart: Chart::Line(fig8a),
+    });
+    let ratio = |a: Option<f64>, b: Option<f64>| Some(a? / b?);
+    let fig8b = line_chart(
+        "Speed-up of GRR over IPL as the write share grows (Fig. 8)",
+        Axis::linear("writes in the mixed phase (%)"),
+        "IPL time / GRR time (x)",
+        vec![
+            sweep("IPL + LRU / GRR + cfsemi", &writes, |w| {
+                ratio(mixed(ipl(), lru, w), mixed(grr, cfsemi, w))
+            }),
+            sweep("IPL / GRR, both cfsemi", &writes, |w| {
+                ratio(mixed(ipl(), cfsemi, w), mixed(grr, cfsemi, w))
+            }),
+            sweep("paper, IPL / GRR", &[100], |_| {
+                Some(PAPER_WRITE_ONLY_SPEEDUP)
+            }),
+        ],
+    );
+    figures.push(Figure {
+        name: "fig8b.svg".into(),
+        chart: Chart::Line(fig8b),
+    });
     figures
 }
 
