@@ -541,80 +541,17 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
     assert!(!std::path::Path::new("x").exists(), "nothing was created");
 }
 
-/// `reproduce all` runs its papers in its own process: Ctrl-C during flashmodel's
-/// real-disk sort reaches that sort, removes its temporary directory, and ends the
-/// command with 130, papers still to come not run.
+/// Run flashkit with `args` and `--tmp` a fresh directory, send SIGINT once flashmodel's
+/// real-disk sort is writing its input there, and check what an interrupt promises: exit
+/// 130, the sort's directory removed and said so.
 #[cfg(target_os = "linux")]
-#[test]
-fn interrupting_reproduce_all_removes_the_running_papers_temporaries() {
+fn interrupt_during_the_sort(args: &[&str]) {
     use std::process::{Command, Stdio};
     use std::time::{Duration, Instant};
     let tmp = tempfile::tempdir().expect("tempdir");
-    let out = tempfile::tempdir().expect("tempdir");
-    let mut all = Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args([
-            "reproduce",
-            "all",
-            "--quick",
-            "--only",
-            "flashmodel",
-            "--out",
-        ])
-        .arg(out.path())
+    let mut run = Command::new(env!("CARGO_BIN_EXE_flashkit"))
+        .args(args)
         .arg("--tmp")
-        .arg(tmp.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn flashkit");
-    let sorting = |dir: &std::path::Path| {
-        std::fs::read_dir(dir)
-            .expect("read dir")
-            .filter_map(Result::ok)
-            .any(|e| e.path().join("input").exists())
-    };
-    let started = Instant::now();
-    while !sorting(tmp.path()) {
-        assert!(
-            all.try_wait().expect("poll").is_none(),
-            "the run ended before its sort began"
-        );
-        assert!(
-            started.elapsed() < Duration::from_secs(600),
-            "no sort directory"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let kill = Command::new("kill")
-        .args(["-INT", &all.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(kill.success());
-    let done = all.wait_with_output().expect("wait");
-    assert_eq!(done.status.code(), Some(130), "{}", text(&done.stderr));
-    assert!(text(&done.stderr).contains("interrupted: removed 1 temporary file(s)"));
-    let left: Vec<_> = std::fs::read_dir(tmp.path())
-        .expect("read dir")
-        .filter_map(Result::ok)
-        .map(|e| e.file_name())
-        .collect();
-    assert!(left.is_empty(), "left behind: {left:?}");
-    assert!(
-        !out.path().join("index.html").exists(),
-        "an interrupted run writes no index"
-    );
-}
-
-/// Ctrl-C during the real-disk sort of `reproduce flashmodel` removes the sort's temporary
-/// directory (the lab holds it through the CLI's interrupt list) and exits 130.
-#[cfg(target_os = "linux")]
-#[test]
-fn interrupting_reproduce_flashmodel_removes_its_sort_directory() {
-    use std::process::{Command, Stdio};
-    use std::time::{Duration, Instant};
-    let tmp = tempfile::tempdir().expect("tempdir");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_flashkit"))
-        .args(["reproduce", "flashmodel", "--quick", "--tmp"])
         .arg(tmp.path())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -630,7 +567,7 @@ fn interrupting_reproduce_flashmodel_removes_its_sort_directory() {
     let started = Instant::now();
     while !sorting(tmp.path()) {
         assert!(
-            child.try_wait().expect("poll").is_none(),
+            run.try_wait().expect("poll").is_none(),
             "the run ended before its sort began"
         );
         assert!(
@@ -640,11 +577,11 @@ fn interrupting_reproduce_flashmodel_removes_its_sort_directory() {
         std::thread::sleep(Duration::from_millis(20));
     }
     let kill = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", &run.id().to_string()])
         .status()
         .expect("kill runs");
     assert!(kill.success());
-    let done = child.wait_with_output().expect("wait");
+    let done = run.wait_with_output().expect("wait");
     assert_eq!(done.status.code(), Some(130), "{}", text(&done.stderr));
     assert!(text(&done.stderr).contains("interrupted: removed 1 temporary file(s)"));
     let left: Vec<_> = std::fs::read_dir(tmp.path())
@@ -653,6 +590,37 @@ fn interrupting_reproduce_flashmodel_removes_its_sort_directory() {
         .map(|e| e.file_name())
         .collect();
     assert!(left.is_empty(), "left behind: {left:?}");
+}
+
+/// `reproduce all` runs its papers in its own process: Ctrl-C during flashmodel's
+/// real-disk sort reaches that sort, removes its temporary directory, and ends the
+/// command with 130, papers still to come not run.
+#[cfg(target_os = "linux")]
+#[test]
+fn interrupting_reproduce_all_removes_the_running_papers_temporaries() {
+    let out = tempfile::tempdir().expect("tempdir");
+    let out_dir = out.path().to_str().expect("a UTF-8 path");
+    interrupt_during_the_sort(&[
+        "reproduce",
+        "all",
+        "--quick",
+        "--only",
+        "flashmodel",
+        "--out",
+        out_dir,
+    ]);
+    assert!(
+        !out.path().join("index.html").exists(),
+        "an interrupted run writes no index"
+    );
+}
+
+/// Ctrl-C during the real-disk sort of `reproduce flashmodel` removes the sort's temporary
+/// directory (the lab holds it through the CLI's interrupt list) and exits 130.
+#[cfg(target_os = "linux")]
+#[test]
+fn interrupting_reproduce_flashmodel_removes_its_sort_directory() {
+    interrupt_during_the_sort(&["reproduce", "flashmodel", "--quick"]);
 }
 
 /// `reproduce flashmodel` ends with the ledger's verdicts on Table 1, computed from the

@@ -6,6 +6,7 @@
 //! with page reads, programs, erases, merge copies, the buffer hit ratio and space used.
 
 use crate::args::{Count, Size};
+use crate::commands::reproduce::lab_failure;
 use crate::output::{write_csv, write_json};
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
@@ -328,24 +329,7 @@ impl IndexBenchArgs {
 /// The grr-paper NAND part at `capacity` bytes (whole blocks, no over-provisioning: the
 /// index manages every block itself).
 pub fn nand_geometry(capacity: u64) -> Result<flashkit_core::Geometry, Failure> {
-    let preset = NandPreset::GRR_PAPER;
-    let block = u64::from(preset.page_size_bytes) * u64::from(preset.pages_per_block);
-    if !capacity.is_multiple_of(block)
-        || capacity / block < 4
-        || capacity / block > u64::from(u32::MAX)
-    {
-        return Err(Failure::Usage(anyhow!(
-            "--capacity {} is not a whole number of at least four {} blocks of the grr-paper part",
-            format_size(capacity),
-            format_size(block)
-        )));
-    }
-    preset
-        .geometry()
-        .over_provisioning(0.0)
-        .blocks((capacity / block) as u32)
-        .build()
-        .map_err(|e| Failure::Usage(anyhow!("--capacity: {e}")))
+    flashkit_lab::repro::grr::nand_geometry(capacity).map_err(lab_failure)
 }
 
 /// Check the storage scheme's parameters: every one names its flag.
@@ -381,10 +365,7 @@ pub fn check_placement(placement: &AnyPlacement) -> Result<(), Failure> {
 
 /// Sort a B-tree error: bad parameters are usage errors, the rest runtime failures.
 pub fn nand_failure(error: NandIndexError) -> Failure {
-    match error {
-        NandIndexError::Config { .. } => Failure::Usage(error.into()),
-        other => Failure::Runtime(other.into()),
-    }
+    lab_failure(flashkit_lab::repro::grr::nand_error(error))
 }
 
 /// Sort an index error: bad parameters are usage errors, the rest runtime failures.

@@ -475,20 +475,6 @@ mod tests {
         );
     }
 
-    use super::super::{fast, fatlist, flashmodel, grr};
-    use clap::Parser;
-
-    /// A paper's options, parsed by its own parser.
-    #[derive(Parser, Debug)]
-    struct Command<T: Args> {
-        #[command(flatten)]
-        args: T,
-    }
-
-    fn parse<T: Args>(words: &[String]) -> Result<T, clap::Error> {
-        Command::<T>::try_parse_from(words).map(|c| c.args)
-    }
-
     /// The words `run` gives each paper are options its parser takes.
     #[test]
     fn every_paper_parses_its_own_quick_out_command_line() {

@@ -23,8 +23,8 @@ use flashkit_core::NandPreset;
 use flashkit_device::CountsOnly;
 use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
 use flashkit_sim::{
-    DeviceSpec, NoProgress, Precondition, Progress, RunOutcome, RunReport, RunSpec, SimError,
-    Source, TraceRecord,
+    DeviceSpec, NoProgress, Precondition, Progress, RunOutcome, RunReport, RunSpec, Source,
+    TraceRecord,
 };
 use flashkit_trace::TraceError;
 use flashkit_trace::formats::TraceOptions;
@@ -162,7 +162,7 @@ pub fn run(spec: &FastSpec, progress: &mut dyn Progress) -> Result<Reproduction,
         jobs.extend(trace_jobs(&args, &mut trace_notes)?);
     }
     for job in &jobs {
-        job.spec.check().map_err(sim_error)?;
+        job.spec.check().map_err(LabError::from_sim)?;
     }
     let done = execute(jobs, args.jobs, progress)?;
     let mut out = Printer::default();
@@ -182,16 +182,6 @@ pub fn run(spec: &FastSpec, progress: &mut dyn Progress) -> Result<Reproduction,
         runs: done.len(),
         wall_seconds: started.elapsed().as_secs_f64(),
     })
-}
-
-/// A simulator error: a bad configuration is the spec's fault, the rest a failed run.
-fn sim_error(error: SimError) -> LabError {
-    match error {
-        SimError::Config(_) | SimError::Trace(TraceError::Spec(_) | TraceError::Options(_)) => {
-            LabError::Config(error.into())
-        }
-        other => LabError::Run(other.into()),
-    }
 }
 
 fn parse_patterns(names: &[String]) -> Result<Vec<PatternName>, LabError> {
@@ -334,7 +324,7 @@ fn trace_jobs(args: &FastSpec, notes: &mut Vec<String>) -> Result<Vec<Job>, LabE
         over_provisioning: 0.10,
         ..card(args)
     };
-    let block = base.block_bytes().map_err(sim_error)?;
+    let block = base.block_bytes().map_err(LabError::from_sim)?;
     let mut jobs = Vec::new();
     for path in files {
         let name = path
@@ -354,7 +344,7 @@ fn trace_jobs(args: &FastSpec, notes: &mut Vec<String>) -> Result<Vec<Job>, LabE
                 continue;
             }
         };
-        let device = base.sized_for(&prepared).map_err(sim_error)?;
+        let device = base.sized_for(&prepared).map_err(LabError::from_sim)?;
         let prepared = Arc::new(prepared);
         for (scheme, kind) in [
             ("page", FtlKind::Page),
