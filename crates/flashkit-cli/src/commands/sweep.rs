@@ -715,7 +715,7 @@ fn run_locked(
     let csv_path = args.out.join("results.csv");
     let mut write_error = None;
     let mut failed = 0;
-    // Each result is saved as it finishes (above); the grid order is restored below, over
+    // Each result is saved as it finishes (the callback); the grid order is restored below, over
     // the results recorded before as well.
     flashkit_lab::sweep::run(
         &todo,
