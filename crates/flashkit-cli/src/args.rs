@@ -9,6 +9,8 @@ use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::str::FromStr;
 
+pub mod index;
+
 /// flashkit: flash translation layers and flash data structures, simulated honestly.
 #[derive(Parser, Debug)]
 #[command(
@@ -47,7 +49,7 @@ pub enum Command {
     /// Flash indexes: fat lists, soft lists and the mu-tree on NOR flash; the B-tree on NAND
     /// with In-Page Logging or GRR under a clean-first buffer.
     #[command(subcommand)]
-    Index(crate::commands::index::IndexCommand),
+    Index(index::IndexCommand),
     /// External-memory algorithms under the flash models (Ajwani et al., SEA 2009).
     #[command(subcommand)]
     Em(crate::commands::em::EmCommand),

@@ -14,6 +14,8 @@
 //! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
 //!   and its results.
 //! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`].
+//! - [`index`]: one flash index (NOR lists, the mu-tree, the NAND B-tree) through a
+//!   benchmark.
 //! - [`probe`]: the disk probe (a real device's throughput against block size).
 //! - [`temporaries`]: how an experiment on a real disk tells its front end which files to
 //!   remove if the process is interrupted.
@@ -21,6 +23,7 @@
 pub mod claims;
 pub mod compare;
 pub mod exec;
+pub mod index;
 pub mod probe;
 pub mod repro;
 pub mod sweep;

@@ -216,15 +216,20 @@ pub struct Reproduction {
 impl Reproduction {
     /// Everything printed, as one text.
     pub fn text(&self) -> String {
-        let mut out = String::new();
-        for p in &self.printed {
-            match p {
-                Printed::Text(text) => out.push_str(text),
-                Printed::Table(table) => out.push_str(&table.render()),
-            }
-        }
-        out
+        text_of(&self.printed)
     }
+}
+
+/// What `printed` prints: its text, and its tables rendered as aligned columns.
+pub fn text_of(printed: &[Printed]) -> String {
+    let mut out = String::new();
+    for p in printed {
+        match p {
+            Printed::Text(text) => out.push_str(text),
+            Printed::Table(table) => out.push_str(&table.render()),
+        }
+    }
+    out
 }
 
 /// Collects what a reproduction prints, in order.

@@ -192,7 +192,7 @@ fn flag(field: &str) -> String {
 }
 
 /// `problem` with every field it names in backquotes (`` `only` ``) as its option.
-fn flags_in(problem: &str) -> String {
+pub fn flags_in(problem: &str) -> String {
     let mut out = String::new();
     let mut rest = problem;
     while let Some(start) = rest.find('`') {

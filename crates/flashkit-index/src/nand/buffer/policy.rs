@@ -10,7 +10,7 @@
 //! is not pinned (the one being accessed).
 
 use crate::nand::NodeId;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// A buffer unit's state (Fig. 4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
@@ -170,7 +170,7 @@ impl Replacement for CfSemi {
 }
 
 /// The policy chosen at run time (the CLI's `--buffer`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AnyReplacement {
     /// [`Lru`].
