@@ -9,6 +9,8 @@ use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::str::FromStr;
 
+pub mod reproduce;
+
 pub mod index;
 
 /// flashkit: flash translation layers and flash data structures, simulated honestly.
@@ -55,7 +57,7 @@ pub enum Command {
     Em(crate::commands::em::EmCommand),
     /// Rerun a paper's evaluation, printing the paper's figures beside flashkit's.
     #[command(subcommand)]
-    Reproduce(crate::commands::reproduce::Paper),
+    Reproduce(reproduce::Paper),
     /// Print a completion script for a shell (bash, zsh, fish, elvish, powershell), e.g.
     /// `flashkit completions bash > ~/.local/share/bash-completion/completions/flashkit`.
     Completions {

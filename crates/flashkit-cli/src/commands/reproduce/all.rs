@@ -17,8 +17,9 @@
 //! probe and sort are wall-clock measurements that another paper running beside them would
 //! distort (each paper uses the cores itself where its results do not depend on timing).
 
-use super::{Figures, fast, fatlist, flashmodel, grr, lab_failure};
+use super::{Figures, lab_failure};
 use crate::args::VetReproArgs;
+use crate::args::reproduce::{AllArgs, FastArgs, FatlistArgs, FlashmodelArgs, GrrArgs};
 use crate::interrupt::OnInterrupt;
 use crate::progress::{Bar, SharedBar};
 use crate::{Failure, Outcome};
@@ -28,28 +29,8 @@ use flashkit_lab::claims::Tally;
 use flashkit_lab::repro::{self as lab, Reproduction};
 use flashkit_report::html::{Block, HtmlReport, Item, Section};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
-
-/// Options of `flashkit reproduce all`.
-#[derive(Args, Debug)]
-pub struct AllArgs {
-    /// Directory for every paper's output, a subdirectory each (fast/, vet/, ...), and
-    /// index.html with every figure; created if missing.
-    #[arg(long, value_name = "DIR", default_value = "results")]
-    pub out: PathBuf,
-    /// Every paper's --quick smoke run instead of its full evaluation.
-    #[arg(long)]
-    pub quick: bool,
-    /// The papers to run, comma-separated: fast, vet, grr, fatlist, flashmodel [default:
-    /// all of them].
-    #[arg(long, value_delimiter = ',', value_name = "LIST")]
-    pub only: Vec<String>,
-    /// Directory for flashmodel's disk probe and real-disk sort [default: the system's
-    /// temporary directory].
-    #[arg(long, value_name = "DIR")]
-    pub tmp: Option<PathBuf>,
-}
 
 /// A paper: its subcommand's name, the paper it reproduces, and its reproduction page.
 struct Paper {
@@ -210,13 +191,13 @@ fn run_paper(name: &str, words: &[String], dir: &Path) -> Result<Rendered, Failu
         let mut bar = Bar::new(&format!("reproduce {name}"));
         let bar = &mut bar;
         match name {
-            "fast" => lab::fast::run(&parse::<fast::FastArgs>(words)?.spec(), bar),
-            "grr" => lab::grr::run(&parse::<grr::GrrArgs>(words)?.spec(), bar),
+            "fast" => lab::fast::run(&parse::<FastArgs>(words)?.spec(), bar),
+            "grr" => lab::grr::run(&parse::<GrrArgs>(words)?.spec(), bar),
             "vet" => lab::vet::run(&parse::<VetReproArgs>(words)?.spec()?, bar),
             // Only --out and --quick are given: no option of an experiment left out.
-            "fatlist" => lab::fatlist::run(&parse::<fatlist::FatlistArgs>(words)?.spec(&[]), bar),
+            "fatlist" => lab::fatlist::run(&parse::<FatlistArgs>(words)?.spec(&[]), bar),
             "flashmodel" => {
-                let args = parse::<flashmodel::FlashmodelArgs>(words)?;
+                let args = parse::<FlashmodelArgs>(words)?;
                 let probe = SharedBar::new("probe");
                 lab::flashmodel::run(&args.spec(), &probe, &OnInterrupt)
             }
@@ -479,10 +460,10 @@ mod tests {
     #[test]
     fn every_paper_parses_its_own_quick_out_command_line() {
         let words = |name: &str| [name, "--out", "x", "--quick"].map(str::to_string).to_vec();
-        assert!(parse::<fast::FastArgs>(&words("fast")).is_ok());
+        assert!(parse::<FastArgs>(&words("fast")).is_ok());
         assert!(parse::<crate::args::VetReproArgs>(&words("vet")).is_ok());
-        assert!(parse::<grr::GrrArgs>(&words("grr")).is_ok());
-        assert!(parse::<fatlist::FatlistArgs>(&words("fatlist")).is_ok());
-        assert!(parse::<flashmodel::FlashmodelArgs>(&words("flashmodel")).is_ok());
+        assert!(parse::<GrrArgs>(&words("grr")).is_ok());
+        assert!(parse::<FatlistArgs>(&words("fatlist")).is_ok());
+        assert!(parse::<FlashmodelArgs>(&words("flashmodel")).is_ok());
     }
 }

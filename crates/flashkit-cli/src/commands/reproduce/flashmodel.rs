@@ -5,36 +5,10 @@
 //! (Fig. 1 as `fig1.svg` and `fig1.json` with `--out DIR`).
 
 use super::{Figures, lab_failure, show};
+use crate::args::reproduce::FlashmodelArgs;
 use crate::interrupt::OnInterrupt;
 use crate::{Failure, Outcome};
-use clap::Args;
 use flashkit_lab::repro::flashmodel::{self, FlashmodelSpec};
-use std::path::PathBuf;
-
-/// The options of `flashkit reproduce flashmodel`.
-#[derive(Args, Debug)]
-pub struct FlashmodelArgs {
-    /// Smallest BFS grid, as log2 |V| (even: the grids are square).
-    #[arg(long, default_value_t = 16)]
-    pub bfs_min_log: u32,
-    /// Largest BFS grid, as log2 |V| (even; each step of 2 is four times the work).
-    #[arg(long, default_value_t = 20)]
-    pub bfs_max_log: u32,
-    /// Largest real-disk sort, as log2 of the number of 4-byte integers (below 25 skips it).
-    #[arg(long, default_value_t = 27)]
-    pub disk_max_log: u32,
-    /// Directory for the real-disk sort's files [default: the system's temporary directory].
-    #[arg(long, value_name = "DIR")]
-    pub tmp: Option<PathBuf>,
-    /// A smoke run in about 15 s: Table 1, the smallest BFS grid, a short probe of the disk
-    /// (Fig. 1) and one real-disk sort of 2^25 integers.
-    #[arg(long, conflicts_with_all = ["bfs_max_log", "disk_max_log"])]
-    pub quick: bool,
-    /// Write Fig. 1 there as fig1.svg, and its measurements as fig1.json (the directory is
-    /// created if missing; nothing is written when the real-disk part is skipped).
-    #[arg(long, value_name = "DIR")]
-    pub out: Option<PathBuf>,
-}
 
 impl FlashmodelArgs {
     /// The lab's spec of these options.

@@ -8,40 +8,12 @@ pub mod flashmodel;
 pub mod grr;
 pub mod vet;
 
+use crate::args::reproduce::Paper;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
-use clap::Subcommand;
 use flashkit_lab::repro::{Document, LEDGER_NAME, LabError, LedgerPlace, Reproduction};
 use flashkit_report::plot::PlotError;
 use std::path::{Path, PathBuf};
-
-/// The papers whose evaluation `flashkit reproduce` reruns.
-#[derive(Subcommand, Debug)]
-pub enum Paper {
-    /// Every paper below in one command, each into its own subdirectory of --out, and an
-    /// index.html with every figure drawn.
-    All(all::AllArgs),
-    /// Lee et al., "A Log Buffer-Based Flash Translation Layer Using Fully-Associative Sector
-    /// Translation" (TECS 2007): BAST, FAST and O-FAST on patterns A-E (Fig. 10, Table II),
-    /// the section 3.5 analysis, and the real trace excerpts through all five FTLs.
-    Fast(fast::FastArgs),
-    /// "Fat lists" (NOR flash, 2011): micro-benchmark on 1-8 MB against the mu-tree (Figs.
-    /// 14-15), level and turnstile sweeps (Figs. 16-19), probe table, initialization cost,
-    /// sensor macro-benchmark (Fig. 21).
-    Fatlist(fatlist::FatlistArgs),
-    /// Ajwani et al., "On Computational Models for Flash Memory Devices" (SEA 2009):
-    /// Table 1 (sorting), Table 2 (BFS), Fig. 1 (this disk's throughput against block size)
-    /// and a real-disk sort.
-    Flashmodel(flashmodel::FlashmodelArgs),
-    /// Jin, Cho, Chung, "A Group Round Robin Based B-tree Index Storage Scheme for Flash
-    /// Memory Devices" (IMCOM 2014): In-Page Logging against GRR with k and m varied (Fig.
-    /// 6), buffer hit ratios (Fig. 7), read/write ratios from 100/0 to 0/100 (Fig. 8).
-    Grr(grr::GrrArgs),
-    /// Suh et al., "Memory efficient and scalable address mapping for flash storage devices"
-    /// (JSA 2014): VET and EMT against page and hybrid mapping (Tables 2-4, Figs. 10-12 and
-    /// 14-16).
-    Vet(crate::args::VetReproArgs),
-}
 
 /// Run one reproduction; `given` holds the options given on the command line (clap ids), so
 /// that one the run would not read is refused rather than ignored.
