@@ -8,12 +8,12 @@
 //! - *between writes*: 40 writes before each read, as in the homes workload;
 //! - *streamed*: the reads back to back, each at a new address;
 //! - *clocked, hinted*: streamed, each read's pages hinted 16 reads ahead as the replay
-//!   does (`Mapping::prefetch_range`; the hints are outside the clock, as in the replay);
+//!   does (`MappingHints::prefetch_range`; the hints are outside the clock, as in the replay);
 //! - *clocked, warm*: streamed, each read done once just before it is timed, so that
 //!   nothing it touches misses the cache: what a clock around each call costs on its own;
 //! - *loop*: the streamed reads again, the loop timed whole (no clock around each read);
 //! - *prefetched*: the same loop with each read's pages hinted 16 reads ahead
-//!   (`Mapping::prefetch_range`, as the replay does), the hints' own work included;
+//!   (`MappingHints::prefetch_range`, as the replay does), the hints' own work included;
 //! - *repeated*: each read ten times in a row, so everything it touches is in the cache:
 //!   what is left is the work of the walk itself.
 //!

@@ -303,7 +303,7 @@ impl<M: Mapping> Subject for (String, M) {
         self.1.mapped_pages()
     }
     fn check(&self) -> Result<(), String> {
-        self.1.check_structure()
+        self.1.check_structure().map_err(|e| e.0)
     }
 }
 

@@ -19,7 +19,7 @@
 
 use crate::latency::{LatencyHistogram, LatencySummary};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
-use flashkit_ftl::{Mapping, MappingMemory, PhysRun};
+use flashkit_ftl::{InvariantViolation, Mapping, MappingHints, MappingMemory, PhysRun, Purpose};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -30,7 +30,7 @@ use std::time::Instant;
 pub struct MappingTimes {
     /// Read translations (`translate`, one per host read request).
     pub translate: LatencyHistogram,
-    /// Translations for a read-modify-write (`translate_for_merge`, one per page that a
+    /// Translations for a read-modify-write (`translate_for` a merge, one per page that a
     /// partial-page write must merge), kept apart from host reads: the paper times read
     /// requests, and a workload of sub-page writes (finance) makes several of these a read.
     pub merge: LatencyHistogram,
@@ -160,12 +160,26 @@ fn elapsed_ns(start: Instant) -> u64 {
     start.elapsed().as_nanos() as u64
 }
 
-impl<M: Mapping> Mapping for TimedMapping<M> {
+impl<M: Mapping> MappingHints for TimedMapping<M> {
     // Batches for every mapping, so that a relocation is timed per batch whatever the
     // mapping (the page table's default `relocate_batch` loops over its pages).
     const RELOCATES_RUNS: bool = true;
     const LOOKUP_SEARCHES: bool = M::LOOKUP_SEARCHES;
 
+    #[inline]
+    fn prefetch(&self, lpn: Lpn) {
+        self.inner.prefetch(lpn);
+    }
+
+    fn prefetch_range(&self, range: PageRange) {
+        let clock = Instant::now();
+        self.inner.prefetch_range(range);
+        let ns = elapsed_ns(clock);
+        self.times.borrow_mut().prefetch.record(ns);
+    }
+}
+
+impl<M: Mapping> Mapping for TimedMapping<M> {
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         self.inner.lookup(lpn)
@@ -184,15 +198,18 @@ impl<M: Mapping> Mapping for TimedMapping<M> {
         );
     }
 
-    fn translate_for_merge(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
-        self.timed_runs(
-            |times| &mut times.merge,
-            |runs| {
-                self.inner
-                    .translate_for_merge(range, &mut |run| runs.push(run))
-            },
-            out,
-        );
+    fn translate_for(&self, purpose: Purpose, range: PageRange, out: &mut impl FnMut(PhysRun)) {
+        match purpose {
+            Purpose::Read => self.translate(range, out),
+            Purpose::Merge => self.timed_runs(
+                |times| &mut times.merge,
+                |runs| {
+                    self.inner
+                        .translate_for(purpose, range, &mut |run| runs.push(run))
+                },
+                out,
+            ),
+        }
     }
 
     fn update(&mut self, start: Lpn, ppn: Ppn, len: u32, invalidated: &mut impl FnMut(Ppn)) {
@@ -234,18 +251,6 @@ impl<M: Mapping> Mapping for TimedMapping<M> {
         }
     }
 
-    #[inline]
-    fn prefetch(&self, lpn: Lpn) {
-        self.inner.prefetch(lpn);
-    }
-
-    fn prefetch_range(&self, range: PageRange) {
-        let clock = Instant::now();
-        self.inner.prefetch_range(range);
-        let ns = elapsed_ns(clock);
-        self.times.borrow_mut().prefetch.record(ns);
-    }
-
     fn mapped_pages(&self) -> u64 {
         self.inner.mapped_pages()
     }
@@ -262,7 +267,7 @@ impl<M: Mapping> Mapping for TimedMapping<M> {
         self.inner.extra_stats(extra);
     }
 
-    fn check_structure(&self) -> Result<(), String> {
+    fn check_structure(&self) -> Result<(), InvariantViolation> {
         self.inner.check_structure()
     }
 }
@@ -286,7 +291,9 @@ mod tests {
         timed.translate(PageRange::new(Lpn(0), 30), &mut |run| pages.push(run));
         assert_eq!(pages.iter().map(|r| r.len).sum::<u32>(), 30);
         let mut merged = Vec::new();
-        timed.translate_for_merge(PageRange::one(Lpn(6)), &mut |run| merged.push(run));
+        timed.translate_for(Purpose::Merge, PageRange::one(Lpn(6)), &mut |run| {
+            merged.push(run)
+        });
         assert_eq!(
             merged,
             [PhysRun {

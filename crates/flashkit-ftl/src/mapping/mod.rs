@@ -22,11 +22,11 @@ pub use extent::{Canonical, Extent};
 pub use page_table::PageTable;
 pub use vet::{InsertScheme, NodeLayout, Pd, Pf, Vet, VetConfig, VetNodes, VetTable};
 
-use crate::MappingMemory;
+use crate::{InvariantViolation, MappingMemory};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
 use std::collections::BTreeMap;
 
-/// Pages of a request that [`Mapping::prefetch_range`] hints.
+/// Pages of a request that [`MappingHints::prefetch_range`] hints.
 pub const PREFETCH_PAGES: usize = 4;
 
 /// A run of logical pages and where it lives: `[lpn, lpn + len)` at `[ppn, ppn + len)`, or
@@ -41,8 +41,9 @@ pub struct PhysRun {
     pub len: u32,
 }
 
-/// A forward map from logical pages to physical pages.
-pub trait Mapping {
+/// A forward map from logical pages to physical pages (its speed hints are
+/// [`MappingHints`]).
+pub trait Mapping: MappingHints {
     /// The physical page of `lpn`, if mapped.
     fn lookup(&self, lpn: Lpn) -> Option<Ppn>;
 
@@ -55,11 +56,11 @@ pub trait Mapping {
     /// Cover `range` with runs, in logical order.
     fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun));
 
-    /// [`Mapping::translate`] for a read that merges a page into a partial-page write (a
-    /// read-modify-write), not a host read. The same answer; a decorator that accounts
-    /// translations by purpose (the mapping-time measurement) tells the two apart.
+    /// [`Mapping::translate`] for `purpose`: the same answer, whatever the purpose; a
+    /// decorator that accounts translations by purpose (the mapping-time measurement) tells
+    /// a host read from a read-modify-write's merge.
     #[inline(always)]
-    fn translate_for_merge(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
+    fn translate_for(&self, _purpose: Purpose, range: PageRange, out: &mut impl FnMut(PhysRun)) {
         self.translate(range, out);
     }
 
@@ -75,19 +76,6 @@ pub trait Mapping {
             debug_assert_eq!(old, from, "invariant: relocated {lpn} was at {from}");
         });
     }
-
-    /// Whether the page FTL should hand garbage-collection moves over in batches
-    /// ([`Mapping::relocate_batch`]) rather than page by page ([`Mapping::relocate`]). The
-    /// page table says no: its per-page loop fused with the reverse-map update is the
-    /// benchmark's hot path (0.26% fewer instructions than two passes, by callgrind).
-    const RELOCATES_RUNS: bool = false;
-
-    /// Whether [`Mapping::lookup`] is a search (an extent map) rather than one array read.
-    /// The page FTL then keeps a validity bitmap of its own, so that garbage collection
-    /// learns which pages of a victim are valid without a search a page (most of them cold,
-    /// and the invalid ones wasted); it checks the bitmap against [`Mapping::maps_to`] in
-    /// debug builds and in its invariant check.
-    const LOOKUP_SEARCHES: bool = false;
 
     /// Garbage collection moved `moved[i].0` from `moved[i].1` to `to + i`, for every `i`.
     /// The default relocates page by page (the page table's behaviour, unchanged); extent
@@ -110,20 +98,6 @@ pub trait Mapping {
     /// Unmap `range`; call `invalidated` with every physical page it held.
     fn remove(&mut self, range: PageRange, invalidated: &mut impl FnMut(Ppn));
 
-    /// Hint that `lpn` will be looked up or updated soon (no effect on results).
-    #[inline(always)]
-    fn prefetch(&self, _lpn: Lpn) {}
-
-    /// Hint that a request over `range` comes soon: [`Mapping::prefetch`] of its first
-    /// [`PREFETCH_PAGES`] pages (a long request's later pages sit next to them). The page
-    /// FTL calls this for each request of its lookahead; a timing decorator times it whole.
-    #[inline(always)]
-    fn prefetch_range(&self, range: PageRange) {
-        for lpn in range.iter().take(PREFETCH_PAGES) {
-            self.prefetch(lpn);
-        }
-    }
-
     /// Pages currently mapped.
     fn mapped_pages(&self) -> u64;
 
@@ -140,8 +114,49 @@ pub trait Mapping {
 
     /// Check the structure's own invariants (the page FTL's checker calls it); nothing to
     /// check by default.
-    fn check_structure(&self) -> Result<(), String> {
+    fn check_structure(&self) -> Result<(), InvariantViolation> {
         Ok(())
+    }
+}
+
+/// What a translation is for ([`Mapping::translate_for`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Purpose {
+    /// A host read.
+    Read,
+    /// The read half of a read-modify-write: the old page merged into a partial-page write.
+    Merge,
+}
+
+/// How the page FTL should drive a mapping for speed: hints that change no result (a
+/// mapping that ignores them, or takes the defaults, gives the same answers and the same
+/// state). They are a contract of their own so that [`Mapping`] stays the map itself.
+pub trait MappingHints {
+    /// Whether the page FTL should hand garbage-collection moves over in batches
+    /// ([`Mapping::relocate_batch`]) rather than page by page ([`Mapping::relocate`]). The
+    /// page table says no: its per-page loop fused with the reverse-map update is the
+    /// benchmark's hot path (0.26% fewer instructions than two passes, by callgrind).
+    const RELOCATES_RUNS: bool = false;
+
+    /// Whether [`Mapping::lookup`] is a search (an extent map) rather than one array read.
+    /// The page FTL then keeps a validity bitmap of its own, so that garbage collection
+    /// learns which pages of a victim are valid without a search a page (most of them cold,
+    /// and the invalid ones wasted); it checks the bitmap against [`Mapping::maps_to`] in
+    /// debug builds and in its invariant check.
+    const LOOKUP_SEARCHES: bool = false;
+
+    /// Hint that `lpn` will be looked up or updated soon (no effect on results).
+    #[inline(always)]
+    fn prefetch(&self, _lpn: Lpn) {}
+
+    /// Hint that a request over `range` comes soon: [`MappingHints::prefetch`] of its first
+    /// [`PREFETCH_PAGES`] pages (a long request's later pages sit next to them). The page
+    /// FTL calls this for each request of its lookahead; a timing decorator times it whole.
+    #[inline(always)]
+    fn prefetch_range(&self, range: PageRange) {
+        for lpn in range.iter().take(PREFETCH_PAGES) {
+            self.prefetch(lpn);
+        }
     }
 }
 

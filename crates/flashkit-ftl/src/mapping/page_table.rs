@@ -1,6 +1,6 @@
 //! The page mapping table (PMT): one entry per logical page.
 
-use super::{Mapping, PhysRun};
+use super::{Mapping, MappingHints, PhysRun};
 use crate::MappingMemory;
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
 
@@ -24,16 +24,18 @@ impl PageTable {
     }
 }
 
+impl MappingHints for PageTable {
+    #[inline(always)]
+    fn prefetch(&self, lpn: Lpn) {
+        flashkit_core::hint::prefetch(&self.table, lpn.index());
+    }
+}
+
 impl Mapping for PageTable {
     #[inline(always)]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         let entry = self.table[lpn.index()];
         (entry != UNMAPPED).then_some(Ppn(entry))
-    }
-
-    #[inline(always)]
-    fn prefetch(&self, lpn: Lpn) {
-        flashkit_core::hint::prefetch(&self.table, lpn.index());
     }
 
     #[inline(always)]

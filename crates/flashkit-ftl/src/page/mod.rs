@@ -15,7 +15,7 @@ mod valid;
 
 use self::blocks::{BlockKind, BlockTable};
 use self::valid::ValidBits;
-use crate::mapping::{Mapping, PageTable, PhysRun};
+use crate::mapping::{Mapping, PageTable, PhysRun, Purpose};
 use crate::policy::{BlockView, GcPolicy, VictimPolicy};
 use crate::wear::{StaticWearLeveling, WearLevelPolicy, WearView};
 use crate::{
@@ -110,7 +110,7 @@ pub struct PageFtl<D, M> {
     /// back to it, so no validity bitmap has to be kept in step (see [`PageFtl::is_valid`]),
     /// unless the mapping's lookup is a search (`valid`).
     reverse: Vec<u32>,
-    /// One bit a physical page, kept only when [`Mapping::LOOKUP_SEARCHES`] (empty otherwise):
+    /// One bit a physical page, kept only when [`MappingHints::LOOKUP_SEARCHES`] (empty otherwise):
     /// set when a page is programmed, cleared when the mapping reports it invalidated or
     /// garbage collection moves it.
     valid: ValidBits,
@@ -225,7 +225,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     /// the test; so does a page of an erased block, because a block is erased only after
     /// every page it held was moved. Keeping a validity bitmap instead would cost a random
     /// access into a structure larger than L2 on every host overwrite; only where the
-    /// mapping's lookup is a search does the bitmap pay ([`Mapping::LOOKUP_SEARCHES`]).
+    /// mapping's lookup is a search does the bitmap pay ([`MappingHints::LOOKUP_SEARCHES`]).
     #[inline(always)]
     fn is_valid(&self, ppn: Ppn) -> bool {
         if M::LOOKUP_SEARCHES {
@@ -594,7 +594,8 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             }
         };
         if MERGE {
-            self.mapping.translate_for_merge(range, &mut read_run);
+            self.mapping
+                .translate_for(Purpose::Merge, range, &mut read_run);
         } else {
             self.mapping.translate(range, &mut read_run);
         }
@@ -606,7 +607,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
 }
 
 /// A physical page stopped holding the current copy of its logical page (`valid` is kept
-/// when [`Mapping::LOOKUP_SEARCHES`]).
+/// when [`MappingHints::LOOKUP_SEARCHES`]).
 #[inline(always)]
 fn invalidate<M: Mapping>(
     blocks: &mut BlockTable,
@@ -726,7 +727,7 @@ impl<D: FlashDevice, M: Mapping> crate::Verify for PageFtl<D, M> {
     fn check_invariants(&self) -> Result<(), InvariantViolation> {
         self.mapping
             .check_structure()
-            .map_err(|e| InvariantViolation(format!("mapping: {e}")))?;
+            .map_err(|e| InvariantViolation(format!("mapping: {}", e.0)))?;
         self.check_blocks()?;
         self.check_pages()?;
         self.blocks.check_indexes().map_err(InvariantViolation)

@@ -1,7 +1,7 @@
 //! One bit a physical page, set while the page holds the current copy of its logical page.
 //!
 //! The page FTL keeps it only for mappings whose lookup is a search
-//! ([`crate::mapping::Mapping::LOOKUP_SEARCHES`]): there, garbage collection's validity test
+//! ([`crate::mapping::MappingHints::LOOKUP_SEARCHES`]): there, garbage collection's validity test
 //! (does the mapping send the page's logical page back here?) was one cold search a page of
 //! every victim, invalid pages included. For the page table that test is one array read and
 //! the bitmap would only add work, so it stays empty.

@@ -24,8 +24,8 @@ mod index;
 pub use index::{CHUNK, Chunked, ExtentIndex, Neighbours, Run};
 
 use super::extent::Extent;
-use super::{Mapping, PhysRun, hash_runs};
-use crate::MappingMemory;
+use super::{Mapping, MappingHints, PhysRun, hash_runs};
+use crate::{InvariantViolation, MappingMemory};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -286,10 +286,12 @@ impl<I: ExtentIndex> Emt<I> {
     }
 }
 
-impl<I: ExtentIndex> Mapping for Emt<I> {
+impl<I: ExtentIndex> MappingHints for Emt<I> {
     const RELOCATES_RUNS: bool = true;
     const LOOKUP_SEARCHES: bool = true;
+}
 
+impl<I: ExtentIndex> Mapping for Emt<I> {
     #[inline]
     fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
         self.containing(lpn.0).map(|e| e.ppn_of(lpn.0))
@@ -363,23 +365,23 @@ impl<I: ExtentIndex> Mapping for Emt<I> {
         });
     }
 
-    fn check_structure(&self) -> Result<(), String> {
+    fn check_structure(&self) -> Result<(), InvariantViolation> {
         let mut end = 0u64;
         let mut mapped = 0u64;
         for extent in self.iter() {
             if extent.len == 0 || u64::from(extent.start) < end {
-                return Err(format!(
+                return Err(InvariantViolation(format!(
                     "extent {extent:?} is empty or overlaps the one before"
-                ));
+                )));
             }
             end = u64::from(extent.end());
             mapped += u64::from(extent.len);
         }
         if mapped != self.mapped || end > u64::from(self.logical_pages) {
-            return Err(format!(
+            return Err(InvariantViolation(format!(
                 "{mapped} pages in extents ending at {end}, {} counted",
                 self.mapped
-            ));
+            )));
         }
         Ok(())
     }

@@ -45,8 +45,8 @@ pub use table::{Cuckoo, NodeTable, Swiss};
 
 use super::emt::{contiguous_runs, may_continue};
 use super::extent::{Canonical, Extent, canonical_pieces, universe_bits};
-use super::{Mapping, PREFETCH_PAGES, PhysRun, hash_runs};
-use crate::{FtlError, MappingMemory};
+use super::{Mapping, MappingHints, PREFETCH_PAGES, PhysRun, hash_runs};
+use crate::{FtlError, InvariantViolation, MappingMemory};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -253,8 +253,8 @@ pub struct Vet<L: NodeLayout = Pf, T: NodeTable<L::Node> = <L as NodeLayout>::Ta
     vital: Vec<u64>,
     /// The levels a binary search for a one-page leaf probes, level 0 included (BIS's vital
     /// levels of level 0 whichever scheme built the trie: LIS has more internal nodes, not
-    /// a different search); what [`Mapping::prefetch_range`] fetches for a request's first
-    /// page, and whose lowest level above 0 [`Mapping::prefetch`] fetches with level 0.
+    /// a different search); what [`MappingHints::prefetch_range`] fetches for a request's first
+    /// page, and whose lowest level above 0 [`MappingHints::prefetch`] fetches with level 0.
     search_path: u64,
     leaves: u64,
     extents: u64,
@@ -836,17 +836,9 @@ fn hole(from: u32, to: u32) -> PhysRun {
     }
 }
 
-impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
+impl<L: NodeLayout, T: NodeTable<L::Node>> MappingHints for Vet<L, T> {
     const RELOCATES_RUNS: bool = true;
     const LOOKUP_SEARCHES: bool = true;
-
-    #[inline]
-    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
-        match self.search_guessed(lpn.0) {
-            Found::Leaf(node, _) => Some(self.layout.extent(node).ppn_of(lpn.0)),
-            Found::Hole(_) => None,
-        }
-    }
 
     /// Fetch the lines of the last two probes of a search that ends on a one-page leaf:
     /// the leaf (or the proof of a one-page hole) and the internal node just above it on the
@@ -884,6 +876,16 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
             for level in 0..=self.direct_top(lpn).unwrap_or(0) {
                 self.table.prefetch(Canonical::containing(lpn, level).key());
             }
+        }
+    }
+}
+
+impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
+    #[inline]
+    fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+        match self.search_guessed(lpn.0) {
+            Found::Leaf(node, _) => Some(self.layout.extent(node).ppn_of(lpn.0)),
+            Found::Hole(_) => None,
         }
     }
 
@@ -948,8 +950,8 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
         });
     }
 
-    fn check_structure(&self) -> Result<(), String> {
-        self.check()
+    fn check_structure(&self) -> Result<(), InvariantViolation> {
+        self.check().map_err(InvariantViolation)
     }
 
     fn extra_stats(&self, extra: &mut BTreeMap<String, f64>) {
