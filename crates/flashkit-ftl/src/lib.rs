@@ -25,6 +25,7 @@ pub mod mapping;
 mod page;
 mod policy;
 pub mod reference;
+mod stats;
 mod wear;
 
 pub use any::{AnyFtl, FtlKind, FtlOptions, WithFtl};
@@ -39,12 +40,12 @@ pub use mapping::{
 };
 pub use page::{PageFtl, PageFtlConfig};
 pub use policy::{BlockView, CostBenefit, Fifo, GcPolicy, Greedy, SealedBlock, VictimPolicy};
+pub use stats::{Average, Counter, FtlStats, Gauge, Mean};
 pub use wear::{StaticWearLeveling, WearLevelPolicy, WearView};
 
 use flashkit_core::{Geometry, Lpn, PageRange, Stamp, StateHasher};
 use flashkit_device::{DeviceError, FlashDevice};
 use serde::Serialize;
-use std::collections::BTreeMap;
 use thiserror::Error;
 
 /// What a read of one logical page found.
@@ -64,94 +65,6 @@ pub struct MappingMemory {
     pub packed_bytes: u64,
     /// Heap bytes this process holds for the same structures.
     pub heap_bytes: u64,
-}
-
-/// FTL-level statistics beyond the device counters.
-#[derive(Clone, Debug, Default, PartialEq, Serialize)]
-pub struct FtlStats {
-    /// Garbage-collection (or merge) runs: victims reclaimed.
-    pub gc_runs: u64,
-    /// Valid pages copied by garbage collection.
-    pub gc_pages_moved: u64,
-    /// Wear-leveling relocations.
-    pub wear_level_runs: u64,
-    /// Valid pages copied by wear leveling.
-    pub wear_level_pages_moved: u64,
-    /// Blocks retired after wearing out.
-    pub retired_blocks: u64,
-    /// Scheme-specific gauges (free blocks, mapped pages, ...), by name: values at the moment
-    /// of the snapshot, which a measurement window does not subtract.
-    pub extra: BTreeMap<String, f64>,
-    /// Scheme-specific event counts (merges by kind, erases they caused, ...), by name: counts
-    /// since the FTL was built, which a measurement window subtracts.
-    pub counters: BTreeMap<String, u64>,
-    /// Scheme-specific averages over events (log-block utilisation at replacement, data
-    /// blocks merged per victim, ...), kept as sum and count so that a window can be taken.
-    pub means: BTreeMap<String, Mean>,
-}
-
-impl FtlStats {
-    /// The statistics of the window since `before` (an earlier snapshot of the same FTL):
-    /// counters and means cover the window; gauges keep their values now.
-    pub fn since(&self, before: &FtlStats) -> FtlStats {
-        let counters = self
-            .counters
-            .iter()
-            .map(|(name, &now)| {
-                let earlier = before.counters.get(name).copied().unwrap_or(0);
-                (name.clone(), now.saturating_sub(earlier))
-            })
-            .collect();
-        let means = self
-            .means
-            .iter()
-            .map(|(name, now)| {
-                let earlier = before.means.get(name).copied().unwrap_or_default();
-                (name.clone(), now.since(&earlier))
-            })
-            .collect();
-        FtlStats {
-            gc_runs: self.gc_runs - before.gc_runs,
-            gc_pages_moved: self.gc_pages_moved - before.gc_pages_moved,
-            wear_level_runs: self.wear_level_runs - before.wear_level_runs,
-            wear_level_pages_moved: self.wear_level_pages_moved - before.wear_level_pages_moved,
-            retired_blocks: self.retired_blocks - before.retired_blocks,
-            extra: self.extra.clone(),
-            counters,
-            means,
-        }
-    }
-}
-
-/// An average over events, kept as a running sum and count (so that the average over a
-/// window is `(sum - sum_before) / (count - count_before)`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize)]
-pub struct Mean {
-    /// Sum of the observed values.
-    pub sum: f64,
-    /// Number of observations.
-    pub count: u64,
-}
-
-impl Mean {
-    /// Observe one value.
-    pub fn add(&mut self, value: f64) {
-        self.sum += value;
-        self.count += 1;
-    }
-
-    /// The average, or `None` before the first observation.
-    pub fn value(&self) -> Option<f64> {
-        (self.count > 0).then(|| self.sum / self.count as f64)
-    }
-
-    /// The observations since an earlier snapshot.
-    pub fn since(&self, before: &Mean) -> Mean {
-        Mean {
-            sum: self.sum - before.sum,
-            count: self.count.saturating_sub(before.count),
-        }
-    }
 }
 
 /// Why an FTL operation failed. Caller bugs panic; these are the failures a real drive can

@@ -67,7 +67,7 @@ fn measured(ftl: &AnyFtl<CountsOnly>) -> u64 {
     let bookkeeping = ftl
         .stats()
         .extra
-        .get("bookkeeping_heap_bytes")
+        .get(&flashkit_ftl::Gauge::BookkeepingHeapBytes)
         .copied()
         .unwrap_or(0.0) as u64;
     ftl.device().heap_bytes() as u64 + ftl.mapping_memory().heap_bytes + bookkeeping

@@ -19,7 +19,9 @@
 
 use crate::latency::{LatencyHistogram, LatencySummary};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
-use flashkit_ftl::{InvariantViolation, Mapping, MappingHints, MappingMemory, PhysRun, Purpose};
+use flashkit_ftl::{
+    Gauge, InvariantViolation, Mapping, MappingHints, MappingMemory, PhysRun, Purpose,
+};
 use serde::Serialize;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -263,7 +265,7 @@ impl<M: Mapping> Mapping for TimedMapping<M> {
         self.inner.hash_state(hasher);
     }
 
-    fn extra_stats(&self, extra: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, extra: &mut BTreeMap<Gauge, f64>) {
         self.inner.extra_stats(extra);
     }
 

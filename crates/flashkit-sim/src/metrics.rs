@@ -313,18 +313,26 @@ impl RunReport {
             } else {
                 Real(*value)
             };
-            push(&format!("ftl_{name}"), &name.replace('_', " "), value);
+            push(
+                &format!("ftl_{name}"),
+                &name.name().replace('_', " "),
+                value,
+            );
         }
         for (name, count) in &s.counters {
             push(
                 &format!("ftl_{name}"),
-                &name.replace('_', " "),
+                &name.name().replace('_', " "),
                 Count(*count),
             );
         }
         for (name, mean) in &s.means {
             let value = mean.value().map_or(MetricValue::Missing, Real);
-            push(&format!("ftl_{name}"), &name.replace('_', " "), value);
+            push(
+                &format!("ftl_{name}"),
+                &name.name().replace('_', " "),
+                value,
+            );
         }
         push(
             "state_hash",

@@ -29,7 +29,7 @@ use super::LogScheme;
 use super::log::{Entry, NONE};
 use super::machinery::{Core, NewRun};
 use super::victim::RoundRobin;
-use crate::{FtlError, FtlStats, InvariantViolation, Mean, ensure_invariant};
+use crate::{Average, Counter, FtlError, FtlStats, InvariantViolation, Mean, ensure_invariant};
 use flashkit_core::{Lpn, StateHasher};
 use flashkit_device::FlashDevice;
 use std::collections::VecDeque;
@@ -300,19 +300,19 @@ impl LogScheme for Fast {
     }
 
     fn stats(&self, stats: &mut FtlStats) {
-        stats.counters.insert("victims".into(), self.victims);
+        stats.counters.insert(Counter::Victims, self.victims);
         if self.lazy {
             stats
                 .counters
-                .insert("lazy_merges_skipped".into(), self.lazy_skips);
+                .insert(Counter::LazyMergesSkipped, self.lazy_skips);
         }
         stats
             .means
-            .insert("data_blocks_per_victim".into(), self.blocks_per_victim);
+            .insert(Average::DataBlocksPerVictim, self.blocks_per_victim);
         if self.sw.is_some() {
             stats
                 .means
-                .insert("sw_utilisation_percent".into(), self.sw_utilisation);
+                .insert(Average::SwUtilisationPercent, self.sw_utilisation);
         }
     }
 

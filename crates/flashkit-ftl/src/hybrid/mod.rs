@@ -34,7 +34,10 @@ pub use self::fast::Fast;
 pub use self::victim::{BastVictim, Choice, LogView, RoundRobin};
 
 use self::machinery::{Core, NewRun};
-use crate::{FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome, check_range};
+use crate::{
+    Average, Counter, FtlError, FtlStats, Gauge, InvariantViolation, MappingMemory, ReadOutcome,
+    check_range,
+};
 use flashkit_core::{BlockId, Cause, Geometry, Lpn, PageRange, StateHasher};
 use flashkit_device::{FlashDevice, PageRead};
 use serde::{Deserialize, Serialize};
@@ -353,33 +356,33 @@ impl<D: FlashDevice, S: LogScheme> crate::Inspect for HybridFtl<D, S> {
             ..FtlStats::default()
         };
         let counters = [
-            ("switch_merges", c.switches),
-            ("partial_merges", c.partial_merges),
-            ("full_merges", c.full_merges),
-            ("merge_erases", c.data_erases + c.log_erases),
-            ("merge_erases_data_blocks", c.data_erases),
-            ("merge_erases_log_blocks", c.log_erases),
-            ("padding_programs", c.padding_programs),
+            (Counter::SwitchMerges, c.switches),
+            (Counter::PartialMerges, c.partial_merges),
+            (Counter::FullMerges, c.full_merges),
+            (Counter::MergeErases, c.data_erases + c.log_erases),
+            (Counter::MergeErasesDataBlocks, c.data_erases),
+            (Counter::MergeErasesLogBlocks, c.log_erases),
+            (Counter::PaddingPrograms, c.padding_programs),
         ];
         for (name, value) in counters {
-            stats.counters.insert(name.into(), value);
+            stats.counters.insert(name, value);
         }
         if self.config.log_blocks > 0 {
             stats
                 .means
-                .insert("log_utilisation_percent".into(), c.utilisation);
+                .insert(Average::LogUtilisationPercent, c.utilisation);
             let in_use = self.core.logs.slots().iter().filter(|s| s.block.is_some());
             stats
                 .extra
-                .insert("log_blocks_in_use".into(), in_use.count() as f64);
+                .insert(Gauge::LogBlocksInUse, in_use.count() as f64);
         }
         stats
             .extra
-            .insert("free_blocks".into(), self.core.free.len() as f64);
+            .insert(Gauge::FreeBlocks, self.core.free.len() as f64);
         let mapped = self.core.block_map.iter().filter(|&&b| b != log::NONE);
         stats
             .extra
-            .insert("mapped_blocks".into(), mapped.count() as f64);
+            .insert(Gauge::MappedBlocks, mapped.count() as f64);
         self.scheme.stats(&mut stats);
         stats
     }

@@ -36,8 +36,8 @@ struct Cost {
     copies: u64,
 }
 
-fn counter(stats: &FtlStats, name: &str) -> u64 {
-    stats.counters.get(name).copied().unwrap_or(0)
+fn counter(stats: &FtlStats, name: Counter) -> u64 {
+    stats.counters.get(&name).copied().unwrap_or(0)
 }
 
 /// Fill every logical page in order, then write `sectors` one page at a time; the cost of
@@ -73,9 +73,9 @@ fn cost_of<F: Simulated>(ftl: &mut F, sectors: &[u32]) -> Cost {
     }
     let stats = ftl.stats().since(&before);
     Cost {
-        switches: counter(&stats, "switch_merges"),
-        partial: counter(&stats, "partial_merges"),
-        full: counter(&stats, "full_merges"),
+        switches: counter(&stats, Counter::SwitchMerges),
+        partial: counter(&stats, Counter::PartialMerges),
+        full: counter(&stats, Counter::FullMerges),
         erases: ftl.device().counters().erases.total() - erases_before,
         copies: stats.gc_pages_moved,
     }
@@ -107,7 +107,7 @@ fn section_2_4_bast_thrashes_on_four_hot_blocks() {
             ..Cost::default()
         }
     );
-    let utilisation = ftl.stats().means["log_utilisation_percent"];
+    let utilisation = ftl.stats().means[&Average::LogUtilisationPercent];
     assert_eq!(
         utilisation.value(),
         Some(25.0),
@@ -157,7 +157,7 @@ fn section_2_4_bast_merges_every_fourth_write_to_one_hot_block() {
     }
     assert_eq!(merges_at, vec![9, 13, 17, 21]);
     assert_eq!(
-        ftl.stats().extra["log_blocks_in_use"],
+        ftl.stats().extra[&Gauge::LogBlocksInUse],
         1.0,
         "the other log block stays idle"
     );
@@ -286,7 +286,7 @@ fn fig_7b_eager_and_lazy_merge() {
             ..Cost::default()
         }
     );
-    assert_eq!(ftl.stats().counters["lazy_merges_skipped"], 1);
+    assert_eq!(ftl.stats().counters[&Counter::LazyMergesSkipped], 1);
 }
 
 /// Section 3.5, one hot block: FAST fills every log block before the first victim, whose
@@ -302,8 +302,11 @@ fn section_3_5_later_victims_are_erased_alone() {
     assert_eq!(cost.full, 1);
     assert_eq!(cost.erases, 3);
     let stats = ftl.stats();
-    assert_eq!(stats.counters["victims"], 2);
-    assert_eq!(stats.means["data_blocks_per_victim"].value(), Some(0.5));
+    assert_eq!(stats.counters[&Counter::Victims], 2);
+    assert_eq!(
+        stats.means[&Average::DataBlocksPerVictim].value(),
+        Some(0.5)
+    );
 }
 
 #[test]
@@ -349,9 +352,9 @@ fn block_mapping_merges_every_overwrite() {
 fn skipped_pages_are_padded_and_then_collide() {
     let mut ftl = bast(2);
     ftl.write(PageRange::one(Lpn(2)), 1).expect("write");
-    assert_eq!(ftl.stats().counters["padding_programs"], 2);
+    assert_eq!(ftl.stats().counters[&Counter::PaddingPrograms], 2);
     ftl.write(PageRange::one(Lpn(0)), 2).expect("write");
-    assert_eq!(ftl.stats().extra["log_blocks_in_use"], 1.0);
+    assert_eq!(ftl.stats().extra[&Gauge::LogBlocksInUse], 1.0);
     ftl.trim(PageRange::one(Lpn(2))).expect("trim");
     ftl.check_invariants().expect("consistent");
     let mut outcomes = Vec::new();
@@ -479,7 +482,7 @@ fn regression_a_page_goes_in_place_when_its_merge_shortened_its_block() {
             .expect("read");
         let expected = flashkit_core::Stamp::new(Lpn(3), seq);
         assert_eq!(got, Some(ReadOutcome::Mapped(Some(expected))));
-        let in_use = ftl.stats().extra["log_blocks_in_use"];
+        let in_use = ftl.stats().extra[&Gauge::LogBlocksInUse];
         assert_eq!(in_use, logs, "S3 went in place, not to a new log block");
     }
 }
@@ -516,7 +519,7 @@ fn sw_utilisation_is_the_share_of_the_block_written_when_it_goes() {
         ftl.check_invariants().expect("consistent");
     }
     let stats = ftl.stats();
-    let mean = stats.means["sw_utilisation_percent"];
+    let mean = stats.means[&Average::SwUtilisationPercent];
     assert_eq!(mean.value(), Some(75.0));
 }
 

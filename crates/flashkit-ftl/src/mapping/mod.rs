@@ -22,7 +22,7 @@ pub use extent::{Canonical, Extent};
 pub use page_table::PageTable;
 pub use vet::{InsertScheme, NodeLayout, Pd, Pf, Vet, VetConfig, VetNodes, VetTable};
 
-use crate::{InvariantViolation, MappingMemory};
+use crate::{Gauge, InvariantViolation, MappingMemory};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
 use std::collections::BTreeMap;
 
@@ -109,8 +109,8 @@ pub trait Mapping: MappingHints {
     fn hash_state(&self, hasher: &mut StateHasher);
 
     /// Scheme-specific figures (extent counts, canonical-extent statistics) added to the
-    /// FTL's statistics by name; none by default.
-    fn extra_stats(&self, _extra: &mut BTreeMap<String, f64>) {}
+    /// FTL's statistics; none by default.
+    fn extra_stats(&self, _extra: &mut BTreeMap<Gauge, f64>) {}
 
     /// Check the structure's own invariants (the page FTL's checker calls it); nothing to
     /// check by default.

@@ -19,7 +19,7 @@ use crate::mapping::{Mapping, PageTable, PhysRun, Purpose};
 use crate::policy::{BlockView, GcPolicy, VictimPolicy};
 use crate::wear::{StaticWearLeveling, WearLevelPolicy, WearView};
 use crate::{
-    FtlError, FtlStats, InvariantViolation, MappingMemory, ReadOutcome, check_range,
+    FtlError, FtlStats, Gauge, InvariantViolation, MappingMemory, ReadOutcome, check_range,
     ensure_invariant,
 };
 use flashkit_core::{BlockId, Cause, Geometry, Lpn, PageRange, Ppn, Stamp, StateHasher};
@@ -707,12 +707,12 @@ impl<D: FlashDevice, M: Mapping> crate::Inspect for PageFtl<D, M> {
         };
         self.mapping.extra_stats(&mut stats.extra);
         let mapped = self.mapping.mapped_pages() as f64;
-        stats.extra.insert("mapped_pages".into(), mapped);
+        stats.extra.insert(Gauge::MappedPages, mapped);
         stats
             .extra
-            .insert("free_blocks".into(), self.free.len() as f64);
+            .insert(Gauge::FreeBlocks, self.free.len() as f64);
         stats.extra.insert(
-            "bookkeeping_heap_bytes".into(),
+            Gauge::BookkeepingHeapBytes,
             self.bookkeeping_heap_bytes() as f64,
         );
         stats

@@ -25,7 +25,7 @@ pub use index::{CHUNK, Chunked, ExtentIndex, Neighbours, Run};
 
 use super::extent::Extent;
 use super::{Mapping, MappingHints, PhysRun, hash_runs};
-use crate::{InvariantViolation, MappingMemory};
+use crate::{Gauge, InvariantViolation, MappingMemory};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
 use std::cell::Cell;
 use std::collections::BTreeMap;
@@ -386,20 +386,17 @@ impl<I: ExtentIndex> Mapping for Emt<I> {
         Ok(())
     }
 
-    fn extra_stats(&self, extra: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, extra: &mut BTreeMap<Gauge, f64>) {
         let c = &self.counts;
         let per = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
-        extra.insert("emt_extents".into(), self.tree.len() as f64);
+        extra.insert(Gauge::EmtExtents, self.tree.len() as f64);
+        extra.insert(Gauge::EmtOverlappedPerWrite, per(c.overlapped, c.writes));
         extra.insert(
-            "emt_overlapped_per_write".into(),
-            per(c.overlapped, c.writes),
-        );
-        extra.insert(
-            "emt_returned_per_read".into(),
+            Gauge::EmtReturnedPerRead,
             per(c.returned.get(), c.reads.get()),
         );
-        extra.insert("emt_relocation_runs".into(), c.relocation_runs as f64);
-        extra.insert("emt_relocation_merges".into(), c.relocation_merges as f64);
+        extra.insert(Gauge::EmtRelocationRuns, c.relocation_runs as f64);
+        extra.insert(Gauge::EmtRelocationMerges, c.relocation_merges as f64);
     }
 }
 

@@ -46,7 +46,7 @@ pub use table::{Cuckoo, NodeTable, Swiss};
 use super::emt::{contiguous_runs, may_continue};
 use super::extent::{Canonical, Extent, canonical_pieces, universe_bits};
 use super::{Mapping, MappingHints, PREFETCH_PAGES, PhysRun, hash_runs};
-use crate::{FtlError, InvariantViolation, MappingMemory};
+use crate::{FtlError, Gauge, InvariantViolation, MappingMemory};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
 use serde::{Deserialize, Serialize};
 use std::cell::Cell;
@@ -954,26 +954,26 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
         self.check().map_err(InvariantViolation)
     }
 
-    fn extra_stats(&self, extra: &mut BTreeMap<String, f64>) {
+    fn extra_stats(&self, extra: &mut BTreeMap<Gauge, f64>) {
         let c = &self.counts;
         let per = |n: u64, d: u64| if d == 0 { 0.0 } else { n as f64 / d as f64 };
-        extra.insert("vet_leaves".into(), self.leaves as f64);
-        extra.insert("vet_internal_nodes".into(), self.internals() as f64);
-        extra.insert("vet_extents".into(), self.extents as f64);
+        extra.insert(Gauge::VetLeaves, self.leaves as f64);
+        extra.insert(Gauge::VetInternalNodes, self.internals() as f64);
+        extra.insert(Gauge::VetExtents, self.extents as f64);
         extra.insert(
-            "vet_canonical_generated_per_write".into(),
+            Gauge::VetCanonicalGeneratedPerWrite,
             per(c.generated, c.writes),
         );
         extra.insert(
-            "vet_canonical_overlapped_per_write".into(),
+            Gauge::VetCanonicalOverlappedPerWrite,
             per(c.overlapped, c.writes),
         );
         extra.insert(
-            "vet_canonical_returned_per_read".into(),
+            Gauge::VetCanonicalReturnedPerRead,
             per(c.returned.get(), c.reads.get()),
         );
-        extra.insert("vet_relocation_runs".into(), c.relocation_runs as f64);
-        extra.insert("vet_relocation_merges".into(), c.relocation_merges as f64);
+        extra.insert(Gauge::VetRelocationRuns, c.relocation_runs as f64);
+        extra.insert(Gauge::VetRelocationMerges, c.relocation_merges as f64);
     }
 }
 

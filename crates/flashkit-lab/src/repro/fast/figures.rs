@@ -21,6 +21,7 @@
 use super::report::{TABLE_II, counter, erases, find, predicted, seconds};
 use super::{Done, Experiment, FastSpec, NHB, NLB};
 use crate::repro::{Chart, Figure, line_chart};
+use flashkit_ftl::Counter;
 use flashkit_report::plot::{Axis, BarSeries, GroupedBarChart, LineChart, Scale, Series};
 use flashkit_sim::RunReport;
 use flashkit_trace::workload::fast::PatternName;
@@ -203,7 +204,7 @@ fn table_ii(
         format!("paper x {scale}")
     };
     let ours = |n: u32, scheme: &str| {
-        find(done, &experiment, scheme, n).map(|r| counter(r, "switch_merges") as f64)
+        find(done, &experiment, scheme, n).map(|r| counter(r, Counter::SwitchMerges) as f64)
     };
     let mut series = Vec::new();
     for (i, (scheme, name)) in SCHEMES[..2].iter().enumerate() {

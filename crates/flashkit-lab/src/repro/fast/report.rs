@@ -5,6 +5,7 @@ use crate::claims::Assessment;
 use crate::claims::fast::PatternRun;
 use crate::repro::{render_ledger, thousands};
 use flashkit_core::NandPreset;
+use flashkit_ftl::{Average, Counter};
 use flashkit_report::Table;
 use flashkit_sim::{DeviceSpec, RunReport};
 use flashkit_trace::workload::fast::PatternName;
@@ -42,8 +43,8 @@ pub(super) fn seconds(report: &RunReport) -> f64 {
     report.elapsed_ns as f64 / 1e9
 }
 
-pub(super) fn counter(report: &RunReport, name: &str) -> u64 {
-    report.ftl_stats.counters.get(name).copied().unwrap_or(0)
+pub(super) fn counter(report: &RunReport, name: Counter) -> u64 {
+    report.ftl_stats.counters.get(&name).copied().unwrap_or(0)
 }
 
 /// The whole printed report.
@@ -107,7 +108,7 @@ fn fig_10(args: &FastSpec, done: &[Done], pattern: PatternName) -> Option<String
         let utilisation = bast
             .ftl_stats
             .means
-            .get("log_utilisation_percent")
+            .get(&Average::LogUtilisationPercent)
             .and_then(|m| m.value())
             .map_or("-".into(), |u| format!("{u:.1}"));
         table.push([
@@ -158,7 +159,8 @@ fn table_ii(args: &FastSpec, done: &[Done]) -> String {
                     if j == 0 { bast } else { fast }
                 });
                 row.push(published.map_or("-".into(), thousands));
-                let ours = find(done, &experiment, scheme, n).map(|r| counter(r, "switch_merges"));
+                let ours =
+                    find(done, &experiment, scheme, n).map(|r| counter(r, Counter::SwitchMerges));
                 row.push(ours.map_or("-".into(), thousands));
             }
         }
@@ -184,7 +186,7 @@ pub fn ledger(done: &[Done]) -> Vec<Assessment> {
                 scheme: d.job.scheme.to_string(),
                 log_blocks: d.job.log_blocks,
                 erases: erases(&d.report),
-                switch_merges: counter(&d.report, "switch_merges"),
+                switch_merges: counter(&d.report, Counter::SwitchMerges),
             }),
             _ => None,
         })
@@ -350,10 +352,10 @@ pub fn csv(done: &[Done]) -> Table {
     ]);
     for d in done {
         let r = &d.report;
-        let mean = |name: &str| {
+        let mean = |name: Average| {
             r.ftl_stats
                 .means
-                .get(name)
+                .get(&name)
                 .and_then(|m| m.value())
                 .map_or(String::new(), |v| format!("{v:.4}"))
         };
@@ -370,12 +372,12 @@ pub fn csv(done: &[Done]) -> Table {
             sector_writes(r).to_string(),
             erases(r).to_string(),
             format!("{:.6}", seconds(r)),
-            counter(r, "switch_merges").to_string(),
-            counter(r, "partial_merges").to_string(),
-            counter(r, "full_merges").to_string(),
-            mean("log_utilisation_percent"),
-            mean("data_blocks_per_victim"),
-            counter(r, "lazy_merges_skipped").to_string(),
+            counter(r, Counter::SwitchMerges).to_string(),
+            counter(r, Counter::PartialMerges).to_string(),
+            counter(r, Counter::FullMerges).to_string(),
+            mean(Average::LogUtilisationPercent),
+            mean(Average::DataBlocksPerVictim),
+            counter(r, Counter::LazyMergesSkipped).to_string(),
             r.write_amplification
                 .map_or(String::new(), |w| format!("{w:.4}")),
         ]);

@@ -5,7 +5,7 @@ use super::inputs::{Input, Scheme};
 use super::paper::HMT_LOG_SHARE;
 use super::{Row, ScaleRow, VetSpec};
 use crate::repro::LabError;
-use flashkit_ftl::{Emt, FtlKind, FtlOptions, InsertScheme, Mapping, Pf, Vet, hmt_memory};
+use flashkit_ftl::{Emt, FtlKind, FtlOptions, Gauge, InsertScheme, Mapping, Pf, Vet, hmt_memory};
 use flashkit_sim::latency::LatencySummary;
 use flashkit_sim::machine::MemoryLatency;
 use flashkit_sim::{Progress, RunSpec, replay_mapping_only, run_with_mapping_times};
@@ -88,17 +88,10 @@ fn run_one(
     let pages = u64::from(g.logical_pages());
     let log_blocks = (f64::from(g.logical_pages() / g.pages_per_block()) * HMT_LOG_SHARE).ceil();
     let times = times.summary();
-    let extra = |key: &str| {
-        let prefix = if kind == FtlKind::Emt {
-            "emt"
-        } else {
-            "vet_canonical"
-        };
-        let key = match (kind, key) {
-            (FtlKind::Emt, "generated_per_write") => return None,
-            _ => format!("{prefix}_{key}"),
-        };
-        r.ftl_stats.extra.get(&key).copied()
+    // The canonical-extent figures: VET's, or EMT's own (which generates none).
+    let extra = |vet: Gauge, emt: Option<Gauge>| {
+        let gauge = if kind == FtlKind::Emt { emt? } else { vet };
+        r.ftl_stats.extra.get(&gauge).copied()
     };
     let (write_mean, read_mean) = (times.update.mean_ns, times.translate.mean_ns);
     let row = Row {
@@ -115,9 +108,15 @@ fn run_one(
         relocate: times.relocate,
         merge: times.merge,
         prefetch: times.prefetch,
-        canonical_generated_per_write: extra("generated_per_write"),
-        canonical_overlapped_per_write: extra("overlapped_per_write"),
-        canonical_returned_per_read: extra("returned_per_read"),
+        canonical_generated_per_write: extra(Gauge::VetCanonicalGeneratedPerWrite, None),
+        canonical_overlapped_per_write: extra(
+            Gauge::VetCanonicalOverlappedPerWrite,
+            Some(Gauge::EmtOverlappedPerWrite),
+        ),
+        canonical_returned_per_read: extra(
+            Gauge::VetCanonicalReturnedPerRead,
+            Some(Gauge::EmtReturnedPerRead),
+        ),
         gc_runs: r.ftl_stats.gc_runs,
         state_hash: r.state_hash.clone(),
         runs: 1,
