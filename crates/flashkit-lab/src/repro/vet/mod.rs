@@ -218,7 +218,7 @@ pub fn run(spec: &VetSpec, progress: &mut dyn Progress) -> Result<Reproduction, 
     };
     let mut out = Printer::default();
     tables::print_tables(&mut out, &results);
-    let claims = ledger(&results.rows);
+    let claims = ledger(&results.rows, &results.paper_traces);
     out.text(format!("\n{}", render_ledger(&claims)));
     let figures = figures::figures(&results.rows, &results.scalability);
     let document = VetDocument {
@@ -269,7 +269,7 @@ fn checked_scale(spec: &VetSpec) -> Result<f64, LabError> {
 
 /// The paper's claims about memory and mapping times against the rows
 /// ([`crate::claims::vet`]).
-fn ledger(rows: &[Row]) -> Vec<Assessment> {
+fn ledger(rows: &[Row], paper_traces: &[PaperTrace]) -> Vec<Assessment> {
     let rows: Vec<VetRow> = rows
         .iter()
         .map(|r| VetRow {
@@ -281,6 +281,8 @@ fn ledger(rows: &[Row]) -> Vec<Assessment> {
             hmt_bytes: r.hmt_bytes,
             write_mean_ns: r.write.mean_ns,
             read_mean_ns: r.read.mean_ns,
+            paper_times_ns: paper::published_times(r).map(|(w, r)| (w * 1000.0, r * 1000.0)),
+            on_paper_trace: paper_traces.iter().any(|t| t.workload == r.workload),
         })
         .collect();
     crate::claims::vet::assess_all(&rows)
@@ -404,7 +406,9 @@ mod tests {
         }
         assert_eq!(vet["scalability"].as_array().map(Vec::len), Some(0));
         // Every claim of the paper is assessed, and the ledger is the one vet.json holds.
-        assert_eq!(r.claims.len(), 8);
+        let paper = |a: &&Assessment| a.claim.origin == crate::claims::Origin::Paper;
+        assert_eq!(r.claims.iter().filter(paper).count(), 8);
+        assert_eq!(r.claims.len(), 11, "and flashkit's three targets");
         assert_eq!(json(&r, "claims.json")["claims"], vet["claims"]);
         let figures: Vec<&str> = r.figures.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(

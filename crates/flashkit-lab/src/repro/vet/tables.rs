@@ -392,8 +392,8 @@ pub(super) fn print_memory_verdict(out: &mut Printer, rows: &[Row]) {
         return;
     }
     out.line(
-        "\nMemory against the paper's shares of PMT (Fig. 15), VET BIS PF and EMT; the \
-         issue's target is as good as or better than the paper's on its traces (generated \
+        "\nMemory against the paper's shares of PMT (Fig. 15), VET BIS PF and EMT; \
+         flashkit's target is as good as or better than the paper's on its traces (generated \
          workloads are shaped after them, not the same)",
     );
     out.table(table);
@@ -432,7 +432,7 @@ pub(super) fn print_speed_ups(out: &mut Printer, rows: &[Row]) {
     }
     out.line(format!(
         "\nSpeed-up over the paper's mean times (its Pentium 4 against this machine, the timer \
-         included in ours); the issue's target is at least {TARGET:.0}x"
+         included in ours); flashkit's target is at least {TARGET:.0}x"
     ));
     out.table(table);
 }
