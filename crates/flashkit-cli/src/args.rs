@@ -9,6 +9,8 @@ use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::str::FromStr;
 
+pub mod em;
+
 /// flashkit: flash translation layers and flash data structures, simulated honestly.
 #[derive(Parser, Debug)]
 #[command(
@@ -50,7 +52,7 @@ pub enum Command {
     Index(crate::commands::index::IndexCommand),
     /// External-memory algorithms under the flash models (Ajwani et al., SEA 2009).
     #[command(subcommand)]
-    Em(crate::commands::em::EmCommand),
+    Em(em::EmCommand),
     /// Rerun a paper's evaluation, printing the paper's figures beside flashkit's.
     #[command(subcommand)]
     Reproduce(crate::commands::reproduce::Paper),

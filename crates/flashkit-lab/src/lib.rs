@@ -14,12 +14,16 @@
 //! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
 //!   and its results.
 //! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`].
+//! - [`em`]: external-memory algorithms under the flash models (Ajwani et al., SEA 2009):
+//!   the model's predictions, sorting files and generated records, BFS and DFS, on the
+//!   simulator or an FTL.
 //! - [`probe`]: the disk probe (a real device's throughput against block size).
 //! - [`temporaries`]: how an experiment on a real disk tells its front end which files to
 //!   remove if the process is interrupted.
 
 pub mod claims;
 pub mod compare;
+pub mod em;
 pub mod exec;
 pub mod probe;
 pub mod repro;
