@@ -478,8 +478,14 @@ mod tests {
         let json = serde_json::to_string(&sorted).expect("json");
         let at = |key: &str| json.find(&format!("\"{key}\":")).expect(key);
         assert!(json.starts_with("{\"report\":"), "{json}");
-        assert!(at("model") < at("cost") && at("cost") < at("wall_seconds"), "{json}");
-        assert!(!json.contains("\"record\":"), "the record type is the text's only");
+        assert!(
+            at("model") < at("cost") && at("cost") < at("wall_seconds"),
+            "{json}"
+        );
+        assert!(
+            !json.contains("\"record\":"),
+            "the record type is the text's only"
+        );
         let in_memory = sort_in_memory(&input, RecordKind::U32).expect("sorts");
         assert_eq!((in_memory.records, in_memory.bytes), (20_000, 80_000));
         assert!(matches!(

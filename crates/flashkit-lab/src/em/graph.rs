@@ -501,7 +501,10 @@ mod tests {
         assert!(run.matches_in_memory);
         let graph = random.build_graph().expect("a graph");
         assert_eq!(run.setting.edge_entries, graph.edge_entries());
-        assert!(graph.edge_entries() > 3 << 10, "about 2|V| edges, each in two lists");
+        assert!(
+            graph.edge_entries() > 3 << 10,
+            "about 2|V| edges, each in two lists"
+        );
         assert!(
             run.render()
                 .starts_with("textbook DFS on a random graph: 1024 vertices")

@@ -390,6 +390,27 @@ mod tests {
         assert_eq!(ftl.upload.host_pages_read, 0);
         assert_eq!(ftl.algorithm.host_pages_written * 4096, a.total.write_bytes);
         assert_eq!(ftl.footprint_bytes, 4 * a.plan.area_bytes());
+        let table = ftl.table();
+        let row = |label: &str| {
+            table
+                .rows
+                .iter()
+                .find(|r| r[0] == label)
+                .unwrap_or_else(|| panic!("no {label:?} row"))
+                .clone()
+        };
+        let written = ftl.algorithm.host_pages_written.to_string();
+        assert_eq!(
+            row("host pages written"),
+            ["host pages written", "32", &written]
+        );
+        let programs = ftl.algorithm.flash.programs.total() as f64;
+        let wa = ftl
+            .algorithm
+            .write_amplification
+            .expect("pages were written");
+        assert_eq!(wa, programs / ftl.algorithm.host_pages_written as f64);
+        assert!(ftl.render().starts_with("FTL page/greedy on mlc-4k"));
         let b = sort_records(&spec, &Silent).expect("sorts");
         assert_eq!(
             serde_json::to_string(&a).expect("json"),
