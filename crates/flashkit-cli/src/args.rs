@@ -9,9 +9,9 @@ use serde::{Deserialize, Deserializer};
 use std::path::PathBuf;
 use std::str::FromStr;
 
-pub mod reproduce;
-
+pub mod em;
 pub mod index;
+pub mod reproduce;
 
 /// flashkit: flash translation layers and flash data structures, simulated honestly.
 #[derive(Parser, Debug)]
@@ -54,7 +54,7 @@ pub enum Command {
     Index(index::IndexCommand),
     /// External-memory algorithms under the flash models (Ajwani et al., SEA 2009).
     #[command(subcommand)]
-    Em(crate::commands::em::EmCommand),
+    Em(em::EmCommand),
     /// Rerun a paper's evaluation, printing the paper's figures beside flashkit's.
     #[command(subcommand)]
     Reproduce(reproduce::Paper),

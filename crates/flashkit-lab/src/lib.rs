@@ -14,6 +14,9 @@
 //! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
 //!   and its results.
 //! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`].
+//! - [`em`]: external-memory algorithms under the flash models (Ajwani et al., SEA 2009):
+//!   the model's predictions, sorting files and generated records, BFS and DFS, on the
+//!   simulator or an FTL.
 //! - [`index`]: one flash index (NOR lists, the mu-tree, the NAND B-tree) through a
 //!   benchmark.
 //! - [`probe`]: the disk probe (a real device's throughput against block size).
@@ -22,6 +25,7 @@
 
 pub mod claims;
 pub mod compare;
+pub mod em;
 pub mod exec;
 pub mod index;
 pub mod probe;

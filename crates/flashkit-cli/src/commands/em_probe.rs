@@ -3,71 +3,25 @@
 //! paper's rule picks from it, measured and shown by [`flashkit_lab::probe`], which
 //! `reproduce flashmodel` runs as its Fig. 1.
 
-use crate::args::Size;
+use crate::args::em::ProbeArgs;
 use crate::commands::reproduce::lab_failure;
 use crate::interrupt::OnInterrupt;
 use crate::output::write_json;
 use crate::progress::SharedBar;
 use crate::{Failure, Outcome};
-use clap::Args;
 use flashkit_em::probe::ProbeSpec;
-use flashkit_lab::probe::{self, DEFAULT_FRACTION};
-use std::path::PathBuf;
+use flashkit_lab::probe;
 
-/// Options of `flashkit em probe`.
-#[derive(Args, Debug)]
-pub struct ProbeArgs {
-    /// Directory on the device to measure; a file of --file-size is written there and removed
-    /// afterwards [default: the system's temporary directory].
-    #[arg(long, value_name = "DIR")]
-    pub dir: Option<PathBuf>,
-    /// Size of the probe file: larger than the caches in front of the device reads truer.
-    #[arg(long, default_value = "1G", value_name = "SIZE")]
-    pub file_size: Size,
-    /// Smallest block size (a power of two of at least 512 B; O_DIRECT needs 4 KiB).
-    #[arg(long, default_value = "4K", value_name = "SIZE")]
-    pub min_block: Size,
-    /// Largest block size (a power of two; the paper's Fig. 1 goes to 64 MB).
-    #[arg(long, default_value = "64M", value_name = "SIZE")]
-    pub max_block: Size,
-    /// Time budget of one measurement (a pattern at a block size), seconds.
-    #[arg(long, default_value_t = 0.5, value_name = "S")]
-    pub seconds: f64,
-    /// Byte budget of one measurement.
-    #[arg(long, default_value = "1G", value_name = "SIZE")]
-    pub max_bytes: Size,
-    /// The fraction of sequential throughput a random pattern must reach for its block size
-    /// to count as "optimal" (the paper's rule for B_r and B_w).
-    #[arg(long, default_value_t = DEFAULT_FRACTION, value_name = "F")]
-    pub fraction: f64,
-    /// Seed of the random offsets.
-    #[arg(long, default_value_t = 1)]
-    pub seed: u64,
-    /// Transfers in flight at once: this many threads issuing synchronous transfers, each
-    /// with a buffer of --max-block. 1 is what the paper's algorithms issue; a modern SSD
-    /// shows its parallelism only at 4 to 32.
-    #[arg(long, default_value_t = 1, value_name = "N")]
-    pub depth: u32,
-    /// Write every measurement as JSON.
-    #[arg(long, value_name = "FILE")]
-    pub json: Option<PathBuf>,
-    /// Draw the throughput against block size as SVG (the paper's Fig. 1).
-    #[arg(long, value_name = "FILE")]
-    pub svg: Option<PathBuf>,
-}
-
-impl ProbeArgs {
-    /// The probe these options ask for.
-    pub fn spec(&self) -> ProbeSpec {
-        ProbeSpec {
-            file_bytes: self.file_size.0,
-            min_block: self.min_block.0,
-            max_block: self.max_block.0,
-            seconds: self.seconds,
-            max_bytes: self.max_bytes.0,
-            seed: self.seed,
-            depth: self.depth,
-        }
+/// The probe these options ask for.
+fn spec(args: &ProbeArgs) -> ProbeSpec {
+    ProbeSpec {
+        file_bytes: args.file_size.0,
+        min_block: args.min_block.0,
+        max_block: args.max_block.0,
+        seconds: args.seconds,
+        max_bytes: args.max_bytes.0,
+        seed: args.seed,
+        depth: args.depth,
     }
 }
 
@@ -92,7 +46,7 @@ pub fn run(args: &ProbeArgs) -> Outcome {
         )));
     }
     let bar = SharedBar::new("probe");
-    let report = probe::measure(&dir, &args.spec(), &OnInterrupt, &bar).map_err(lab_failure)?;
+    let report = probe::measure(&dir, &spec(args), &OnInterrupt, &bar).map_err(lab_failure)?;
     print!("{}", probe::render(&report, args.fraction));
     if let Some(path) = &args.json {
         write_json(path, &report)?;
