@@ -20,6 +20,7 @@
 
 pub mod claims;
 pub mod compare;
+pub mod config;
 pub mod exec;
 pub mod probe;
 pub mod repro;

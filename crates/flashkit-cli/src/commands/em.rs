@@ -2,11 +2,9 @@
 //! (SEA 2009): model calculators, input generation, sorting real files (or generated records on
 //! a simulated device or an FTL), BFS and DFS.
 
-use crate::args::Size;
 use crate::commands::em_ftl;
 use crate::output::write_json;
 use crate::progress::SharedBar;
-use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::Context;
 use clap::{ArgGroup, Args, Subcommand};
@@ -22,6 +20,8 @@ use flashkit_em::sort::files::{
 };
 use flashkit_em::sort::{FanIn, MAX_RESIDENT, Plan};
 use flashkit_ftl::FtlKind;
+use flashkit_lab::config::ConfigFile;
+use flashkit_lab::config::Size;
 use flashkit_report::Table;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -104,8 +104,8 @@ pub struct GenArgs {
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("source").required(true).args(["input", "records"])))]
-#[command(mut_group("DeviceArgs", |g| g.requires("ftl")))]
-#[command(mut_group("FtlArgs", |g| g.requires("ftl")))]
+#[command(mut_group("DeviceSection", |g| g.requires("ftl")))]
+#[command(mut_group("FtlSection", |g| g.requires("ftl")))]
 #[command(mut_arg("capacity", |a| a.help(em_ftl::CAPACITY_HELP)))]
 #[command(mut_arg("op", |a| a.help(em_ftl::OP_HELP)))]
 #[command(mut_arg("gc", |a| a.help(em_ftl::GC_HELP).value_name("POLICY")))]
@@ -393,7 +393,7 @@ fn sort(args: SortArgs) -> Outcome {
     // Clap's `requires = "records"` is waived once `--output` (which conflicts with
     // `--records`) is present, and `--ftl`'s device and FTL options require only `--ftl`:
     // checked here, or `--input F --output O --ftl page` sorted the file and ignored `--ftl`.
-    let mut stray = crate::args::given(&[
+    let mut stray = flashkit_lab::config::given(&[
         (args.seed.is_some(), "--seed"),
         (args.ftl.is_some(), "--ftl"),
     ]);
@@ -403,7 +403,7 @@ fn sort(args: SortArgs) -> Outcome {
         let names: Vec<String> = stray.iter().map(|n| n.to_string()).collect();
         return Err(Failure::Usage(anyhow::anyhow!(
             "{}: drop {}",
-            crate::settings::unused_options(
+            flashkit_lab::config::unused_options(
                 &names,
                 "sorting generated records (--records), not a file (--input)"
             ),

@@ -9,8 +9,6 @@
 //! `--capacity` is given; over-provisioning is `--op`, or without it the default raised to
 //! the fewest spare blocks the FTL accepts (a small device at 7% has too few for GC).
 
-use crate::args::{DeviceArgs, FtlArgs};
-use crate::settings::{self, ConfigFile};
 use crate::{Failure, sim_failure};
 use anyhow::anyhow;
 use clap::Args;
@@ -20,6 +18,7 @@ use flashkit_device::{NandDevice, Stamps};
 use flashkit_em::io::{BlockIo, BlockSizes, FtlIo, IoStats};
 use flashkit_ftl::{AnyFtl, FtlKind, FtlOptions, FtlStats};
 use flashkit_ftl::{Inspect, Verify};
+use flashkit_lab::config::{self as settings, ConfigFile, DeviceSection, FtlSection};
 use flashkit_report::Table;
 use flashkit_sim::{DeviceRecord, DeviceSpec, EraseSpread, MetricValue};
 use serde::Serialize;
@@ -31,9 +30,9 @@ pub type EmFtl = FtlIo<AnyFtl<Stamps>>;
 #[derive(Args, Debug)]
 pub struct FtlDeviceArgs {
     #[command(flatten)]
-    pub device: DeviceArgs,
+    pub device: DeviceSection,
     #[command(flatten)]
-    pub ftl: FtlArgs,
+    pub ftl: FtlSection,
 }
 
 /// Help texts where `--ftl` on an em command differs from `flashkit compare`.
@@ -68,8 +67,8 @@ impl FtlChoice {
         sizes: BlockSizes,
     ) -> Result<Self, Failure> {
         settings::check_ftl_options(&args.ftl, &[kind], &format!("--ftl {kind}"))
-            .map_err(Failure::Usage)?;
-        let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+            .map_err(Failure::usage)?;
+        let device = settings::device_spec(&args.device, &config.device).map_err(Failure::usage)?;
         // The preset, page size and over-provisioning checked now; the capacity once the
         // footprint is known.
         let probe = DeviceSpec {
@@ -88,7 +87,7 @@ impl FtlChoice {
         let (_, options) = settings::ftl_options(&args.ftl, &config.ftl);
         Ok(FtlChoice {
             kind,
-            label: settings::label(kind, &options),
+            label: flashkit_lab::compare::label(kind, &options),
             options,
             capacity_given: args.device.capacity.or(config.device.capacity).is_some(),
             op_given: args.device.op.or(config.device.op).is_some(),
@@ -498,7 +497,7 @@ impl FtlReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::args::Size;
+    use flashkit_lab::config::Size;
 
     const BLOCK: u64 = 512 << 10;
 
@@ -509,17 +508,17 @@ mod tests {
         }
     }
 
-    fn choice(kind: FtlKind, device: DeviceArgs) -> Result<FtlChoice, Failure> {
+    fn choice(kind: FtlKind, device: DeviceSection) -> Result<FtlChoice, Failure> {
         let args = FtlDeviceArgs {
             device,
-            ftl: FtlArgs::default(),
+            ftl: FtlSection::default(),
         };
         let sizes = BlockSizes::new(4096, 16384).expect("valid");
         FtlChoice::new(kind, &args, &ConfigFile::default(), sizes)
     }
 
     fn geometry(kind: FtlKind, footprint_bytes: u64) -> flashkit_core::Geometry {
-        let chosen = ok(choice(kind, DeviceArgs::default()));
+        let chosen = ok(choice(kind, DeviceSection::default()));
         ok(chosen.sized(footprint_bytes, "the footprint"))
             .record
             .geometry
@@ -545,10 +544,10 @@ mod tests {
     #[test]
     fn a_capacity_or_over_provisioning_given_is_kept_or_refused() {
         let given = |capacity: u64, op: Option<f64>| {
-            let device = DeviceArgs {
+            let device = DeviceSection {
                 capacity: Some(Size(capacity)),
                 op,
-                ..DeviceArgs::default()
+                ..DeviceSection::default()
             };
             ok(choice(FtlKind::Page, device)).sized(4 * BLOCK, "the footprint")
         };
@@ -565,9 +564,9 @@ mod tests {
 
     #[test]
     fn block_sizes_must_be_whole_pages() {
-        let device = DeviceArgs {
+        let device = DeviceSection {
             preset: Some("modern-tlc".into()),
-            ..DeviceArgs::default()
+            ..DeviceSection::default()
         };
         assert!(matches!(
             choice(FtlKind::Page, device),

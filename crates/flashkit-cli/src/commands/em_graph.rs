@@ -8,7 +8,6 @@ use crate::commands::em_ftl::{
     Snapshot, VET_INSERT_HELP, VET_NODES_HELP, VET_TABLE_HELP, snapshot,
 };
 use crate::output::write_json;
-use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use clap::Args;
@@ -21,12 +20,13 @@ use flashkit_em::model::Cost;
 use flashkit_em::sort::files::IoMode;
 use flashkit_em::tl::TranslationLayer;
 use flashkit_ftl::FtlKind;
+use flashkit_lab::config::ConfigFile;
 use serde::Serialize;
 use std::path::PathBuf;
 
 #[derive(Args, Debug)]
-#[command(mut_group("DeviceArgs", |g| g.requires("ftl")))]
-#[command(mut_group("FtlArgs", |g| g.requires("ftl")))]
+#[command(mut_group("DeviceSection", |g| g.requires("ftl")))]
+#[command(mut_group("FtlSection", |g| g.requires("ftl")))]
 #[command(mut_arg("capacity", |a| a.help(CAPACITY_HELP)))]
 #[command(mut_arg("op", |a| a.help(OP_HELP)))]
 #[command(mut_arg("gc", |a| a.help(GC_HELP).value_name("POLICY")))]
@@ -49,7 +49,7 @@ pub struct GraphArgs {
     pub mu: Option<u64>,
     /// DFS page cache [default: half of the graph's external size].
     #[arg(long, value_name = "SIZE")]
-    pub cache: Option<crate::args::Size>,
+    pub cache: Option<flashkit_lab::config::Size>,
     /// Seed of the graph and of the BFS masters.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,

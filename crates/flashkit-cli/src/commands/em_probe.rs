@@ -3,7 +3,6 @@
 //! paper's rule picks from it, measured and shown by [`flashkit_lab::probe`], which
 //! `reproduce flashmodel` runs as its Fig. 1.
 
-use crate::args::Size;
 use crate::commands::reproduce::lab_failure;
 use crate::interrupt::OnInterrupt;
 use crate::output::write_json;
@@ -11,6 +10,7 @@ use crate::progress::SharedBar;
 use crate::{Failure, Outcome};
 use clap::Args;
 use flashkit_em::probe::ProbeSpec;
+use flashkit_lab::config::Size;
 use flashkit_lab::probe::{self, DEFAULT_FRACTION};
 use std::path::PathBuf;
 

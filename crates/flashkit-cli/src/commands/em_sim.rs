@@ -11,7 +11,6 @@
 use crate::commands::em::{SortArgs, failure};
 use crate::commands::em_ftl::{EmFtl, FtlChoice, FtlDevice, FtlReport, snapshot};
 use crate::output::write_json;
-use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use flashkit_core::units::format_size;
@@ -21,6 +20,7 @@ use flashkit_em::record::{Checksum, KeyPayload, Record, RecordKind};
 use flashkit_em::sort::files::IoMode;
 use flashkit_em::sort::files::random_records;
 use flashkit_em::sort::{Layout, Plan, SortOutcome, Volumes, read_records, sort, write_records};
+use flashkit_lab::config::ConfigFile;
 use flashkit_report::Table;
 use serde::Serialize;
 

@@ -5,7 +5,6 @@
 //! ipl|grr`, `--buffer lru|cflru|cfsemi`) through the GRR paper's file workload (Table 4),
 //! with page reads, programs, erases, merge copies, the buffer hit ratio and space used.
 
-use crate::args::{Count, Size};
 use crate::commands::reproduce::lab_failure;
 use crate::output::{write_csv, write_json};
 use crate::{Failure, Outcome};
@@ -19,6 +18,7 @@ use flashkit_index::nand::workload::FileWorkload;
 use flashkit_index::nand::{AnyPlacement, AnyReplacement, BufferConfig, Grr, Ipl, NandIndexError};
 use flashkit_index::nor::bench::{self, IndexSpec, MicroSpec, PhaseReport, SensorSpec, Structure};
 use flashkit_index::nor::{FatListConfig, IndexError, MuTreeConfig, SoftListConfig};
+use flashkit_lab::config::{Count, Size};
 use flashkit_report::Table;
 use serde::Serialize;
 use std::fmt;
@@ -498,7 +498,7 @@ impl IndexBenchArgs {
                 .collect();
             if !names.is_empty() {
                 count += names.len();
-                problems.push(crate::settings::unused_options(
+                problems.push(flashkit_lab::config::unused_options(
                     &names,
                     &format!("{what}, not {chosen}"),
                 ));

@@ -33,7 +33,7 @@ pub struct FastArgs {
     pub patterns: Vec<String>,
     /// Logical capacity of the simulated card.
     #[arg(long, default_value = "64M", value_name = "SIZE")]
-    pub capacity: crate::args::Size,
+    pub capacity: flashkit_lab::config::Size,
     /// Over-provisioning (spare blocks hold the log blocks plus one for merges).
     #[arg(long, default_value_t = 0.03, value_name = "FRACTION")]
     pub op: f64,

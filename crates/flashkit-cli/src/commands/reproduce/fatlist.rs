@@ -5,8 +5,8 @@
 
 use super::{Figures, lab_failure, show};
 use crate::Outcome;
-use crate::args::Count;
 use clap::Args;
+use flashkit_lab::config::Count;
 use flashkit_lab::repro::fatlist::{self, FatlistSpec};
 use std::path::PathBuf;
 

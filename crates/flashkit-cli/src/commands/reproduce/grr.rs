@@ -4,8 +4,8 @@
 
 use super::{Figures, lab_failure, show};
 use crate::Outcome;
-use crate::args::{Count, Size};
 use clap::Args;
+use flashkit_lab::config::{Count, Size};
 use flashkit_lab::repro::grr::{self, GrrSpec};
 use std::path::PathBuf;
 
