@@ -10,7 +10,6 @@ mod commands;
 mod interrupt;
 mod output;
 mod progress;
-mod settings;
 
 use args::{Cli, Command, TraceCommand};
 use clap::{CommandFactory, FromArgMatches};
@@ -23,6 +22,13 @@ pub enum Failure {
     Usage(anyhow::Error),
     /// Something went wrong while doing it: exit 1.
     Runtime(anyhow::Error),
+}
+
+impl Failure {
+    /// A usage error from a library's typed error.
+    pub fn usage(error: impl Into<anyhow::Error>) -> Failure {
+        Failure::Usage(error.into())
+    }
 }
 
 impl From<anyhow::Error> for Failure {
@@ -67,9 +73,12 @@ fn main() -> ExitCode {
              --config"
         )));
     }
-    let config = match settings::ConfigFile::load(cli.config.as_deref()) {
+    if let Some(path) = &cli.config {
+        output::note_input(path);
+    }
+    let config = match flashkit_lab::config::ConfigFile::load(cli.config.as_deref()) {
         Ok(config) => config,
-        Err(error) => return report(Failure::Usage(error)),
+        Err(error) => return report(Failure::usage(error)),
     };
     let result = match cli.command {
         Command::Compare(args) => commands::compare::run(args, &config),

@@ -25,6 +25,7 @@
 
 pub mod claims;
 pub mod compare;
+pub mod config;
 pub mod em;
 pub mod exec;
 pub mod index;

@@ -1,6 +1,6 @@
 //! Options of `flashkit em` (the experiments are `flashkit_lab::em` and `flashkit_lab::probe`).
 
-use super::{DeviceArgs, FtlArgs, Size};
+use super::{DeviceSection, FtlSection, Size};
 use clap::{ArgGroup, Args, Subcommand};
 use flashkit_em::record::RecordKind;
 use flashkit_em::sort::files::{InputOrder, IoMode};
@@ -94,9 +94,9 @@ pub struct GenArgs {
 #[derive(Args, Debug)]
 pub struct FtlDeviceArgs {
     #[command(flatten)]
-    pub device: DeviceArgs,
+    pub device: DeviceSection,
     #[command(flatten)]
-    pub ftl: FtlArgs,
+    pub ftl: FtlSection,
 }
 
 /// Help texts where `--ftl` on an em command differs from `flashkit compare`.
@@ -113,8 +113,8 @@ pub const VET_TABLE_HELP: &str =
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("source").required(true).args(["input", "records"])))]
-#[command(mut_group("DeviceArgs", |g| g.requires("ftl")))]
-#[command(mut_group("FtlArgs", |g| g.requires("ftl")))]
+#[command(mut_group("DeviceSection", |g| g.requires("ftl")))]
+#[command(mut_group("FtlSection", |g| g.requires("ftl")))]
 #[command(mut_arg("capacity", |a| a.help(CAPACITY_HELP)))]
 #[command(mut_arg("op", |a| a.help(OP_HELP)))]
 #[command(mut_arg("gc", |a| a.help(GC_HELP).value_name("POLICY")))]
@@ -198,8 +198,8 @@ impl SortArgs {
 }
 
 #[derive(Args, Debug)]
-#[command(mut_group("DeviceArgs", |g| g.requires("ftl")))]
-#[command(mut_group("FtlArgs", |g| g.requires("ftl")))]
+#[command(mut_group("DeviceSection", |g| g.requires("ftl")))]
+#[command(mut_group("FtlSection", |g| g.requires("ftl")))]
 #[command(mut_arg("capacity", |a| a.help(CAPACITY_HELP)))]
 #[command(mut_arg("op", |a| a.help(OP_HELP)))]
 #[command(mut_arg("gc", |a| a.help(GC_HELP).value_name("POLICY")))]

@@ -6,7 +6,7 @@
 //! speed. `--smoke` runs a tiny instance whose state hash the test suite pins, so that a
 //! speed-up which changes behaviour is caught.
 
-use crate::args::{BenchArgs, Count, Size};
+use crate::args::BenchArgs;
 use crate::output::write_json;
 use crate::progress::Bar;
 use crate::{Failure, Outcome, sim_failure};
@@ -14,6 +14,7 @@ use anyhow::Context;
 use flashkit_core::sub_seed;
 use flashkit_core::units::format_size;
 use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
+use flashkit_lab::config::{Count, Size};
 use flashkit_sim::machine::MemoryLatency;
 use flashkit_sim::{DeviceSpec, Precondition, Progress, RunSpec, Source};
 use flashkit_trace::binary::{TraceWriter, digest};
@@ -44,12 +45,16 @@ struct BenchFigures {
 }
 
 pub fn run(mut args: BenchArgs) -> Outcome {
-    let ftl_flags = crate::args::FtlArgs {
+    let ftl_flags = flashkit_lab::config::FtlSection {
         log_blocks: args.log_blocks,
         ..Default::default()
     };
-    crate::settings::check_ftl_options(&ftl_flags, &[args.ftl], &format!("--ftl {}", args.ftl))
-        .map_err(Failure::Usage)?;
+    flashkit_lab::config::check_ftl_options(
+        &ftl_flags,
+        &[args.ftl],
+        &format!("--ftl {}", args.ftl),
+    )
+    .map_err(Failure::usage)?;
     if args.smoke {
         args.requests = Count(200_000);
         args.capacity = Size(256 << 20);

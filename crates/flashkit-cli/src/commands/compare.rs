@@ -5,11 +5,11 @@ use crate::output::{
     FailedRun, runs_document, runs_table, wall_clock_lines, write_csv, write_json,
 };
 use crate::progress::WorkerBars;
-use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
 use flashkit_ftl::FtlKind;
 use flashkit_lab::Executor;
 use flashkit_lab::compare::{self, CompareSpec, RunError};
+use flashkit_lab::config::{self as settings, ConfigFile};
 
 pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
     let kinds = if args.ftl.is_empty() {
@@ -27,8 +27,8 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         },
         config,
     )
-    .map_err(Failure::Usage)?;
-    let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    .map_err(Failure::usage)?;
+    let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::usage)?;
     // Refuse an impossible device before anything else is built or read.
     device.resolve().map_err(sim_failure)?;
     let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
@@ -39,7 +39,7 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         &kinds,
         &format!("--ftl {}", names.join(",")),
     )
-    .map_err(Failure::Usage)?;
+    .map_err(Failure::usage)?;
     let seed = settings::seed(&args.run, &config.run);
     // `_stdin`: a trace read from standard input, kept in its temporary file until the end.
     let (source, _stdin) = super::trace_tools::source(

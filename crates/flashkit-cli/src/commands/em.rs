@@ -9,10 +9,10 @@ use crate::commands::reproduce::lab_failure;
 use crate::interrupt::OnInterrupt;
 use crate::output::{Staged, write_json};
 use crate::progress::SharedBar;
-use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use flashkit_em::progress::Progress as _;
+use flashkit_lab::config::ConfigFile;
 use flashkit_lab::em::{files, model};
 
 pub fn run(command: EmCommand, config: &ConfigFile) -> Outcome {
@@ -61,7 +61,7 @@ fn generate(args: &GenArgs) -> Outcome {
 /// options require only `--ftl` (`--input F --output O --ftl page` sorted the file and
 /// ignored `--ftl`); and standard input, which the sort cannot read by offset.
 fn check_file_sort(args: &SortArgs) -> Outcome {
-    let mut stray = crate::args::given(&[
+    let mut stray = flashkit_lab::config::given(&[
         (args.seed.is_some(), "--seed"),
         (args.ftl.is_some(), "--ftl"),
     ]);
@@ -71,7 +71,7 @@ fn check_file_sort(args: &SortArgs) -> Outcome {
         let names: Vec<String> = stray.iter().map(|n| n.to_string()).collect();
         return Err(Failure::Usage(anyhow!(
             "{}: drop {}",
-            crate::settings::unused_options(
+            flashkit_lab::config::unused_options(
                 &names,
                 "sorting generated records (--records), not a file (--input)"
             ),

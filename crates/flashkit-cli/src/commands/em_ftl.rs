@@ -4,10 +4,10 @@
 
 use crate::Failure;
 use crate::args::em::FtlDeviceArgs;
-use crate::settings::{self, ConfigFile};
 use anyhow::anyhow;
 use flashkit_core::units::format_size;
 use flashkit_ftl::FtlKind;
+use flashkit_lab::config::{self as settings, ConfigFile};
 use flashkit_lab::em::ftl::{FtlSpec, NotWholePages};
 use flashkit_lab::repro::LabError;
 
@@ -22,8 +22,8 @@ pub fn spec(
         return Ok(None);
     };
     settings::check_ftl_options(&args.ftl, &[kind], &format!("--ftl {kind}"))
-        .map_err(Failure::Usage)?;
-    let device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+        .map_err(Failure::usage)?;
+    let device = settings::device_spec(&args.device, &config.device).map_err(Failure::usage)?;
     let listed = settings::listed_ftl_options(&args.ftl, &config.ftl);
     if !listed.is_empty() {
         return Err(Failure::Usage(anyhow!(

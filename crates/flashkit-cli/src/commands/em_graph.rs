@@ -4,9 +4,9 @@
 use crate::args::em::GraphArgs;
 use crate::commands::em_ftl::failure;
 use crate::output::write_json;
-use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
+use flashkit_lab::config::ConfigFile;
 use flashkit_lab::em::graph::{self, GraphSpec};
 
 /// The lab's spec of a graph run, once `--json` can be written.

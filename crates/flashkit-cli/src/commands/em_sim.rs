@@ -6,10 +6,10 @@ use crate::args::em::SortArgs;
 use crate::commands::em_ftl::failure;
 use crate::output::write_json;
 use crate::progress::SharedBar;
-use crate::settings::ConfigFile;
 use crate::{Failure, Outcome};
 use anyhow::Context;
 use flashkit_em::progress::Progress as _;
+use flashkit_lab::config::ConfigFile;
 use flashkit_lab::em::records::{RecordSortSpec, sort_records as run};
 
 /// Sort `--records` generated records on the simulator or the FTL.

@@ -46,7 +46,7 @@ fn refuse_unused(unused: &[index::Unused]) -> Failure {
         .iter()
         .map(|u| {
             let names: Vec<String> = u.fields.iter().map(|f| format!("`{f}`")).collect();
-            crate::settings::unused_options(&names, &format!("{}, not {}", u.what, u.chosen))
+            flashkit_lab::config::unused_options(&names, &format!("{}, not {}", u.what, u.chosen))
         })
         .collect();
     Failure::Usage(anyhow!(

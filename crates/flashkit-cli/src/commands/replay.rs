@@ -2,8 +2,8 @@
 
 use crate::args::ReplayArgs;
 use crate::progress::Bar;
-use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
+use flashkit_lab::config::{self as settings, ConfigFile};
 use flashkit_sim::RunSpec;
 
 pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
@@ -17,8 +17,8 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
         },
         config,
     )
-    .map_err(Failure::Usage)?;
-    let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::Usage)?;
+    .map_err(Failure::usage)?;
+    let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::usage)?;
     device.resolve().map_err(sim_failure)?;
     let capacity_given = args.device.capacity.or(config.device.capacity).is_some();
     settings::check_ftl_options(
@@ -26,7 +26,7 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
         &[args.ftl],
         &format!("--ftl {}", args.ftl),
     )
-    .map_err(Failure::Usage)?;
+    .map_err(Failure::usage)?;
     let listed = settings::listed_ftl_options(&args.ftl_options, &config.ftl);
     if !listed.is_empty() {
         return Err(Failure::Usage(anyhow::anyhow!(
@@ -36,7 +36,7 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     }
     let (policies, mut options) = settings::ftl_options(&args.ftl_options, &config.ftl);
     options.page.gc_policy = policies.first().copied().unwrap_or(options.page.gc_policy);
-    let label = settings::label(args.ftl, &options);
+    let label = flashkit_lab::compare::label(args.ftl, &options);
     let (source, _stdin) = super::trace_tools::source(
         args.trace.as_deref(),
         &args.trace_options,

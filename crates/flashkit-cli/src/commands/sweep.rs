@@ -27,13 +27,15 @@
 //! `--resume` refuses a directory whose results were made under other settings.
 
 use crate::Outcome;
-use crate::args::{FtlArgs, SweepArgs, TraceArgs, WorkloadArgs};
+use crate::args::SweepArgs;
 use crate::progress::WorkerBars;
-use crate::settings::{self, ConfigFile, line_of};
 use crate::{Failure, sim_failure};
 use anyhow::{Context, anyhow, bail};
 use flashkit_ftl::FtlKind;
 use flashkit_lab::Executor;
+use flashkit_lab::config::{
+    self as settings, ConfigFile, FtlSection, TraceSection, WorkloadSection, line_of,
+};
 use flashkit_report::Table;
 use flashkit_sim::sweep::{self, Cell, CellResult, ResultStore, Setup};
 use flashkit_sim::{RunSpec, Source};
@@ -359,13 +361,13 @@ fn cell(
             .collect();
         toml::Value::Table(table)
     };
-    let grid_workload: WorkloadArgs = grid_section("workload")
+    let grid_workload: WorkloadSection = grid_section("workload")
         .try_into()
         .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
-    let grid_trace: TraceArgs = grid_section("trace")
+    let grid_trace: TraceSection = grid_section("trace")
         .try_into()
         .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
-    let grid_ftl: FtlArgs = grid_section("ftl")
+    let grid_ftl: FtlSection = grid_section("ftl")
         .try_into()
         .map_err(|e| anyhow!("grid cell {}: {e}", describe(combo)))?;
     let (unused, section, what) = if trace == "builtin" {
@@ -461,7 +463,7 @@ fn cell(
         Source::Trace(prepared)
     };
     let spec = RunSpec {
-        label: settings::label(kind, &options),
+        label: flashkit_lab::compare::label(kind, &options),
         ftl: kind,
         options,
         device,
@@ -613,12 +615,15 @@ fn blame(
     mut check: impl FnMut(&SweepFile, &BTreeMap<String, toml::Value>) -> anyhow::Result<()>,
 ) -> Vec<String> {
     let mut verdicts: Vec<(String, Option<anyhow::Error>)> = Vec::new();
-    for (section, key, line, written) in settings::base_options(text) {
+    for option in settings::option_lines(text, Some("base")) {
         let mut without = file.clone();
-        if let Some(toml::Value::Table(options)) = without.base.get_mut(&section) {
-            options.remove(&key);
+        if let Some(toml::Value::Table(options)) = without.base.get_mut(&option.section) {
+            options.remove(&option.key);
         }
-        let place = format!("line {line} ([base.{section}] {written})");
+        let place = format!(
+            "line {} ([base.{}] {})",
+            option.line, option.section, option.written
+        );
         verdicts.push((place, check(&without, combo).err()));
     }
     for dimension in grid {
@@ -635,6 +640,9 @@ fn blame(
         let place = format!("line {line} ({} {})", dimension.spelt, value);
         verdicts.push((place, check(file, &without).err()));
     }
+    let verdicts = verdicts
+        .into_iter()
+        .map(|(place, error)| (place, error.map(|e| format!("{e:#}"))));
     settings::at_fault(&format!("{error:#}"), verdicts)
 }
 

@@ -3,11 +3,11 @@
 use crate::args::{GenArgs, StatsArgs};
 use crate::output::{write_csv, write_json};
 use crate::progress::Bar;
-use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome};
 use anyhow::Context;
 use flashkit_core::sub_seed;
 use flashkit_core::units::format_size;
+use flashkit_lab::config::{self as settings, ConfigError, ConfigFile};
 use flashkit_report::Table;
 use flashkit_sim::Progress;
 use flashkit_trace::binary::{TraceWriter, digest};
@@ -23,7 +23,7 @@ pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
             "--capacity is the address space when --span is not given, and --span is: drop one"
         )));
     }
-    let check = |config: &ConfigFile| {
+    let check = |config: &ConfigFile| -> Result<_, ConfigError> {
         let capacity = args
             .capacity
             .or(config.device.capacity)
@@ -34,7 +34,7 @@ pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
     };
     let spec = check(config)
         .map_err(|error| config.blame(error, |config| check(config).map(drop)))
-        .map_err(Failure::Usage)?;
+        .map_err(Failure::usage)?;
     let seed = args.seed.or(config.run.seed).unwrap_or(1);
     // The same derivation as a replay of the generated workload, so both see one stream.
     let canonical = format!("{} seed={seed}", spec.canonical());

@@ -2,12 +2,12 @@
 //! `replay` and `compare`: any supported format, detected or named, read through
 //! `flashkit_trace::formats` (docs/TRACES.md).
 
-use crate::args::{ConvertArgs, ConvertTo, DetectArgs, TraceArgs, TraceBenchArgs, WorkloadArgs};
+use crate::args::{ConvertArgs, ConvertTo, DetectArgs, TraceBenchArgs};
 use crate::progress::Bar;
-use crate::settings::{self, ConfigFile};
 use crate::{Failure, Outcome, sim_failure};
 use anyhow::{Context, anyhow};
 use flashkit_core::units::{describe_size, format_size};
+use flashkit_lab::config::{self as settings, ConfigFile, TraceSection, WorkloadSection};
 use flashkit_report::Table;
 use flashkit_sim::{DeviceSpec, Progress, Source};
 use flashkit_trace::binary::TraceWriter;
@@ -39,7 +39,7 @@ fn trace_failure(error: flashkit_trace::TraceError) -> Failure {
 pub fn open_trace(
     path: &Path,
     options: &TraceOptions,
-    flags: &TraceArgs,
+    flags: &TraceSection,
 ) -> Result<TraceStream, Failure> {
     open_named(path, path, options, flags)
 }
@@ -50,7 +50,7 @@ pub fn open_named(
     path: &Path,
     name: &Path,
     options: &TraceOptions,
-    flags: &TraceArgs,
+    flags: &TraceSection,
 ) -> Result<TraceStream, Failure> {
     crate::output::note_input(path);
     if flags.explain_format {
@@ -181,8 +181,8 @@ pub fn stdin_once(files: &[PathBuf]) -> Result<(), Failure> {
 /// workload the options describe on the device's capacity.
 pub fn source(
     trace: Option<&Path>,
-    flags: &TraceArgs,
-    workload: &WorkloadArgs,
+    flags: &TraceSection,
+    workload: &WorkloadSection,
     config: &ConfigFile,
     device: &mut DeviceSpec,
     capacity_given: bool,
@@ -219,7 +219,7 @@ pub fn source(
         }
         None => {
             let spec = settings::device_workload(workload, &config.workload, device.capacity_bytes)
-                .map_err(Failure::Usage)?;
+                .map_err(Failure::usage)?;
             Ok((Source::Workload(spec), None))
         }
     }
@@ -231,7 +231,7 @@ pub fn source(
 pub fn trace_source(
     path: &Path,
     name: &Path,
-    flags: &TraceArgs,
+    flags: &TraceSection,
     config: &ConfigFile,
     device: &mut DeviceSpec,
     capacity_given: bool,
@@ -279,7 +279,7 @@ pub fn trace_source(
 
 /// Refuse `--address-map` on a command that reads a trace's own addresses (it maps them onto
 /// a device, which only a replay has).
-pub fn refuse_address_map(flags: &TraceArgs, command: &str) -> Result<(), Failure> {
+pub fn refuse_address_map(flags: &TraceSection, command: &str) -> Result<(), Failure> {
     if flags.address_map.is_some() {
         return Err(Failure::Usage(anyhow!(
             "--address-map says how a replay lays a trace onto the device (replay, compare); \

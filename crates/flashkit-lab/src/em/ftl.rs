@@ -398,7 +398,11 @@ impl FlashFigures {
         .map(|(key, label, value)| (key.to_string(), label.to_string(), value))
         .collect();
         for (name, count) in &s.counters {
-            rows.push((format!("ftl_{name}"), name.name().replace('_', " "), Count(*count)));
+            rows.push((
+                format!("ftl_{name}"),
+                name.name().replace('_', " "),
+                Count(*count),
+            ));
         }
         for (name, mean) in &s.means {
             let value = mean.value().map_or(Missing, Real);

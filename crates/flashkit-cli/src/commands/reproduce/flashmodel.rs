@@ -38,7 +38,7 @@ pub fn run(args: &FlashmodelArgs) -> Outcome {
             .collect();
         return Err(Failure::Usage(anyhow::anyhow!(
             "{}, which --disk-max-log {} (below 25) skips: drop {}",
-            crate::settings::unused_options(&unused, "the real-disk part"),
+            flashkit_lab::config::unused_options(&unused, "the real-disk part"),
             args.disk_max_log,
             if unused.len() == 1 { "it" } else { "them" }
         )));

@@ -6,9 +6,9 @@
 use super::{Figures, lab_failure, show};
 use crate::args::VetReproArgs;
 use crate::progress::Bar;
-use crate::settings::unused_options;
 use crate::{Failure, Outcome};
 use anyhow::anyhow;
+use flashkit_lab::config::unused_options;
 use flashkit_lab::repro::vet::{self, Column, PaperTraceFile, VetSpec};
 use flashkit_trace::formats::examine;
 use flashkit_trace::formats::layout::AddressMapping;
@@ -37,8 +37,10 @@ impl VetReproArgs {
                 })
             })
             .collect::<Result<Vec<_>, Failure>>()?;
-        let (trace_options, _) =
-            crate::settings::trace_options(options, &crate::args::TraceArgs::default());
+        let (trace_options, _) = flashkit_lab::config::trace_options(
+            options,
+            &flashkit_lab::config::TraceSection::default(),
+        );
         Ok(VetSpec {
             quick: self.quick,
             scale: self.scale,

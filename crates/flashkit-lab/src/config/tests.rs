@@ -1,0 +1,498 @@
+//! The config file read and resolved: flags over file over defaults, and errors at their lines.
+
+use super::*;
+use flashkit_ftl::{FtlKind, GcPolicy, HybridConfig};
+use flashkit_sim::Precondition;
+use flashkit_trace::formats::layout::AddressMapping;
+use flashkit_trace::workload::{Pattern, SizeDist};
+
+/// `--precondition-overwrites` given on the command line used to be ignored under a
+/// file's `no_precondition`; `--no-precondition` still wins over the file's overwrites.
+#[test]
+fn preconditioning_flags_win_over_the_file() {
+    let run = |text: &str| -> RunSection { toml::from_str(text).expect("valid") };
+    let fresh = run("no_precondition = true");
+    let three = RunSection {
+        precondition_overwrites: Some(3.0),
+        ..RunSection::default()
+    };
+    let overwrites = |p: Option<Precondition>| p.map(|p| p.random_overwrites);
+    assert_eq!(overwrites(precondition(&three, &fresh)), Some(3.0));
+    assert_eq!(
+        overwrites(precondition(&RunSection::default(), &fresh)),
+        None
+    );
+    let no = RunSection {
+        no_precondition: true,
+        ..RunSection::default()
+    };
+    assert_eq!(
+        overwrites(precondition(&no, &run("precondition_overwrites = 2.0"))),
+        None
+    );
+    assert_eq!(
+        overwrites(precondition(
+            &RunSection::default(),
+            &run("precondition_overwrites = 2.0")
+        )),
+        Some(2.0)
+    );
+    assert_eq!(
+        overwrites(precondition(&RunSection::default(), &RunSection::default())),
+        Some(Precondition::default().random_overwrites)
+    );
+}
+
+#[test]
+fn flags_win_over_the_file_and_the_file_over_defaults() {
+    let file: ConfigFile = toml::from_str(
+        "[device]\ncapacity = \"2G\"\npreset = \"fast-paper\"\n[workload]\nrequests = \"10k\"\nworkload = \"zipf\"\n",
+    )
+    .expect("valid config");
+    let flags = DeviceSection {
+        capacity: Some(Size(4 << 30)),
+        ..DeviceSection::default()
+    };
+    let device = device_spec(&flags, &file.device).expect("valid");
+    assert_eq!(device.capacity_bytes, 4 << 30);
+    assert_eq!(device.preset, "fast-paper");
+    assert!((device.over_provisioning - 0.07).abs() < 1e-12);
+    let w = workload_spec(&WorkloadSection::default(), &file.workload, 1 << 30).expect("valid");
+    assert_eq!(w.requests, 10_000);
+    assert_eq!(w.pattern, Pattern::Zipf { theta: 0.99 });
+}
+
+#[test]
+fn log_block_options_resolve_from_flags_and_file() {
+    let file: ConfigFile =
+        toml::from_str("[ftl]\nlog_blocks = 16\nsw_log_block = \"off\"\n").expect("valid");
+    let (_, options) = ftl_options(&FtlSection::default(), &file.ftl);
+    assert_eq!(options.hybrid.log_blocks, 16);
+    assert!(!options.hybrid.sw_log_block);
+    let flags = FtlSection {
+        log_blocks: Some(4),
+        ..FtlSection::default()
+    };
+    let (_, options) = ftl_options(&flags, &file.ftl);
+    assert_eq!(options.hybrid.log_blocks, 4);
+    let (_, options) = ftl_options(&FtlSection::default(), &FtlSection::default());
+    assert_eq!(options.hybrid, HybridConfig::default());
+}
+
+#[test]
+fn trace_options_come_from_flags_and_the_trace_section() {
+    let file: ConfigFile = toml::from_str(
+        "[trace]\nformat = \"disksim\"\ntime_unit = \"ns\"\nsort_by_time = true\naddress_map = \"identity\"\n",
+    )
+    .expect("valid config");
+    let flags = TraceSection {
+        asu: Some(2),
+        ..TraceSection::default()
+    };
+    let (options, mapping) = trace_options(&flags, &file.trace);
+    assert_eq!(
+        options.format,
+        Some(flashkit_trace::formats::Format::DiskSim)
+    );
+    assert_eq!(
+        options.time_unit,
+        Some(flashkit_trace::formats::TimeUnit::Ns)
+    );
+    assert!(options.sort_by_time && !options.skip_bad_lines);
+    assert_eq!(
+        (options.volume, mapping),
+        (Some(2), AddressMapping::Identity)
+    );
+    let bad = toml::from_str::<ConfigFile>("[trace]\nformat = \"nope\"\n").expect_err("bad");
+    assert!(bad.to_string().contains("unknown trace format"), "{bad}");
+}
+
+#[test]
+fn unknown_config_keys_are_refused() {
+    let error = toml::from_str::<ConfigFile>("[device]\ncapacty = \"2G\"\n").expect_err("typo");
+    assert!(error.to_string().contains("capacty"), "{error}");
+}
+
+/// A value out of range in a config file is reported at its line, naming the key: these
+/// errors came after the merge with the flags, naming neither the file's line nor the
+/// key, and some blamed a flag nobody gave (`--hot "80:20"`).
+#[test]
+fn bad_values_in_a_config_file_name_their_line_and_key() {
+    for (text, line, needle) in [
+        (
+            "[workload]\nrequests = 5\nread_fraction = 1.5\n",
+            3,
+            "1.5 is not a fraction from 0 to 1",
+        ),
+        (
+            "[workload]\nhot = \"80:20\"\n",
+            2,
+            "\"80:20\" is not ACCESS/SPACE percentages",
+        ),
+        (
+            "[workload]\n\nsizes = \"4K:x\"\n",
+            3,
+            "item \"4K:x\": weight \"x\" is not a whole number",
+        ),
+        ("[workload]\nread_sizes = \"9G\"\n", 2, "is not below 4 GiB"),
+        (
+            "[ftl]\ngc_threshold = 0\n",
+            2,
+            "gc_threshold 0 is below the minimum of 2 blocks",
+        ),
+        // Found by an outside bad-input hunt: these were checked only after the merge
+        // with the flags, and the error named neither the file nor the line.
+        (
+            "[device]\nop = 100\n",
+            2,
+            "over-provisioning 100 is not a fraction between 0 and 4",
+        ),
+        ("[device]\ncapacity = 0\n", 2, "0 B: a size must be above 0"),
+        (
+            "[device]\npage_size = \"3000\"\n",
+            2,
+            "page size 3000 B is not a power of two",
+        ),
+        (
+            "[device]\npreset = \"nand\"\n",
+            2,
+            "unknown device preset \"nand\"",
+        ),
+        (
+            "[device]\nendurance = 0\n",
+            2,
+            "0 is below the minimum of 1",
+        ),
+        (
+            "[device]\npages_per_block = 1\n",
+            2,
+            "pages per block 1 is outside",
+        ),
+        ("[ftl]\nlog_blocks = 0\n", 2, "0 is below the minimum of 1"),
+        (
+            "[run]\nprecondition_overwrites = -1.0\n",
+            2,
+            "-1 is not a finite number",
+        ),
+        (
+            "[workload]\nrequests = 0\n",
+            2,
+            "0 is below the minimum of 1",
+        ),
+        ("[workload]\nsize = \"0\"\n", 2, "a size must be above 0"),
+        (
+            "[workload]\nsizes = \"4K:1,0:1\"\n",
+            2,
+            "item \"0:1\": a size must be above 0",
+        ),
+        (
+            "[workload]\nsizes = \"4K:0\"\n",
+            2,
+            "gives no size a positive weight",
+        ),
+        (
+            "[workload]\ntheta = -1.0\n",
+            2,
+            "-1 is not a finite exponent above 0",
+        ),
+        (
+            "[workload]\ntheta = nan\n",
+            2,
+            "NaN is not a finite exponent above 0",
+        ),
+        (
+            "[workload]\ncenter = 1.5\n",
+            2,
+            "1.5 is not a fraction of the span",
+        ),
+        (
+            "[workload]\nstddev = 0.0\n",
+            2,
+            "0 is not a fraction of the span above 0",
+        ),
+        ("[workload]\nspan = 0\n", 2, "a size must be above 0"),
+        (
+            "[workload]\nalign = \"3K\"\n",
+            2,
+            "3072 B is not a power of two",
+        ),
+        ("[workload]\nchunk_size = 0\n", 2, "a size must be above 0"),
+        ("[workload]\nfile_size = 0\n", 2, "a size must be above 0"),
+        (
+            "[workload]\nfile_size = \"0-4M\"\n",
+            2,
+            "a size must be above 0",
+        ),
+        (
+            "[workload]\nfile_size = \"4M-2M\"\n",
+            2,
+            "4194304-2097152 B is an empty range: MIN is above MAX",
+        ),
+        (
+            "[workload]\nfile_size = \"2M-x\"\n",
+            2,
+            "is not SIZE or MIN-MAX",
+        ),
+        (
+            "[workload]\ncluster_size = 0\n",
+            2,
+            "a size must be above 0",
+        ),
+        ("[workload]\ndata_align = 0\n", 2, "a size must be above 0"),
+        (
+            "[workload]\nmetadata_percent = 10.0\n",
+            2,
+            "unknown field `metadata_percent`",
+        ),
+    ] {
+        let error = toml::from_str::<ConfigFile>(text)
+            .expect_err(text)
+            .to_string();
+        assert!(
+            error.contains(&format!("line {line}")) && error.contains(needle),
+            "{text}: {error}"
+        );
+    }
+    let file: ConfigFile = toml::from_str("[ftl]\ngc = \"greedy, fifo\"\n").expect("a list");
+    assert_eq!(file.ftl.gc, [GcPolicy::Greedy, GcPolicy::Fifo]);
+}
+
+/// A rule that ties options together is checked after the merge with the flags; the
+/// file's lines at fault are found by checking again without each option (the hunt
+/// found these errors naming neither the file nor a line).
+#[test]
+fn errors_of_merged_options_name_the_file_lines_at_fault() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    let (device, ftl, workload) = (
+        DeviceSection::default(),
+        FtlSection::default(),
+        WorkloadSection::default(),
+    );
+    let flags = RunFlags {
+        device: &device,
+        ftl: &ftl,
+        workload: &workload,
+        kinds: &[FtlKind::Page, FtlKind::Fast],
+        trace: false,
+    };
+    for (text, blamed, needle) in [
+        (
+            "[run]\nseed = 3\n[device]\ncapacity = \"1K\"\n",
+            &["line 4 ([device] capacity = \"1K\")"][..],
+            "logical capacity 1024 B",
+        ),
+        (
+            "[ftl]\nlog_blocks = 100000\n",
+            &["line 2 ([ftl] log_blocks = 100000)"],
+            "fast: invalid FTL configuration",
+        ),
+        (
+            "[workload]\nread_fraction = 0.7\nrequests = 5\ntrim_fraction = 0.5\n",
+            &[
+                "line 2 ([workload] read_fraction = 0.7) and line 4 ([workload] \
+                 trim_fraction = 0.5)",
+            ],
+            "read_fraction + trim_fraction exceeds 1",
+        ),
+        (
+            "[workload]\nsize = \"5000\"\n",
+            &["line 2 ([workload] size = \"5000\")"],
+            "request size 5000 B is not a positive multiple of 4096 B",
+        ),
+    ] {
+        std::fs::write(&path, text).expect("write");
+        let file = ConfigFile::load(Some(&path)).expect("reads");
+        let error = check_runs_blamed(&flags, &file)
+            .expect_err(text)
+            .to_string();
+        let place = format!("config file {}, {}: ", path.display(), blamed.join(" and "));
+        assert!(
+            error.starts_with(&place) && error.contains(needle),
+            "{text}: {error}"
+        );
+    }
+    // An error of the flags alone is not blamed on the file.
+    std::fs::write(&path, "[run]\nseed = 3\n").expect("write");
+    let file = ConfigFile::load(Some(&path)).expect("reads");
+    let workload = WorkloadSection {
+        read_fraction: Some(Fraction(0.9)),
+        trim_fraction: Some(Fraction(0.2)),
+        ..WorkloadSection::default()
+    };
+    let flags = RunFlags {
+        workload: &workload,
+        ..flags
+    };
+    let error = check_runs_blamed(&flags, &file)
+        .expect_err("flags")
+        .to_string();
+    assert_eq!(
+        error,
+        "invalid workload: read_fraction + trim_fraction exceeds 1"
+    );
+}
+
+/// Found by the mutation hunt: a byte that is not UTF-8 was reported without a line.
+#[test]
+fn a_byte_that_is_not_utf8_is_reported_at_its_line_and_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("c.toml");
+    std::fs::write(&path, b"[device]\ncapacity = \"64M\"\n# caf\xe9\n").expect("write");
+    let error = ConfigFile::load(Some(&path))
+        .expect_err("not UTF-8")
+        .to_string();
+    assert!(
+        error.ends_with("c.toml: line 3, column 6: byte 0xe9 is not UTF-8 (TOML files are UTF-8)"),
+        "{error}"
+    );
+}
+
+/// A section that is not a table is refused in the words toml's errors always used.
+#[test]
+fn a_section_that_is_not_a_table_is_named_as_before() {
+    for (section, name) in [
+        ("device", "DeviceArgs"),
+        ("ftl", "FtlArgs"),
+        ("run", "RunArgs"),
+        ("workload", "WorkloadArgs"),
+        ("trace", "TraceArgs"),
+    ] {
+        let error = toml::from_str::<ConfigFile>(&format!("{section} = 3\n"))
+            .expect_err(section)
+            .to_string();
+        assert!(
+            error.contains(&format!(
+                "invalid type: integer `3`, expected struct {name}"
+            )),
+            "{error}"
+        );
+    }
+}
+
+#[test]
+fn ftl_options_no_ftl_of_the_run_uses_are_refused_by_flag_name() {
+    let flags = FtlSection {
+        log_blocks: Some(4),
+        vet_nodes: vec![flashkit_ftl::VetNodes::Pd],
+        gc: vec![GcPolicy::Fifo],
+        ..FtlSection::default()
+    };
+    let error = check_ftl_options(&flags, &[FtlKind::Page], "--ftl page").expect_err("unused");
+    assert!(matches!(error, ConfigError::Unused(_)));
+    assert_eq!(
+        error.to_string(),
+        "--log-blocks is an option for bast, fast and ofast, which --ftl page does not run; \
+         --vet-nodes is an option for vet, which --ftl page does not run: drop them"
+    );
+    check_ftl_options(&flags, &[FtlKind::Page, FtlKind::Fast, FtlKind::Vet], "x")
+        .expect("each option has its FTL");
+    assert_eq!(flags.given(), ["--gc", "--log-blocks", "--vet-nodes"]);
+    let file: ConfigFile =
+        toml::from_str("[ftl]\ngc = \"greedy,fifo\"\nvet_table = [\"swiss\"]\n").expect("valid");
+    assert_eq!(
+        listed_ftl_options(&FtlSection::default(), &file.ftl),
+        ["--gc"]
+    );
+    // The flags' one value wins over the file's list.
+    assert!(listed_ftl_options(&flags, &file.ftl).is_empty());
+}
+
+#[test]
+fn workload_flags_the_pattern_would_ignore_are_refused() {
+    let refused = |flags: WorkloadSection, file: &str| {
+        let file: WorkloadSection = toml::from_str(file).expect("valid");
+        workload_spec(&flags, &file, 1 << 30)
+            .expect_err("refused")
+            .to_string()
+    };
+    let theta = WorkloadSection {
+        theta: Some(0.5),
+        ..WorkloadSection::default()
+    };
+    assert_eq!(
+        refused(theta, ""),
+        "--theta applies to --workload zipf, but the workload is hot-cold (the default)"
+    );
+    let theta = WorkloadSection {
+        theta: Some(0.5),
+        ..WorkloadSection::default()
+    };
+    // The file names the pattern: no longer "the default".
+    assert_eq!(
+        refused(theta, "workload = \"uniform\""),
+        "--theta applies to --workload zipf, but the workload is uniform"
+    );
+    let camera = WorkloadSection {
+        workload: Some("camera".into()),
+        size: Some(Size(8192)),
+        read_fraction: Some(Fraction(0.1)),
+        ..WorkloadSection::default()
+    };
+    assert_eq!(
+        refused(camera, ""),
+        "--read-fraction, --size are options for the other workloads: the camera workload \
+         only writes (its sizes are --file-size, --chunk-size and --cluster-size), so drop them"
+    );
+    assert_eq!(
+        refused(WorkloadSection::default(), "size = \"8K\"\nsizes = \"4K\""),
+        "the config file's [workload] gives both size and sizes; keep one"
+    );
+    // The file may hold another pattern's defaults; the flags' size wins over its sizes.
+    let file: WorkloadSection =
+        toml::from_str("theta = 0.5\nsizes = \"4K\"\nrequests = 7").expect("valid");
+    let flags = WorkloadSection {
+        size: Some(Size(8192)),
+        ..WorkloadSection::default()
+    };
+    let spec = workload_spec(&flags, &file, 1 << 30).expect("valid");
+    assert_eq!(spec.size, SizeDist::Fixed { bytes: 8192 });
+    assert_eq!(spec.requests, 7);
+}
+
+#[test]
+fn a_span_beyond_the_device_is_refused() {
+    let flags = WorkloadSection {
+        span: Some(Size(2 << 20)),
+        ..WorkloadSection::default()
+    };
+    let error = device_workload(&flags, &WorkloadSection::default(), 1 << 20)
+        .expect_err("too large")
+        .to_string();
+    assert_eq!(
+        error,
+        "the workload's span, 2MiB, is larger than the device's logical capacity, 1MiB: \
+         raise --capacity or lower --span"
+    );
+    device_workload(&flags, &WorkloadSection::default(), 2 << 20).expect("fits");
+}
+
+/// With the `clap` feature the sections are the flags: one declaration for both.
+#[cfg(feature = "clap")]
+#[test]
+fn the_sections_are_the_flags() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        device: DeviceSection,
+        #[command(flatten)]
+        ftl: FtlSection,
+        #[command(flatten)]
+        workload: WorkloadSection,
+    }
+    let flags = Flags::try_parse_from([
+        "x",
+        "--capacity",
+        "2G",
+        "--gc",
+        "greedy,fifo",
+        "--read-fraction",
+        "0.5",
+    ])
+    .expect("valid");
+    assert_eq!(flags.device.capacity, Some(Size(2 << 30)));
+    assert_eq!(flags.ftl.gc, [GcPolicy::Greedy, GcPolicy::Fifo]);
+    assert_eq!(flags.workload.read_fraction, Some(Fraction(0.5)));
+    assert!(Flags::try_parse_from(["x", "--gc-threshold", "1"]).is_err());
+}
