@@ -448,15 +448,16 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
         &std::fs::read_to_string(out.join("claims.json")).expect("claims.json"),
     )
     .expect("claims.json parses");
-    let of = |paper: &str| {
+    let of = |paper: &str, origin: &str| {
         claims["claims"]
             .as_array()
             .expect("claims")
             .iter()
-            .filter(|c| c["paper"] == paper)
+            .filter(|c| c["paper"] == paper && c["origin"] == origin)
             .count()
     };
-    assert_eq!((of("vet"), of("grr")), (8, 11));
+    assert_eq!((of("vet", "paper"), of("grr", "paper")), (8, 11));
+    assert_eq!((of("vet", "target"), of("grr", "target")), (3, 0));
     let index = std::fs::read_to_string(out.join("index.html")).expect("index.html");
     assert!(index.starts_with("<!DOCTYPE html>"));
     assert!(index.contains("vet: Extent mapping") && index.contains("grr: B-tree storage"));
