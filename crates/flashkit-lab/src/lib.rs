@@ -13,6 +13,9 @@
 //! - [`exec`]: the deterministic parallel executor every experiment runs on.
 //! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
 //!   and its results.
+//! - [`config`]: the config file's sections (also a command line's flag groups, with the
+//!   `clap` feature) and how options resolve into the specs every experiment takes.
+//! - [`sweep`]: a sweep file expanded into cells, run in grid order, and resumed.
 //! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`].
 //! - [`probe`]: the disk probe (a real device's throughput against block size).
 //! - [`temporaries`]: how an experiment on a real disk tells its front end which files to
