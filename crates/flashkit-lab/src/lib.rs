@@ -13,6 +13,9 @@
 //! - [`exec`]: the deterministic parallel executor every experiment runs on.
 //! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
 //!   and its results.
+//! - [`config`]: the config file's sections (also a command line's flag groups, with the
+//!   `clap` feature) and how options resolve into the specs every experiment takes.
+//! - [`sweep`]: a sweep file expanded into cells, run in grid order, and resumed.
 //! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`].
 //! - [`em`]: external-memory algorithms under the flash models (Ajwani et al., SEA 2009):
 //!   the model's predictions, sorting files and generated records, BFS and DFS, on the

@@ -8,13 +8,32 @@
 //! settings. A run that fails, or panics, becomes a failed [`CellResult`] with its error;
 //! the other cells carry on.
 //!
-//! The on-disk form (`results.jsonl`, `cells.json`) is [`flashkit_sim::sweep`]'s.
+//! A sweep file ([`plan`]) declares the grid: a `[base]` of config-file sections and a
+//! `[grid]` of settings, each with its values; every combination is one cell. Grid keys
+//! other than `ftl`, `trace` and `seed` are `section.option` with the config file's names
+//! (`"device.op"`, or `op` in `[grid.device]`); a grid `seed` is `run.seed`, and a setting
+//! given twice is refused. Every error about a key or a value names its line, and a cell
+//! that cannot be made or run names the lines at fault.
+//!
+//! The on-disk form (`results.jsonl`, `cells.json`) is [`flashkit_sim::sweep`]'s; a
+//! resumed directory is checked against the grid by [`Resume::check`].
+
+mod cell;
+mod error;
+mod file;
+mod plan;
+mod resume;
+
+pub use error::{CellError, SweepError};
+pub use plan::{SweepPlan, plan};
+pub use resume::{Resume, ResumeError};
 
 use crate::Executor;
 use flashkit_core::StateHasher;
+use flashkit_report::Table;
 use flashkit_sim::sweep::{self as store, Cell, CellResult, Setup};
 use flashkit_sim::{Progress, RunSpec, Source};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// A digest of everything that decides a run: the resolved spec and a canonical text of
 /// its input (a workload's [`canonical`](flashkit_trace::workload::WorkloadSpec::canonical)
@@ -81,6 +100,46 @@ pub fn run<P: Progress>(
             outcome.unwrap_or_else(|panic| CellResult::failed(cell, format!("the run {panic}")))
         })
         .collect()
+}
+
+/// Every result as one row of a table: id, label, status, error, the parameters (every
+/// cell's, in name order), then the metrics (in the order they first appear).
+pub fn results_table(results: &[CellResult]) -> Table {
+    let params: BTreeSet<&String> = results.iter().flat_map(|r| r.params.keys()).collect();
+    let mut metrics: Vec<&String> = Vec::new();
+    for r in results {
+        for key in r.metrics.keys() {
+            if !metrics.contains(&key) {
+                metrics.push(key);
+            }
+        }
+    }
+    let header = ["id", "label", "status", "error"]
+        .into_iter()
+        .map(String::from)
+        .chain(params.iter().map(|p| (*p).clone()))
+        .chain(metrics.iter().map(|m| (*m).clone()));
+    let mut table = Table::new(header);
+    for r in results {
+        let mut row = vec![
+            r.id.clone(),
+            r.label.clone(),
+            r.status.clone(),
+            r.error.clone().unwrap_or_default(),
+        ];
+        row.extend(
+            params
+                .iter()
+                .map(|p| r.params.get(*p).cloned().unwrap_or_default()),
+        );
+        row.extend(
+            metrics
+                .iter()
+                .map(|m| r.metrics.get(*m).map(|v| v.to_string()).unwrap_or_default()),
+        );
+        table.push(row);
+    }
+    table
 }
 
 #[cfg(test)]
@@ -177,6 +236,33 @@ mod tests {
         assert!(!results[1].is_ok());
         assert!(results[1].error.is_some());
         assert_eq!(results.iter().filter(|r| r.is_ok()).count(), 4);
+    }
+
+    #[test]
+    fn the_results_table_has_every_parameter_and_metric() {
+        let cells = grid();
+        let results = run(&cells[..2], &Executor::new(1), |_, _| NoProgress, |_, _| {});
+        let mut failed = CellResult::failed(&cells[2], "no".into());
+        failed.params.insert("extra".into(), "x".into());
+        let table = results_table(&[results[0].clone(), failed, results[1].clone()]);
+        let mut csv = Vec::new();
+        table.write_csv(&mut csv).expect("in memory");
+        let csv = String::from_utf8(csv).expect("UTF-8");
+        let mut lines = csv.lines();
+        let header = lines.next().expect("header");
+        assert!(
+            header.starts_with("id,label,status,error,device.op,extra,ftl,"),
+            "{header}"
+        );
+        assert!(header.contains(",write_amplification,"), "{header}");
+        let rows: Vec<&str> = lines.collect();
+        assert_eq!(rows.len(), 3);
+        assert!(rows[1].starts_with("device.op=0.07;ftl=fast,fast,failed,no,0.07,x,fast,"));
+        assert!(
+            rows[1].ends_with(",,"),
+            "a failed run has no metrics: {}",
+            rows[1]
+        );
     }
 
     #[test]
