@@ -13,7 +13,10 @@
 //! - [`exec`]: the deterministic parallel executor every experiment runs on.
 //! - [`compare`]: one workload through several FTLs: the run list a comparison expands to,
 //!   and its results.
-//! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`].
+//! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`];
+//!   [`repro::index`], the page and claims document of several papers' reproductions.
+//! - [`report`]: results (a sweep's, or a comparison's runs) as figures, a table of runs
+//!   and one HTML page.
 //! - [`probe`]: the disk probe (a real device's throughput against block size).
 //! - [`temporaries`]: how an experiment on a real disk tells its front end which files to
 //!   remove if the process is interrupted.
@@ -22,6 +25,7 @@ pub mod claims;
 pub mod compare;
 pub mod exec;
 pub mod probe;
+pub mod report;
 pub mod repro;
 pub mod sweep;
 pub mod temporaries;
