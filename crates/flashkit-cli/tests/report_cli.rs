@@ -131,3 +131,62 @@ fn outputs_that_collide_are_refused_before_drawing() {
         assert_eq!(std::fs::read(&target).expect("kept"), before);
     }
 }
+
+/// The figures are written in the page's order under numbered names: a swept parameter
+/// against each key metric, then the wear and latency distributions; a run document
+/// (nothing numeric swept) gets the metrics as bars instead. The page says what it holds.
+#[test]
+fn figures_are_written_in_the_pages_order_under_numbered_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let names = |dir: &Path| -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .expect("figures")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let metrics = [
+        "flash-erases",
+        "write-amplification",
+        "elapsed-s",
+        "gc-pages-moved",
+        "write-p99-us",
+        "mapping-packed-bytes",
+    ];
+    let out = small_sweep(dir.path(), "\"device.op\" = [0.1, 0.2, 0.3]\n");
+    let (html, svg) = (dir.path().join("s.html"), dir.path().join("s"));
+    let output = flashkit(&["report", s(&out), "--html", s(&html), "--svg", s(&svg)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        stdout(&output).contains("(3 runs, 8 figures)"),
+        "{}",
+        stdout(&output)
+    );
+    let mut expected: Vec<String> = metrics
+        .iter()
+        .enumerate()
+        .map(|(i, m)| format!("{:02}-{m}-vs-device-op.svg", i + 1))
+        .collect();
+    expected.extend(["07-wear-cdf.svg".into(), "08-write-latency-ccdf.svg".into()]);
+    assert_eq!(names(&svg), expected);
+    let page = std::fs::read_to_string(&html).expect("page");
+    assert!(
+        page.contains("<title>flashkit results: out</title>"),
+        "{page}"
+    );
+    assert!(page.contains("3 runs (3 finished, 0 failed). Swept parameters: device.op."));
+    assert_eq!(page.matches("<figure>").count(), 8, "every figure inline");
+
+    let json = replay_json(dir.path());
+    let svg = dir.path().join("r");
+    let output = flashkit(&["report", s(&json), "--svg", s(&svg)]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let mut expected: Vec<String> = metrics
+        .iter()
+        .enumerate()
+        .map(|(i, m)| format!("{:02}-{m}.svg", i + 1))
+        .collect();
+    expected.extend(["07-wear-cdf.svg".into(), "08-write-latency-ccdf.svg".into()]);
+    assert_eq!(names(&svg), expected);
+}

@@ -16,7 +16,10 @@
 //! - [`config`]: the config file's sections (also a command line's flag groups, with the
 //!   `clap` feature) and how options resolve into the specs every experiment takes.
 //! - [`sweep`]: a sweep file expanded into cells, run in grid order, and resumed.
-//! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`].
+//! - [`repro`]: the papers' evaluations, each returning a [`repro::Reproduction`];
+//!   [`repro::index`], the page and claims document of several papers' reproductions.
+//! - [`report`]: results (a sweep's, or a comparison's runs) as figures, a table of runs
+//!   and one HTML page.
 //! - [`em`]: external-memory algorithms under the flash models (Ajwani et al., SEA 2009):
 //!   the model's predictions, sorting files and generated records, BFS and DFS, on the
 //!   simulator or an FTL.
@@ -33,6 +36,7 @@ pub mod em;
 pub mod exec;
 pub mod index;
 pub mod probe;
+pub mod report;
 pub mod repro;
 pub mod sweep;
 pub mod temporaries;

@@ -4,7 +4,8 @@
 //! the JSON documents of every run.
 //!
 //! A front end renders a reproduction: the `flashkit` binary prints [`Reproduction::text`]
-//! and saves the figures as SVG; `reproduce all` builds its HTML page from the same values.
+//! and saves the figures as SVG; `reproduce all` builds its HTML page from the same values
+//! ([`index`]).
 //! Nothing here prints, and nothing reads a command line: a spec's field at fault is named
 //! in a [`LabError::Spec`], and the front end says which of its options that is.
 
@@ -12,6 +13,7 @@ pub mod fast;
 pub mod fatlist;
 pub mod flashmodel;
 pub mod grr;
+pub mod index;
 pub mod vet;
 
 use crate::Executor;

@@ -1,0 +1,837 @@
+//! Results in, a report out: the figures and the table of a sweep's results, or of the runs of
+//! a `compare` or `replay` JSON document, and the self-contained HTML page that shows them.
+//!
+//! [`Results::load`] reads a sweep directory (or its `results.jsonl`) or a run document;
+//! [`Report::of`] chooses what to draw and builds the [`Report`]: its figures (each a
+//! [`Chart`] and its SVG), the table of every run and the page. A front end writes the
+//! files ([`Report::html`], [`Figure::svg`] under [`Figure::file_name`]). Figures:
+//! - every numeric swept parameter against the key metrics, a line per scheme (the other
+//!   swept parameters, seeds averaged), log axes where the data spans decades;
+//! - when nothing numeric was swept, the key metrics as bars per run;
+//! - the erase-count distribution (wear) and the write-latency distribution as CDFs, one line
+//!   per scheme (its run at the middle of each swept parameter);
+//!
+//! and a sortable table of every run, failed ones with their error.
+
+use crate::repro::Chart;
+use flashkit_core::units::parse_size;
+use flashkit_report::Table;
+use flashkit_report::html::{Block, HtmlReport, Section};
+use flashkit_report::plot::{Axis, BarChart, Legend, LineChart, Scale, Series, ccdf, cdf};
+use flashkit_sim::SimError;
+use flashkit_sim::sweep::{CellResult, read_results};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+use std::error::Error;
+use std::path::{Path, PathBuf};
+
+/// Metrics plotted by default, with axis labels and units.
+pub const KEY_METRICS: [(&str, &str); 6] = [
+    ("flash_erases", "block erases"),
+    (
+        "write_amplification",
+        "write amplification (flash programs per host page)",
+    ),
+    ("elapsed_s", "simulated time (s)"),
+    ("gc_pages_moved", "pages moved by GC"),
+    ("write_p99_us", "write latency p99 (us)"),
+    ("mapping_packed_bytes", "mapping memory, packed (bytes)"),
+];
+
+/// Why results could not be loaded or reported on.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    /// What was given is not results this module reads (a `reproduce --out` directory,
+    /// another tool's JSON, a run document with a field missing): the caller's mistake.
+    #[error("{0}")]
+    NotResults(String),
+    /// A file could not be read, or is not JSON.
+    #[error("{what}")]
+    Read {
+        /// The file, and what went wrong with it (`cannot read r.json`).
+        what: String,
+        /// The cause.
+        #[source]
+        source: Box<dyn Error + Send + Sync>,
+    },
+    /// A sweep's results file could not be read, or holds a line that is not a result.
+    #[error(transparent)]
+    Sweep(SimError),
+    /// The results hold no run: the path as given.
+    #[error("{} holds no results", .0.display())]
+    Empty(PathBuf),
+}
+
+/// Results as loaded: a sweep's cells, or a run document's runs as cells.
+#[derive(Clone, Debug)]
+pub struct Results {
+    /// The results: a sweep's in id order; a document's runs in its order, then the runs it
+    /// records as failed.
+    pub results: Vec<CellResult>,
+    /// The path as given.
+    pub path: PathBuf,
+    /// The name of the directory or file, which a report's title names by default.
+    pub name: String,
+    /// The files the results are made of (a sweep directory's `results.csv` and
+    /// `cells.json` beside the `results.jsonl` read): a front end should write none of its
+    /// outputs over one (an `--html` over `cells.json` would break a resume).
+    pub files: Vec<PathBuf>,
+    /// Remarks on the input, one a line, for a front end to show (a torn last line left
+    /// out).
+    pub notes: Vec<String>,
+}
+
+impl Results {
+    /// Read `path`: a sweep's directory or its `results.jsonl`, or the JSON document that
+    /// `compare` and `replay` write with `--json`.
+    pub fn load(path: &Path) -> Result<Results, ReportError> {
+        let mut files = Vec::new();
+        let jsonl = if path.is_dir() {
+            let jsonl = path.join("results.jsonl");
+            if !jsonl.exists() {
+                // A `reproduce --out` directory, say: its figures are drawn already.
+                return Err(ReportError::NotResults(format!(
+                    "{} has no results.jsonl: report reads a sweep's directory or \
+                     results.jsonl, or the --json of compare or replay (a `reproduce --out` \
+                     directory holds its paper's figures already)",
+                    path.display()
+                )));
+            }
+            // The sweep's other files are inputs too: an --html over them would break a resume.
+            files.extend(["results.csv", "cells.json"].map(|name| path.join(name)));
+            jsonl
+        } else {
+            path.to_path_buf()
+        };
+        let name = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
+        files.push(jsonl.clone());
+        let mut notes = Vec::new();
+        let results = if jsonl.extension().is_some_and(|e| e == "jsonl") {
+            let existing = read_results(&jsonl).map_err(ReportError::Sweep)?;
+            if existing.dropped_partial_line {
+                notes.push(format!(
+                    "left out the torn last line of {} (a sweep still writing it, or one \
+                     interrupted mid-write: `flashkit sweep --resume` runs that cell again)",
+                    jsonl.display()
+                ));
+            }
+            // In id order: the file holds them in the order the workers finished.
+            let mut results = existing.results;
+            results.sort_by(|a, b| a.id.cmp(&b.id));
+            results
+        } else {
+            read_document(&jsonl)?
+        };
+        Ok(Results {
+            results,
+            path: path.to_path_buf(),
+            name,
+            files,
+            notes,
+        })
+    }
+}
+
+/// The runs of a `--json` document of `compare` or `replay`, failed ones last.
+fn read_document(path: &Path) -> Result<Vec<CellResult>, ReportError> {
+    let text = std::fs::read_to_string(path).map_err(|e| ReportError::Read {
+        what: format!("cannot read {}", path.display()),
+        source: e.into(),
+    })?;
+    let doc: serde_json::Value = serde_json::from_str(&text).map_err(|e| ReportError::Read {
+        what: format!("{}: not JSON", path.display()),
+        source: e.into(),
+    })?;
+    let runs = doc["runs"].as_array().ok_or_else(|| {
+        ReportError::NotResults(format!(
+            "{}: neither a sweep's results.jsonl nor a --json document with \"runs\"",
+            path.display()
+        ))
+    })?;
+    let mut results = runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| {
+            result_of_run(run)
+                .map_err(|e| ReportError::NotResults(format!("{}: runs[{i}]: {e}", path.display())))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    // Runs that failed (`compare` records them beside the others) are shown as failed cells.
+    if let Some(failed) = doc.get("failed") {
+        let failed = failed.as_array().ok_or_else(|| {
+            ReportError::NotResults(format!("{}: \"failed\" is not a list", path.display()))
+        })?;
+        for (i, run) in failed.iter().enumerate() {
+            let (Some(label), Some(error)) = (run["label"].as_str(), run["error"].as_str()) else {
+                return Err(ReportError::NotResults(format!(
+                    "{}: failed[{i}]: not a {{\"label\", \"error\"}} object",
+                    path.display()
+                )));
+            };
+            results.push(CellResult {
+                id: label.to_string(),
+                params: BTreeMap::from([("run".to_string(), label.to_string())]),
+                status: "failed".into(),
+                error: Some(error.to_string()),
+                metrics: BTreeMap::new(),
+                label: label.to_string(),
+                report: None,
+                wall: None,
+            });
+        }
+    }
+    Ok(results)
+}
+
+/// A run of a `--json` document as a result whose only parameter is its label; a value that
+/// is not a run report (a hand-edited file, another tool's JSON) is refused naming the field,
+/// rather than drawn as a run with no figures.
+fn result_of_run(run: &serde_json::Value) -> Result<CellResult, String> {
+    let label = run["label"]
+        .as_str()
+        .ok_or("field label: missing or not a string (is this a run report?)")?
+        .to_string();
+    for field in ["programs", "erases"] {
+        if !run["flash"][field].is_object() {
+            return Err(format!("field flash.{field}: missing or not an object"));
+        }
+    }
+    let mut metrics = BTreeMap::new();
+    let total = |field: &str| -> f64 {
+        ["host", "gc", "wear_leveling", "metadata"]
+            .iter()
+            .filter_map(|c| run["flash"][field][c].as_f64())
+            .sum()
+    };
+    metrics.insert("flash_erases".into(), total("erases"));
+    metrics.insert("flash_programs".into(), total("programs"));
+    let numbers = [
+        ("write_amplification", &run["write_amplification"]),
+        ("gc_pages_moved", &run["ftl_stats"]["gc_pages_moved"]),
+        (
+            "mapping_packed_bytes",
+            &run["mapping_memory"]["packed_bytes"],
+        ),
+    ];
+    for (key, value) in numbers {
+        if let Some(v) = value.as_f64() {
+            metrics.insert(key.into(), v);
+        }
+    }
+    if let Some(ns) = run["elapsed_ns"].as_f64() {
+        metrics.insert("elapsed_s".into(), ns / 1e9);
+    }
+    if let Some(ns) = run["latency"]["write"]["p99_ns"].as_f64() {
+        metrics.insert("write_p99_us".into(), ns / 1e3);
+    }
+    let params = BTreeMap::from([("run".to_string(), label.clone())]);
+    Ok(CellResult {
+        id: label.clone(),
+        params,
+        status: "ok".into(),
+        error: None,
+        metrics,
+        label,
+        report: Some(run.clone()),
+        wall: None,
+    })
+}
+
+/// A figure of a report: its caption, what it draws, and the chart drawn.
+#[derive(Clone, Debug, Serialize)]
+pub struct Figure {
+    /// The caption under it on the page.
+    pub caption: String,
+    /// The stem of its file name (`write-amplification-vs-device-op`).
+    pub stem: String,
+    /// What it draws.
+    pub chart: Chart,
+    /// The chart as SVG (a figure is in a report only when its chart draws).
+    #[serde(skip)]
+    pub svg: String,
+}
+
+impl Figure {
+    /// The chart's figure, or `None` when it has nothing to draw.
+    fn drawn(caption: String, stem: String, chart: Chart) -> Option<Figure> {
+        let svg = chart.svg().ok()?;
+        Some(Figure {
+            caption,
+            stem,
+            chart,
+            svg,
+        })
+    }
+
+    /// The file name of the report's figure number `index` (from 0) with `extension`:
+    /// `01-flash-erases-vs-device-op.svg`, so that the files list in the page's order.
+    pub fn file_name(&self, index: usize, extension: &str) -> String {
+        format!("{:02}-{}.{extension}", index + 1, self.stem)
+    }
+}
+
+/// A report on some results: what the page says, its figures and its table of runs.
+#[derive(Clone, Debug, Serialize)]
+pub struct Report {
+    /// The page's title.
+    pub title: String,
+    /// Runs reported, failed ones included.
+    pub runs: usize,
+    /// Runs that failed.
+    pub failed: usize,
+    /// The parameters that take more than one value, seeds excluded.
+    pub swept: Vec<String>,
+    /// The figures, in the page's order.
+    pub figures: Vec<Figure>,
+    /// Every run: label, parameters, status, key metrics.
+    pub table: Table,
+}
+
+impl Report {
+    /// The report on `results`, titled `title` (by default "flashkit results: " and the
+    /// results' name); [`ReportError::Empty`] when they hold no run.
+    pub fn of(results: &Results, title: Option<&str>) -> Result<Report, ReportError> {
+        if results.results.is_empty() {
+            return Err(ReportError::Empty(results.path.clone()));
+        }
+        let title = title.map_or_else(
+            || format!("flashkit results: {}", results.name),
+            str::to_string,
+        );
+        Ok(Report::of_results(&results.results, title))
+    }
+
+    /// The report on `results`, titled `title`.
+    pub fn of_results(results: &[CellResult], title: String) -> Report {
+        let ok: Vec<&CellResult> = results.iter().filter(|r| r.is_ok()).collect();
+        let swept = swept_dimensions(results);
+        let mut figures = Vec::new();
+        let numeric: Vec<&String> = swept.iter().filter(|d| is_numeric_dim(&ok, d)).collect();
+        for dim in &numeric {
+            for (metric, label) in KEY_METRICS {
+                figures.extend(metric_against(&ok, &swept, dim, metric, label));
+            }
+        }
+        if numeric.is_empty() {
+            figures.extend(bars_per_run(&ok));
+        }
+        figures.extend(distribution_figures(&ok, &numeric));
+        Report {
+            title,
+            runs: results.len(),
+            failed: results.len() - ok.len(),
+            swept,
+            figures,
+            table: runs_table(results),
+        }
+    }
+
+    /// The page: a summary, the figures, the table of runs.
+    pub fn page(&self) -> HtmlReport {
+        let ok = self.runs - self.failed;
+        let mut intro = vec![format!(
+            "{} runs ({ok} finished, {} failed). Swept parameters: {}.",
+            self.runs,
+            self.failed,
+            if self.swept.is_empty() {
+                "none".to_string()
+            } else {
+                self.swept.join(", ")
+            }
+        )];
+        intro.push("Simulated time and latency follow the serial cost model (reads, programs and erases times their latencies). Click a column header to sort.".into());
+        let figure_blocks = self
+            .figures
+            .iter()
+            .map(|f| Block::Figure {
+                caption: f.caption.clone(),
+                svg: f.svg.clone(),
+                id: None,
+            })
+            .collect();
+        HtmlReport {
+            title: self.title.clone(),
+            intro,
+            sections: vec![
+                Section {
+                    heading: "Figures".into(),
+                    blocks: figure_blocks,
+                },
+                Section {
+                    heading: "Runs".into(),
+                    blocks: vec![Block::Table(self.table.clone())],
+                },
+            ],
+        }
+    }
+
+    /// The page as one self-contained HTML file.
+    pub fn html(&self) -> String {
+        self.page().render()
+    }
+}
+
+/// Parameters that take more than one value, seeds excluded.
+fn swept_dimensions(results: &[CellResult]) -> Vec<String> {
+    let mut values: BTreeMap<&String, BTreeSet<&String>> = BTreeMap::new();
+    for r in results {
+        for (k, v) in &r.params {
+            values.entry(k).or_default().insert(v);
+        }
+    }
+    values
+        .into_iter()
+        .filter(|(k, v)| v.len() > 1 && k.as_str() != "seed")
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+fn numeric_value(text: &str) -> Option<f64> {
+    text.parse::<f64>()
+        .ok()
+        .or_else(|| parse_size(text).ok().map(|b| b as f64))
+}
+
+/// For a parameter that is a size in bytes (`device.capacity`, `workload.span`, ...): the
+/// divisor and axis label that write it in KiB, MiB or GiB, whichever its smallest value
+/// reaches; any other parameter is drawn as it is.
+fn byte_unit(dim: &str, values: impl Iterator<Item = f64>) -> (f64, String) {
+    let option = dim.rsplit('.').next().unwrap_or(dim);
+    if ![
+        "capacity",
+        "span",
+        "size",
+        "align",
+        "file_size",
+        "chunk_size",
+        "cluster_size",
+        "data_align",
+    ]
+    .contains(&option)
+    {
+        return (1.0, dim.to_string());
+    }
+    let smallest = values.fold(f64::INFINITY, f64::min);
+    let (unit, name) = [(1u64 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")]
+        .into_iter()
+        .find(|&(unit, _)| smallest >= unit as f64)
+        .unwrap_or((1, "bytes"));
+    (unit as f64, format!("{dim} ({name})"))
+}
+
+fn is_numeric_dim(results: &[&CellResult], dim: &str) -> bool {
+    results.iter().all(|r| {
+        r.params
+            .get(dim)
+            .is_some_and(|v| numeric_value(v).is_some())
+    })
+}
+
+/// The name of a result's line in a chart: its scheme and the other swept parameters.
+fn series_name(result: &CellResult, dims: &[String], x: &str) -> String {
+    let mut name = result.label.clone();
+    for dim in dims
+        .iter()
+        .filter(|d| d.as_str() != x && d.as_str() != "ftl.gc" && d.as_str() != "ftl")
+    {
+        if let Some(v) = result.params.get(dim) {
+            name.push_str(&format!(", {dim}={v}"));
+        }
+    }
+    name
+}
+
+fn metric_against(
+    results: &[&CellResult],
+    dims: &[String],
+    x: &str,
+    metric: &str,
+    label: &str,
+) -> Option<Figure> {
+    // series name -> x -> (sum, count), to average over seeds.
+    let mut lines: BTreeMap<String, BTreeMap<u64, (f64, f64, u32)>> = BTreeMap::new();
+    for r in results {
+        let (Some(xv), Some(&yv)) = (
+            r.params.get(x).and_then(|v| numeric_value(v)),
+            r.metrics.get(metric),
+        ) else {
+            continue;
+        };
+        let point = lines
+            .entry(series_name(r, dims, x))
+            .or_default()
+            .entry(xv.to_bits())
+            .or_insert((xv, 0.0, 0));
+        point.1 += yv;
+        point.2 += 1;
+    }
+    if lines.is_empty() {
+        return None;
+    }
+    // A size in bytes is drawn in the binary unit its smallest value reaches (32 MiB read
+    // "33.55M" on an axis of bytes).
+    let (unit, x_label) = byte_unit(x, lines.values().flat_map(|p| p.values().map(|v| v.0)));
+    let series: Vec<Series> = lines
+        .into_iter()
+        .map(|(name, points)| {
+            let mut points: Vec<(f64, f64)> = points
+                .into_values()
+                .map(|(x, sum, n)| (x / unit, sum / f64::from(n)))
+                .collect();
+            points.sort_by(|a, b| a.0.total_cmp(&b.0));
+            Series { name, points }
+        })
+        .collect();
+    let xs = series.iter().flat_map(|s| s.points.iter().map(|p| p.0));
+    let ys = series.iter().flat_map(|s| s.points.iter().map(|p| p.1));
+    let chart = LineChart {
+        title: format!(
+            "{} against {x}",
+            first_upper(label.split(" (").next().unwrap_or(label))
+        ),
+        x: Axis {
+            label: x_label,
+            scale: Scale::auto(xs),
+        },
+        y: Axis {
+            label: label.to_string(),
+            scale: Scale::auto(ys),
+        },
+        series,
+        step: false,
+        legend: Legend::Auto,
+    };
+    Figure::drawn(
+        chart.title.clone(),
+        slug(&format!("{metric}-vs-{x}")),
+        Chart::Line(chart),
+    )
+}
+
+fn bars_per_run(results: &[&CellResult]) -> Vec<Figure> {
+    let mut figures = Vec::new();
+    for (metric, label) in KEY_METRICS {
+        let bars: Vec<(String, f64)> = results
+            .iter()
+            .filter_map(|r| r.metrics.get(metric).map(|v| (r.label.clone(), *v)))
+            .collect();
+        if bars.is_empty() {
+            continue;
+        }
+        let chart = BarChart {
+            title: first_upper(label.split(" (").next().unwrap_or(label)),
+            y: Axis::linear(label),
+            bars,
+        };
+        figures.extend(Figure::drawn(
+            chart.title.clone(),
+            slug(metric),
+            Chart::Bars(chart),
+        ));
+    }
+    figures
+}
+
+/// One run per scheme: the one at the middle value of every numeric swept parameter.
+fn representatives<'a>(results: &[&'a CellResult], numeric: &[&String]) -> Vec<&'a CellResult> {
+    let mut middle: BTreeMap<&String, String> = BTreeMap::new();
+    for dim in numeric {
+        let mut values: Vec<(f64, &String)> = results
+            .iter()
+            .filter_map(|r| {
+                r.params
+                    .get(*dim)
+                    .and_then(|v| numeric_value(v).map(|n| (n, v)))
+            })
+            .collect();
+        values.sort_by(|a, b| a.0.total_cmp(&b.0));
+        values.dedup_by(|a, b| a.0 == b.0);
+        if let Some((_, v)) = values.get(values.len() / 2) {
+            middle.insert(dim, (*v).clone());
+        }
+    }
+    let mut chosen: BTreeMap<String, &CellResult> = BTreeMap::new();
+    for r in results {
+        if middle.iter().all(|(dim, v)| r.params.get(*dim) == Some(v)) {
+            chosen.entry(r.label.clone()).or_insert(r);
+        }
+    }
+    chosen.into_values().take(10).collect()
+}
+
+fn distribution_figures(results: &[&CellResult], numeric: &[&String]) -> Vec<Figure> {
+    let runs = representatives(results, numeric);
+    let mut figures = Vec::new();
+    let wear: Vec<Series> = runs
+        .iter()
+        .filter_map(|r| {
+            let histogram: Vec<(f64, u64)> = r.report.as_ref()?["erase_histogram"]
+                .as_array()?
+                .iter()
+                .filter_map(|pair| Some((pair[0].as_f64()?, pair[1].as_u64()?)))
+                .collect();
+            Some(Series {
+                name: r.label.clone(),
+                points: cdf(&histogram),
+            })
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let latency: Vec<Series> = runs
+        .iter()
+        .filter_map(|r| {
+            let histogram: Vec<(f64, u64)> = r.report.as_ref()?["latency"]["write"]["histogram"]
+                .as_array()?
+                .iter()
+                .filter_map(|pair| Some((pair[0].as_f64()? / 1000.0, pair[1].as_u64()?)))
+                .collect();
+            Some(Series {
+                name: r.label.clone(),
+                points: ccdf(&histogram),
+            })
+        })
+        .filter(|s| !s.points.is_empty())
+        .collect();
+    let charts = [
+        (
+            wear,
+            "Wear: erase-count distribution (CDF)",
+            Axis::linear("erase count of a block"),
+            Axis::linear("fraction of blocks at or below"),
+            Legend::UpperLeft,
+            "wear-cdf",
+        ),
+        (
+            latency,
+            "Write latency tail (fraction of writes slower than x)",
+            Axis::log("write service time (us)"),
+            Axis::log("fraction of writes slower"),
+            Legend::LowerLeft,
+            "write-latency-ccdf",
+        ),
+    ];
+    for (series, title, x, y, legend, stem) in charts {
+        if series.is_empty() {
+            continue;
+        }
+        let x =
+            if x.scale == Scale::Log && series.iter().flat_map(|s| &s.points).any(|p| p.0 <= 0.0) {
+                Axis::linear(x.label)
+            } else {
+                x
+            };
+        let chart = LineChart {
+            title: title.into(),
+            x,
+            y,
+            series,
+            step: true,
+            legend,
+        };
+        figures.extend(Figure::drawn(
+            format!("{title} (one run per scheme)"),
+            stem.into(),
+            Chart::Line(chart),
+        ));
+    }
+    figures
+}
+
+/// Every run as a row: label, parameters, status (a failed run's error), key metrics.
+fn runs_table(results: &[CellResult]) -> Table {
+    let params: BTreeSet<&String> = results.iter().flat_map(|r| r.params.keys()).collect();
+    let header = std::iter::once("label".to_string())
+        .chain(params.iter().map(|p| (*p).clone()))
+        .chain(["status".into()])
+        .chain(KEY_METRICS.iter().map(|(k, _)| (*k).to_string()));
+    let mut table = Table::new(header);
+    for r in results {
+        let mut row = vec![r.label.clone()];
+        row.extend(
+            params
+                .iter()
+                .map(|p| r.params.get(*p).cloned().unwrap_or_default()),
+        );
+        row.push(match &r.error {
+            None => "ok".into(),
+            Some(error) => format!("failed: {error}"),
+        });
+        row.extend(KEY_METRICS.iter().map(|(k, _)| {
+            r.metrics
+                .get(*k)
+                .map(|v| format_number(*v))
+                .unwrap_or_default()
+        }));
+        table.push(row);
+    }
+    table
+}
+
+fn format_number(v: f64) -> String {
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.4}")
+    }
+}
+
+fn first_upper(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|c| c.to_uppercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
+fn slug(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashkit_sim::sweep::Cell;
+
+    fn cell(label: &str, op: &str, erases: Option<f64>) -> CellResult {
+        let params = BTreeMap::from([
+            ("device.op".to_string(), op.to_string()),
+            ("ftl".to_string(), label.to_string()),
+        ]);
+        CellResult {
+            id: Cell::id_of(&params),
+            params,
+            status: if erases.is_some() { "ok" } else { "failed" }.into(),
+            error: erases.is_none().then(|| "worn out".to_string()),
+            metrics: erases
+                .map(|e| BTreeMap::from([("flash_erases".to_string(), e)]))
+                .unwrap_or_default(),
+            label: label.into(),
+            report: None,
+            wall: None,
+        }
+    }
+
+    /// A numeric swept parameter is drawn against each metric the runs have, a line per
+    /// scheme; a failed run is counted and listed with its error, and drawn nowhere.
+    #[test]
+    fn a_swept_parameter_is_drawn_against_the_metrics_and_failures_listed() {
+        let results = vec![
+            cell("page", "0.1", Some(10.0)),
+            cell("page", "0.2", Some(5.0)),
+            cell("fast", "0.1", Some(20.0)),
+            cell("fast", "0.2", Some(8.0)),
+            cell("fast", "0.3", None),
+        ];
+        let report = Report::of_results(&results, "t".into());
+        assert_eq!((report.runs, report.failed), (5, 1));
+        assert_eq!(report.swept, ["device.op", "ftl"]);
+        assert_eq!(
+            report.figures.len(),
+            1,
+            "erases only: no other metric, no histogram"
+        );
+        let figure = &report.figures[0];
+        assert_eq!(figure.caption, "Block erases against device.op");
+        assert_eq!(
+            figure.file_name(0, "svg"),
+            "01-flash-erases-vs-device-op.svg"
+        );
+        let Chart::Line(chart) = &figure.chart else {
+            panic!("a line chart: {:?}", figure.chart);
+        };
+        let lines: Vec<(&str, &[(f64, f64)])> = chart
+            .series
+            .iter()
+            .map(|s| (s.name.as_str(), s.points.as_slice()))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                ("fast", &[(0.1, 20.0), (0.2, 8.0)][..]),
+                ("page", &[(0.1, 10.0), (0.2, 5.0)][..])
+            ]
+        );
+        assert!(figure.svg.starts_with("<svg"), "{}", figure.svg);
+        assert_eq!(report.table.rows.len(), 5);
+        let failed = &report.table.rows[4];
+        assert_eq!(failed[..4], ["fast", "0.3", "fast", "failed: worn out"]);
+        assert!(
+            failed[4..].iter().all(String::is_empty),
+            "no metric: {failed:?}"
+        );
+        let html = report.html();
+        assert!(
+            html.contains("5 runs (4 finished, 1 failed). Swept parameters: device.op, ftl."),
+            "{html}"
+        );
+    }
+
+    /// Nothing numeric swept: the metrics as bars, one a run that finished.
+    #[test]
+    fn without_a_numeric_parameter_the_metrics_are_bars_per_run() {
+        let results = vec![cell("page", "x", Some(3.0)), cell("fast", "y", Some(4.0))];
+        let report = Report::of_results(&results, "t".into());
+        assert_eq!(report.figures.len(), 1);
+        assert_eq!(report.figures[0].stem, "flash-erases");
+        let Chart::Bars(chart) = &report.figures[0].chart else {
+            panic!("bars: {:?}", report.figures[0].chart);
+        };
+        assert_eq!(
+            chart.bars,
+            [("page".to_string(), 3.0), ("fast".to_string(), 4.0)]
+        );
+    }
+
+    /// Results with no run are an error naming the path given, not an empty page.
+    #[test]
+    fn results_without_a_run_are_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("r.jsonl");
+        std::fs::write(&path, "").expect("write");
+        let results = Results::load(&path).expect("an empty results file reads");
+        let error = Report::of(&results, None).expect_err("no runs");
+        assert!(
+            matches!(&error, ReportError::Empty(p) if *p == path),
+            "{error}"
+        );
+        let dir_error = Results::load(dir.path()).expect_err("no results.jsonl");
+        assert!(
+            matches!(dir_error, ReportError::NotResults(_)),
+            "{dir_error}"
+        );
+    }
+
+    /// Sizes in bytes are drawn in the binary unit their smallest value reaches: 32 MiB read
+    /// "33.55M" on an axis of bytes.
+    #[test]
+    fn byte_sizes_are_drawn_in_binary_units() {
+        let mib = f64::from(1u32 << 20);
+        assert_eq!(
+            byte_unit("device.capacity", [32.0 * mib, 4096.0 * mib].into_iter()),
+            (mib, "device.capacity (MiB)".to_string())
+        );
+        assert_eq!(
+            byte_unit("workload.span", [4096.0 * mib].into_iter()).1,
+            "workload.span (GiB)"
+        );
+        assert_eq!(
+            byte_unit("workload.align", [512.0, 4096.0].into_iter()),
+            (1.0, "workload.align (bytes)".to_string())
+        );
+        assert_eq!(
+            byte_unit("device.op", [0.07, 0.2].into_iter()),
+            (1.0, "device.op".to_string())
+        );
+    }
+}
