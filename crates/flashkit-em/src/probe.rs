@@ -247,34 +247,97 @@ pub fn probe(
     spec.check()?;
     let path = probe_file(dir);
     let _remove = RemoveOnDrop(&path);
-    let io = |op: &'static str, offset: u64| {
-        let path = path.clone();
-        move |source: std::io::Error| EmError::Io {
-            path,
-            op,
-            offset,
-            source,
+    let mut file = ProbeFile::open(dir, &path, spec)?;
+    let mut workers = probe_workers(spec)?;
+    let fill_seconds = file.fill(dir, &path, spec, workers[0].1.bytes(), progress)?;
+    let points = measure_all(&file.file, &path, spec, &mut workers, progress)?;
+    progress.finish();
+    Ok(ProbeReport {
+        path: path.clone(),
+        spec: spec.clone(),
+        direct: file.fallback.is_none(),
+        fallback: file.fallback,
+        fill_seconds,
+        points,
+    })
+}
+
+/// The error of an `op` on the probe file at `path` at `offset`, for `map_err`.
+fn io_error(path: &Path, op: &'static str, offset: u64) -> impl FnOnce(std::io::Error) -> EmError {
+    let path = path.to_path_buf();
+    move |source: std::io::Error| EmError::Io {
+        path,
+        op,
+        offset,
+        source,
+    }
+}
+
+/// The probe file, and why it is not open with `O_DIRECT` when it is not.
+struct ProbeFile {
+    file: File,
+    fallback: Option<String>,
+}
+
+impl ProbeFile {
+    /// Create the file at `path` in `dir`: with `O_DIRECT`, unless the filesystem refuses it
+    /// (tmpfs on older kernels refuses the open, some filesystems the first transfer) or the
+    /// blocks are not aligned for it.
+    fn open(dir: &Path, path: &Path, spec: &ProbeSpec) -> Result<ProbeFile, EmError> {
+        let mut fallback = (!spec.min_block.is_multiple_of(DIRECT_ALIGN as u64)).then(|| {
+            format!(
+                "blocks of {} B are not a multiple of {DIRECT_ALIGN} B",
+                spec.min_block
+            )
+        });
+        let file = match open(path, fallback.is_none()) {
+            Ok(file) => file,
+            Err(e) if fallback.is_none() && e.raw_os_error() == Some(libc::EINVAL) => {
+                fallback = Some(format!("{} refused O_DIRECT", dir.display()));
+                open(path, false).map_err(io_error(path, "open", 0))?
+            }
+            Err(e) => return Err(io_error(path, "open", 0)(e)),
+        };
+        Ok(ProbeFile { file, fallback })
+    }
+
+    /// Fill the file with `block` over and over, so that reads find data written to the
+    /// device (reopening it without `O_DIRECT` if the first transfer is refused); the
+    /// seconds it took.
+    fn fill(
+        &mut self,
+        dir: &Path,
+        path: &Path,
+        spec: &ProbeSpec,
+        block: &[u8],
+        progress: &dyn Progress,
+    ) -> Result<f64, EmError> {
+        progress.phase("writing the probe file", spec.file_bytes);
+        let started = Instant::now();
+        let mut offset = 0;
+        while offset < spec.file_bytes {
+            let result = self.file.write_all_at(block, offset);
+            if let Err(e) = result {
+                if self.fallback.is_none() && offset == 0 && e.raw_os_error() == Some(libc::EINVAL)
+                {
+                    self.fallback = Some(format!("{} refused an O_DIRECT transfer", dir.display()));
+                    self.file = open(path, false).map_err(io_error(path, "open", 0))?;
+                    continue;
+                }
+                return Err(io_error(path, "write", offset)(e));
+            }
+            offset += spec.max_block;
+            progress.advance(spec.max_block);
         }
-    };
-    // O_DIRECT, unless the filesystem refuses it (tmpfs on older kernels refuses the open, some
-    // filesystems the first transfer) or the blocks are not aligned for it.
-    let mut fallback = (!spec.min_block.is_multiple_of(DIRECT_ALIGN as u64)).then(|| {
-        format!(
-            "blocks of {} B are not a multiple of {DIRECT_ALIGN} B",
-            spec.min_block
-        )
-    });
-    let mut file = match open(&path, fallback.is_none()) {
-        Ok(file) => file,
-        Err(e) if fallback.is_none() && e.raw_os_error() == Some(libc::EINVAL) => {
-            fallback = Some(format!("{} refused O_DIRECT", dir.display()));
-            open(&path, false).map_err(io("open", 0))?
-        }
-        Err(e) => return Err(io("open", 0)(e)),
-    };
-    // A generator and a buffer a worker, kept from one measurement to the next; the buffers
-    // hold a pattern, not zeros, which some devices and filesystems store for free.
-    let mut workers: Vec<(SimRng, AlignedBuf)> = (0..spec.depth)
+        self.file.sync_all().map_err(io_error(path, "sync", 0))?;
+        Ok(started.elapsed().as_secs_f64())
+    }
+}
+
+/// A generator and a buffer a worker, kept from one measurement to the next; the buffers
+/// hold a pattern, not zeros, which some devices and filesystems store for free.
+fn probe_workers(spec: &ProbeSpec) -> Result<Vec<(SimRng, AlignedBuf)>, EmError> {
+    (0..spec.depth)
         .map(|w| {
             let mut buffer =
                 AlignedBuf::try_new(spec.max_block as usize, "a probe worker's block")?;
@@ -284,37 +347,27 @@ pub fn probe(
             let rng = SimRng::for_stream(spec.seed, &format!("device-probe-{w}"));
             Ok((rng, buffer))
         })
-        .collect::<Result<_, EmError>>()?;
-    // Fill the file, so that reads find data written to the device.
-    progress.phase("writing the probe file", spec.file_bytes);
-    let started = Instant::now();
-    let mut offset = 0;
-    while offset < spec.file_bytes {
-        let result = file.write_all_at(workers[0].1.bytes(), offset);
-        if let Err(e) = result {
-            if fallback.is_none() && offset == 0 && e.raw_os_error() == Some(libc::EINVAL) {
-                fallback = Some(format!("{} refused an O_DIRECT transfer", dir.display()));
-                file = open(&path, false).map_err(io("open", 0))?;
-                continue;
-            }
-            return Err(io("write", offset)(e));
-        }
-        offset += spec.max_block;
-        progress.advance(spec.max_block);
-    }
-    file.sync_all().map_err(io("sync", 0))?;
-    let fill_seconds = started.elapsed().as_secs_f64();
+        .collect()
+}
 
+/// Every measurement: each pattern in [`Access::ALL`] order, at each block size ascending.
+fn measure_all(
+    file: &File,
+    path: &Path,
+    spec: &ProbeSpec,
+    workers: &mut [(SimRng, AlignedBuf)],
+    progress: &dyn Progress,
+) -> Result<Vec<ProbePoint>, EmError> {
     let sizes = spec.block_sizes();
     progress.phase("measuring", (sizes.len() * Access::ALL.len()) as u64);
     let mut points = Vec::with_capacity(sizes.len() * Access::ALL.len());
     for access in Access::ALL {
         for &block in &sizes {
-            let (transfers, started) = measure(&file, &path, spec, access, block, &mut workers)?;
+            let (transfers, started) = measure(file, path, spec, access, block, workers)?;
             if access.writes() {
                 // What the writes left in a volatile cache counts: the paper's device had
                 // no say in when its blocks reached flash either.
-                file.sync_data().map_err(io("sync", 0))?;
+                file.sync_data().map_err(io_error(path, "sync", 0))?;
             }
             points.push(ProbePoint {
                 access,
@@ -325,15 +378,7 @@ pub fn probe(
             progress.advance(1);
         }
     }
-    progress.finish();
-    Ok(ProbeReport {
-        path: path.clone(),
-        spec: spec.clone(),
-        direct: fallback.is_none(),
-        fallback,
-        fill_seconds,
-        points,
-    })
+    Ok(points)
 }
 
 /// One measurement: `access` at `block` by every worker (one thread each, synchronous

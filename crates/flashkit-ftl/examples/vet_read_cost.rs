@@ -43,83 +43,118 @@ fn address(rng: &mut SimRng) -> u32 {
     }
 }
 
-fn run<M: Mapping>(name: &str, mut mapping: M) {
-    let mut rng = SimRng::for_stream(1, "vet-read-cost");
-    let mut next = 0u32;
-    let mut sink = 0u64;
-    let mut write = |mapping: &mut M, rng: &mut SimRng, sink: &mut u64| {
-        let lpn = address(rng);
-        mapping.update(Lpn(lpn), Ppn(next), 1, &mut |p| *sink += u64::from(p.0));
-        next += 1;
-    };
-    for _ in 0..500_000 {
-        write(&mut mapping, &mut rng, &mut sink);
-    }
-    let reads: Vec<(u32, u32)> = (0..20_000)
-        .map(|_| {
-            let len = if rng.random_bool(0.5) { 2 } else { 4 };
-            (address(&mut rng), len)
-        })
-        .collect();
-    let read = |mapping: &M, (lpn, len): (u32, u32), sink: &mut u64| {
-        mapping.translate(PageRange::new(Lpn(lpn), len), &mut |r| {
-            *sink += u64::from(r.len)
+/// The writes of the state: one page at a skewed address, at the next physical page.
+struct Writer {
+    rng: SimRng,
+    next: u32,
+}
+
+impl Writer {
+    fn write<M: Mapping>(&mut self, mapping: &mut M, sink: &mut u64) {
+        let lpn = address(&mut self.rng);
+        mapping.update(Lpn(lpn), Ppn(self.next), 1, &mut |p| {
+            *sink += u64::from(p.0)
         });
-    };
+        self.next += 1;
+    }
+}
+
+fn read<M: Mapping>(mapping: &M, (lpn, len): (u32, u32), sink: &mut u64) {
+    mapping.translate(PageRange::new(Lpn(lpn), len), &mut |r| {
+        *sink += u64::from(r.len)
+    });
+}
+
+/// Hint the read `LOOKAHEAD` reads after the `i`th, if there is one.
+fn hint_ahead<M: Mapping>(mapping: &M, reads: &[(u32, u32)], i: usize) {
+    if let Some(&(lpn, len)) = reads.get(i + LOOKAHEAD) {
+        mapping.prefetch_range(PageRange::new(Lpn(lpn), len));
+    }
+}
+
+/// Each read clocked: after 40 writes, streamed, hinted ahead, and warmed by a first read.
+fn clocked<M: Mapping>(
+    mapping: &mut M,
+    writer: &mut Writer,
+    reads: &[(u32, u32)],
+    sink: &mut u64,
+) -> (u128, u128, u128, u128) {
     let mut between = 0u128;
-    for &r in &reads {
+    for &r in reads {
         for _ in 0..40 {
-            write(&mut mapping, &mut rng, &mut sink);
+            writer.write(mapping, sink);
         }
         let clock = Instant::now();
-        read(&mapping, r, &mut sink);
+        read(mapping, r, sink);
         between += clock.elapsed().as_nanos();
     }
     let mut streamed = 0u128;
-    for &r in &reads {
+    for &r in reads {
         let clock = Instant::now();
-        read(&mapping, r, &mut sink);
+        read(mapping, r, sink);
         streamed += clock.elapsed().as_nanos();
     }
     let mut clocked_hinted = 0u128;
     for (i, &r) in reads.iter().enumerate() {
-        if let Some(&(lpn, len)) = reads.get(i + LOOKAHEAD) {
-            mapping.prefetch_range(PageRange::new(Lpn(lpn), len));
-        }
+        hint_ahead(mapping, reads, i);
         let clock = Instant::now();
-        read(&mapping, r, &mut sink);
+        read(mapping, r, sink);
         clocked_hinted += clock.elapsed().as_nanos();
     }
     let mut clocked_warm = 0u128;
-    for &r in &reads {
-        read(&mapping, r, &mut sink);
+    for &r in reads {
+        read(mapping, r, sink);
         let clock = Instant::now();
-        read(&mapping, r, &mut sink);
+        read(mapping, r, sink);
         clocked_warm += clock.elapsed().as_nanos();
     }
+    (between, streamed, clocked_hinted, clocked_warm)
+}
+
+/// The reads timed whole: hinted ahead, plain, then each ten times under one clock.
+fn unclocked<M: Mapping>(mapping: &M, reads: &[(u32, u32)], sink: &mut u64) -> (u128, u128, u128) {
     // Each read's pages hinted 16 reads ahead (`prefetch_range`), the loop timed whole,
     // hints included, no clock around each read.
     let clock = Instant::now();
     for (i, &r) in reads.iter().enumerate() {
-        if let Some(&(lpn, len)) = reads.get(i + LOOKAHEAD) {
-            mapping.prefetch_range(PageRange::new(Lpn(lpn), len));
-        }
-        read(&mapping, r, &mut sink);
+        hint_ahead(mapping, reads, i);
+        read(mapping, r, sink);
     }
     let prefetched = clock.elapsed().as_nanos();
     let clock = Instant::now();
-    for &r in &reads {
-        read(&mapping, r, &mut sink);
+    for &r in reads {
+        read(mapping, r, sink);
     }
     let loop_streamed = clock.elapsed().as_nanos();
     let mut repeated = 0u128;
-    for &r in &reads {
+    for &r in reads {
         let clock = Instant::now();
         for _ in 0..10 {
-            read(&mapping, r, &mut sink);
+            read(mapping, r, sink);
         }
         repeated += clock.elapsed().as_nanos();
     }
+    (prefetched, loop_streamed, repeated)
+}
+
+fn run<M: Mapping>(name: &str, mut mapping: M) {
+    let mut writer = Writer {
+        rng: SimRng::for_stream(1, "vet-read-cost"),
+        next: 0,
+    };
+    let mut sink = 0u64;
+    for _ in 0..500_000 {
+        writer.write(&mut mapping, &mut sink);
+    }
+    let reads: Vec<(u32, u32)> = (0..20_000)
+        .map(|_| {
+            let len = if writer.rng.random_bool(0.5) { 2 } else { 4 };
+            (address(&mut writer.rng), len)
+        })
+        .collect();
+    let (between, streamed, clocked_hinted, clocked_warm) =
+        clocked(&mut mapping, &mut writer, &reads, &mut sink);
+    let (prefetched, loop_streamed, repeated) = unclocked(&mapping, &reads, &mut sink);
     std::hint::black_box(sink);
     let n = reads.len() as f64;
     println!(

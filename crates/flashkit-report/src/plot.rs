@@ -581,6 +581,43 @@ impl LineChart {
         if self.legend != Legend::Auto {
             return self.legend;
         }
+        let samples = self.line_samples(x, y);
+        let chars = self.series.iter().map(|s| s.name.chars().count()).max();
+        let width = (chars.unwrap_or(0) * 7 + 60) as f64 / PLOT_AREA.0 + 0.03;
+        let height = (self.series.len() * 17 + 24) as f64 / PLOT_AREA.1 + 0.05;
+        let rising = self
+            .series
+            .iter()
+            .filter(|s| s.points.len() >= 2)
+            .map(|s| s.points[s.points.len() - 1].1 - s.points[0].1)
+            .sum::<f64>()
+            > 0.0;
+        let order = if rising {
+            [
+                Legend::UpperLeft,
+                Legend::UpperRight,
+                Legend::LowerRight,
+                Legend::LowerLeft,
+            ]
+        } else {
+            [
+                Legend::UpperRight,
+                Legend::UpperLeft,
+                Legend::LowerLeft,
+                Legend::LowerRight,
+            ]
+        };
+        // `min_by_key` keeps the first of equals: the order above breaks ties.
+        order
+            .into_iter()
+            .min_by_key(|&corner| covered(&samples, corner, (width, height)))
+            .unwrap_or(Legend::UpperRight)
+    }
+
+    /// The lines as weighted samples `(x, y, weight)` in the plot area's unit square (the
+    /// axes spanning `x` and `y`): each marker weight 8, seven points along each segment
+    /// weight 1.
+    fn line_samples(&self, x: (f64, f64), y: (f64, f64)) -> Vec<(f64, f64, u32)> {
         let unit = |v: f64, (lo, hi): (f64, f64), scale: Scale| match scale {
             Scale::Linear => (v - lo) / (hi - lo),
             Scale::Log => (v.log10() - lo.log10()) / (hi.log10() - lo.log10()),
@@ -609,57 +646,31 @@ impl LineChart {
                 }));
             }
         }
-        let chars = self.series.iter().map(|s| s.name.chars().count()).max();
-        let width = (chars.unwrap_or(0) * 7 + 60) as f64 / PLOT_AREA.0 + 0.03;
-        let height = (self.series.len() * 17 + 24) as f64 / PLOT_AREA.1 + 0.05;
-        let covered = |corner: Legend| -> u32 {
-            let (left, lower) = match corner {
-                Legend::UpperLeft => (true, false),
-                Legend::LowerLeft => (true, true),
-                Legend::LowerRight => (false, true),
-                Legend::UpperRight | Legend::Auto => (false, false),
-            };
-            samples
-                .iter()
-                .filter(|&&(a, b, _)| {
-                    (if left { a <= width } else { a >= 1.0 - width })
-                        && (if lower {
-                            b <= height
-                        } else {
-                            b >= 1.0 - height
-                        })
-                })
-                .map(|s| s.2)
-                .sum()
-        };
-        let rising = self
-            .series
-            .iter()
-            .filter(|s| s.points.len() >= 2)
-            .map(|s| s.points[s.points.len() - 1].1 - s.points[0].1)
-            .sum::<f64>()
-            > 0.0;
-        let order = if rising {
-            [
-                Legend::UpperLeft,
-                Legend::UpperRight,
-                Legend::LowerRight,
-                Legend::LowerLeft,
-            ]
-        } else {
-            [
-                Legend::UpperRight,
-                Legend::UpperLeft,
-                Legend::LowerLeft,
-                Legend::LowerRight,
-            ]
-        };
-        // `min_by_key` keeps the first of equals: the order above breaks ties.
-        order
-            .into_iter()
-            .min_by_key(|&corner| covered(corner))
-            .unwrap_or(Legend::UpperRight)
+        samples
     }
+}
+
+/// The weight of the `samples` a legend box of `(width, height)` (fractions of the plot
+/// area) covers in `corner`.
+fn covered(samples: &[(f64, f64, u32)], corner: Legend, (width, height): (f64, f64)) -> u32 {
+    let (left, lower) = match corner {
+        Legend::UpperLeft => (true, false),
+        Legend::LowerLeft => (true, true),
+        Legend::LowerRight => (false, true),
+        Legend::UpperRight | Legend::Auto => (false, false),
+    };
+    samples
+        .iter()
+        .filter(|&&(a, b, _)| {
+            (if left { a <= width } else { a >= 1.0 - width })
+                && (if lower {
+                    b <= height
+                } else {
+                    b >= 1.0 - height
+                })
+        })
+        .map(|s| s.2)
+        .sum()
 }
 
 /// A tick label: integers without decimals, large values with SI suffixes, small ones with
@@ -835,7 +846,6 @@ impl GroupedBarChart {
         let y_label = |v: &f64| y_labels.text(*v);
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
         let n = self.groups.len();
-        let k = self.series.len();
         let mut chart = ChartBuilder::on(root)
             .caption(&self.title, ("sans-serif", 20))
             .margin(12)
@@ -855,6 +865,29 @@ impl GroupedBarChart {
             .light_line_style(RGBColor(235, 235, 235))
             .draw()
             .map_err(|e| fail(&e))?;
+        self.draw_bars(&mut chart, base)?;
+        if self.series.iter().any(|s| !s.name.is_empty()) {
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperRight)
+                .label_font(("sans-serif", 13))
+                .background_style(WHITE.mix(0.85))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|e| fail(&e))?;
+        }
+        self.draw_group_labels(root, &chart, bottom, upright)
+    }
+
+    /// The bars, standing on `base`, a series after another; a named series gets a legend
+    /// entry.
+    fn draw_bars(
+        &self,
+        chart: &mut ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, Ticked>>,
+        base: f64,
+    ) -> Result<(), PlotError> {
+        let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
+        let k = self.series.len();
         let bar = 0.8 / k as f64;
         for (s, series) in self.series.iter().enumerate() {
             let color = PALETTE[s % PALETTE.len()];
@@ -881,17 +914,19 @@ impl GroupedBarChart {
                 });
             }
         }
-        if self.series.iter().any(|s| !s.name.is_empty()) {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .label_font(("sans-serif", 13))
-                .background_style(WHITE.mix(0.85))
-                .border_style(BLACK)
-                .draw()
-                .map_err(|e| fail(&e))?;
-        }
-        // Group labels, centred under their groups (or written upwards, ending at the axis).
+        Ok(())
+    }
+
+    /// Group labels, centred under their groups (or written upwards, ending at the axis,
+    /// which stands at `bottom`).
+    fn draw_group_labels(
+        &self,
+        root: &DrawingArea<SVGBackend<'_>, Shift>,
+        chart: &ChartContext<'_, SVGBackend<'_>, Cartesian2d<RangedCoordf64, Ticked>>,
+        bottom: f64,
+        upright: bool,
+    ) -> Result<(), PlotError> {
+        let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
         let (_, axis) = chart.backend_coord(&(0.0, bottom));
         for (g, label) in self.groups.iter().enumerate() {
             let (x, _) = chart.backend_coord(&(g as f64 + 0.5, bottom));

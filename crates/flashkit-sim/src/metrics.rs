@@ -171,156 +171,204 @@ impl MetricValue {
     }
 }
 
+/// A metric list being built, in table order.
+struct MetricList(Vec<Metric>);
+
+impl MetricList {
+    fn push(&mut self, key: &str, label: &str, value: MetricValue) {
+        self.0.push(Metric {
+            key: key.into(),
+            label: label.into(),
+            value,
+        });
+    }
+}
+
 impl RunReport {
     /// The report as a flat list of metrics, in table order.
     pub fn metrics(&self) -> Vec<Metric> {
-        use MetricValue::{Count, Real};
+        let mut list = MetricList(Vec::new());
+        self.host_metrics(&mut list);
+        self.flash_metrics(&mut list);
+        self.wear_metrics(&mut list);
+        self.time_metrics(&mut list);
+        self.memory_metrics(&mut list);
+        self.ftl_metrics(&mut list);
+        list.push(
+            "state_hash",
+            "state hash",
+            MetricValue::Text(self.state_hash.clone()),
+        );
+        list.0
+    }
+
+    /// What the host asked for.
+    fn host_metrics(&self, list: &mut MetricList) {
+        use MetricValue::Count;
         let h = &self.host;
-        let f = &self.flash;
-        let s = &self.ftl_stats;
-        let mut list = Vec::new();
-        let mut push = |key: &str, label: &str, value: MetricValue| {
-            list.push(Metric {
-                key: key.into(),
-                label: label.into(),
-                value,
-            });
-        };
-        push("requests", "host requests", Count(self.trace.requests));
-        push(
+        list.push("requests", "host requests", Count(self.trace.requests));
+        list.push(
             "host_pages_written",
             "host pages written",
             Count(h.pages_written),
         );
-        push("host_pages_read", "host pages read", Count(h.pages_read));
-        push(
+        list.push("host_pages_read", "host pages read", Count(h.pages_read));
+        list.push(
             "host_pages_trimmed",
             "host pages trimmed",
             Count(h.pages_trimmed),
         );
-        push("rmw_reads", "read-modify-write reads", Count(h.rmw_reads));
+        list.push("rmw_reads", "read-modify-write reads", Count(h.rmw_reads));
         // Requests that move no data, counted and skipped: shown when a trace has them (the
         // JSON always holds them; the table and the CSV left them out).
         if h.flush_requests > 0 {
-            push(
+            list.push(
                 "flush_requests",
                 "flush requests (skipped)",
                 Count(h.flush_requests),
             );
         }
         if h.zero_length_requests > 0 {
-            push(
+            list.push(
                 "zero_length_requests",
                 "zero-length requests (skipped)",
                 Count(h.zero_length_requests),
             );
         }
-        push("flash_reads", "flash page reads", Count(f.reads.total()));
-        push("flash_reads_gc", "  by GC", Count(f.reads.gc));
-        push(
+    }
+
+    /// Flash operations by cause, and the write amplification they give.
+    fn flash_metrics(&self, list: &mut MetricList) {
+        use MetricValue::{Count, Real};
+        let f = &self.flash;
+        list.push("flash_reads", "flash page reads", Count(f.reads.total()));
+        list.push("flash_reads_gc", "  by GC", Count(f.reads.gc));
+        list.push(
             "flash_programs",
             "flash page programs",
             Count(f.programs.total()),
         );
-        push("flash_programs_host", "  by host", Count(f.programs.host));
-        push("flash_programs_gc", "  by GC", Count(f.programs.gc));
-        push(
+        list.push("flash_programs_host", "  by host", Count(f.programs.host));
+        list.push("flash_programs_gc", "  by GC", Count(f.programs.gc));
+        list.push(
             "flash_programs_wl",
             "  by wear leveling",
             Count(f.programs.wear_leveling),
         );
-        push("flash_erases", "block erases", Count(f.erases.total()));
-        push("flash_erases_gc", "  by GC", Count(f.erases.gc));
-        push(
+        list.push("flash_erases", "block erases", Count(f.erases.total()));
+        list.push("flash_erases_gc", "  by GC", Count(f.erases.gc));
+        list.push(
             "flash_erases_wl",
             "  by wear leveling",
             Count(f.erases.wear_leveling),
         );
-        push(
+        list.push(
             "write_amplification",
             "write amplification",
             self.write_amplification.map_or(MetricValue::Missing, Real),
         );
-        push("gc_runs", "GC runs", Count(s.gc_runs));
-        push("gc_pages_moved", "GC pages moved", Count(s.gc_pages_moved));
-        push("wl_runs", "wear-leveling runs", Count(s.wear_level_runs));
-        push("retired_blocks", "retired blocks", Count(s.retired_blocks));
-        push(
+    }
+
+    /// Garbage collection, wear leveling and the erase spread at the end.
+    fn wear_metrics(&self, list: &mut MetricList) {
+        use MetricValue::{Count, Real};
+        let s = &self.ftl_stats;
+        list.push("gc_runs", "GC runs", Count(s.gc_runs));
+        list.push("gc_pages_moved", "GC pages moved", Count(s.gc_pages_moved));
+        list.push("wl_runs", "wear-leveling runs", Count(s.wear_level_runs));
+        list.push("retired_blocks", "retired blocks", Count(s.retired_blocks));
+        list.push(
             "erase_min",
             "erase count min",
             Count(u64::from(self.erase_spread.min)),
         );
-        push(
+        list.push(
             "erase_mean",
             "erase count mean",
             Real(self.erase_spread.mean),
         );
-        push(
+        list.push(
             "erase_max",
             "erase count max",
             Count(u64::from(self.erase_spread.max)),
         );
-        push(
+        list.push(
             "erase_stddev",
             "erase count stddev",
             Real(self.erase_spread.stddev),
         );
-        push(
+    }
+
+    /// Simulated time and request latency.
+    fn time_metrics(&self, list: &mut MetricList) {
+        use MetricValue::Real;
+        list.push(
             "elapsed_s",
             "simulated time (s)",
             Real(self.elapsed_ns as f64 / 1e9),
         );
         let us = |ns: u64| Real(ns as f64 / 1000.0);
         let latency = &self.latency;
-        push(
+        list.push(
             "read_p99_us",
             "read latency p99 (us)",
             us(latency.read.p99_ns),
         );
-        push(
+        list.push(
             "write_mean_us",
             "write latency mean (us)",
             Real(latency.write.mean_ns / 1000.0),
         );
-        push(
+        list.push(
             "write_p99_us",
             "write latency p99 (us)",
             us(latency.write.p99_ns),
         );
-        push(
+        list.push(
             "write_max_us",
             "write latency max (us)",
             us(latency.write.max_ns),
         );
-        push(
+    }
+
+    /// Mapping memory at the end and the model's estimated heap.
+    fn memory_metrics(&self, list: &mut MetricList) {
+        use MetricValue::Count;
+        list.push(
             "mapping_packed_bytes",
             "mapping memory, packed (B)",
             Count(self.mapping_memory.packed_bytes),
         );
-        push(
+        list.push(
             "mapping_heap_bytes",
             "mapping memory, heap (B)",
             Count(self.mapping_memory.heap_bytes),
         );
-        push(
+        list.push(
             "model_memory_estimate_bytes",
             "model memory, estimated (B)",
             Count(self.model_memory_estimate_bytes),
         );
+    }
+
+    /// The FTL's own figures: extras, counters and means, each under `ftl_<name>`.
+    fn ftl_metrics(&self, list: &mut MetricList) {
+        use MetricValue::{Count, Real};
+        let s = &self.ftl_stats;
         for (name, value) in &s.extra {
             let value = if value.fract() == 0.0 && value.abs() < 9e15 {
                 Count(*value as u64)
             } else {
                 Real(*value)
             };
-            push(
+            list.push(
                 &format!("ftl_{name}"),
                 &name.name().replace('_', " "),
                 value,
             );
         }
         for (name, count) in &s.counters {
-            push(
+            list.push(
                 &format!("ftl_{name}"),
                 &name.name().replace('_', " "),
                 Count(*count),
@@ -328,18 +376,12 @@ impl RunReport {
         }
         for (name, mean) in &s.means {
             let value = mean.value().map_or(MetricValue::Missing, Real);
-            push(
+            list.push(
                 &format!("ftl_{name}"),
                 &name.name().replace('_', " "),
                 value,
             );
         }
-        push(
-            "state_hash",
-            "state hash",
-            MetricValue::Text(self.state_hash.clone()),
-        );
-        list
     }
 }
 

@@ -200,6 +200,95 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(bytes)
 }
 
+/// Check what a header says before its description is read (signature, version, record
+/// size, units, the description's length against the limit and the file of `file_len`
+/// bytes); the description's length, or what is wrong.
+fn check_header_start(h: &[u8; HEADER_BYTES], file_len: u64) -> Result<u32, String> {
+    if h[0..8] != MAGIC {
+        return Err("not a flashkit binary trace (bad signature)".into());
+    }
+    let version = u16_at(h, 8);
+    if version != VERSION {
+        return Err(format!(
+            "binary trace version {version}; this flashkit reads version {VERSION}"
+        ));
+    }
+    let record_bytes = u16_at(h, 10);
+    if usize::from(record_bytes) != RECORD_BYTES {
+        return Err(format!(
+            "record size {record_bytes} B; version {VERSION} uses {RECORD_BYTES} B"
+        ));
+    }
+    let (address_unit_bytes, time_unit_ns) = (u32_at(h, 12), u32_at(h, 16));
+    if address_unit_bytes == 0 || time_unit_ns == 0 {
+        return Err("header declares a zero address or time unit".into());
+    }
+    let description_len = u32_at(h, 48);
+    if description_len > MAX_DESCRIPTION {
+        return Err(format!(
+            "header declares a {description_len}-byte description, over the limit of \
+             {MAX_DESCRIPTION} bytes"
+        ));
+    }
+    if u64::from(description_len) > file_len - HEADER_BYTES as u64 {
+        return Err(format!(
+            "header declares a {description_len}-byte description the file does not hold"
+        ));
+    }
+    Ok(description_len)
+}
+
+/// Check the rest of a header with its `description` (checksum, flags, reserved bytes, the
+/// description's encoding, the record count against the file of `file_len` bytes); what it
+/// says, or what is wrong.
+fn check_header_end(
+    h: &[u8; HEADER_BYTES],
+    description: Vec<u8>,
+    file_len: u64,
+) -> Result<TraceInfo, String> {
+    if u64_at(h, 56) != header_checksum(h, &description) {
+        return Err("header checksum mismatch: the header or description is corrupt".into());
+    }
+    let flags = u32_at(h, 20);
+    if flags & !FLAG_TIME_ORDERED != 0 {
+        return Err(format!(
+            "header flags {flags:#x} set bits this version does not define"
+        ));
+    }
+    if u32_at(h, 52) != 0 {
+        return Err(format!(
+            "header bytes 52..56 (reserved) hold {:#x}, not 0",
+            u32_at(h, 52)
+        ));
+    }
+    let description_len = description.len() as u64;
+    let description =
+        String::from_utf8(description).map_err(|_| "the description is not UTF-8".to_string())?;
+    let records = u64_at(h, 24);
+    let body = file_len - HEADER_BYTES as u64 - description_len;
+    let expected = records.checked_mul(RECORD_BYTES as u64);
+    if expected != Some(body) {
+        let held = body / RECORD_BYTES as u64;
+        // A count of zero with a body (never empty here: zero records expect none).
+        let why = if records == 0 {
+            "the writer did not finish"
+        } else {
+            "truncated or extended"
+        };
+        return Err(format!(
+            "header promises {records} records but the file holds {held} ({body} bytes): {why}"
+        ));
+    }
+    Ok(TraceInfo {
+        records,
+        source_digest: u128::from_le_bytes(h[32..48].try_into().expect("16 bytes")),
+        description,
+        time_ordered: flags & FLAG_TIME_ORDERED != 0,
+        address_unit_bytes: u32_at(h, 12),
+        time_unit_ns: u32_at(h, 16),
+    })
+}
+
 /// Whether `prefix` (the first bytes of a file) starts with the binary-trace signature.
 pub fn is_binary_trace(prefix: &[u8]) -> bool {
     prefix.starts_with(&MAGIC)
@@ -245,81 +334,10 @@ impl TraceReader {
             )));
         }
         input.read_exact(&mut h).map_err(io)?;
-        if h[0..8] != MAGIC {
-            return Err(format("not a flashkit binary trace (bad signature)".into()));
-        }
-        let version = u16_at(&h, 8);
-        if version != VERSION {
-            return Err(format(format!(
-                "binary trace version {version}; this flashkit reads version {VERSION}"
-            )));
-        }
-        let record_bytes = u16_at(&h, 10);
-        if usize::from(record_bytes) != RECORD_BYTES {
-            return Err(format(format!(
-                "record size {record_bytes} B; version {VERSION} uses {RECORD_BYTES} B"
-            )));
-        }
-        let (address_unit_bytes, time_unit_ns) = (u32_at(&h, 12), u32_at(&h, 16));
-        if address_unit_bytes == 0 || time_unit_ns == 0 {
-            return Err(format("header declares a zero address or time unit".into()));
-        }
-        let description_len = u32_at(&h, 48);
-        if description_len > MAX_DESCRIPTION {
-            return Err(format(format!(
-                "header declares a {description_len}-byte description, over the limit of \
-                 {MAX_DESCRIPTION} bytes"
-            )));
-        }
-        if u64::from(description_len) > file_len - HEADER_BYTES as u64 {
-            return Err(format(format!(
-                "header declares a {description_len}-byte description the file does not hold"
-            )));
-        }
+        let description_len = check_header_start(&h, file_len).map_err(format)?;
         let mut description = vec![0u8; description_len as usize];
         input.read_exact(&mut description).map_err(io)?;
-        if u64_at(&h, 56) != header_checksum(&h, &description) {
-            return Err(format(
-                "header checksum mismatch: the header or description is corrupt".into(),
-            ));
-        }
-        let flags = u32_at(&h, 20);
-        if flags & !FLAG_TIME_ORDERED != 0 {
-            return Err(format(format!(
-                "header flags {flags:#x} set bits this version does not define"
-            )));
-        }
-        if u32_at(&h, 52) != 0 {
-            return Err(format(format!(
-                "header bytes 52..56 (reserved) hold {:#x}, not 0",
-                u32_at(&h, 52)
-            )));
-        }
-        let description = String::from_utf8(description)
-            .map_err(|_| format("the description is not UTF-8".into()))?;
-        let records = u64_at(&h, 24);
-        let body = file_len - HEADER_BYTES as u64 - u64::from(description_len);
-        let expected = records.checked_mul(RECORD_BYTES as u64);
-        if expected != Some(body) {
-            let held = body / RECORD_BYTES as u64;
-            // A count of zero with a body (never empty here: zero records expect none).
-            let why = if records == 0 {
-                "the writer did not finish"
-            } else {
-                "truncated or extended"
-            };
-            return Err(format(format!(
-                "header promises {records} records but the file holds {held} ({body} bytes): {why}"
-            )));
-        }
-        let info = TraceInfo {
-            records,
-            source_digest: u128::from_le_bytes(h[32..48].try_into().expect("16 bytes")),
-            description,
-            time_ordered: flags & FLAG_TIME_ORDERED != 0,
-            address_unit_bytes,
-            time_unit_ns,
-        };
+        let info = check_header_end(&h, description, file_len).map_err(format)?;
         Ok(TraceReader {
             path: path.to_path_buf(),
             input,

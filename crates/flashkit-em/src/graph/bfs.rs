@@ -342,78 +342,33 @@ fn bfs_phase<I: BlockIo + ?Sized>(
     let output_at = regions.take(vertices * 8);
     let mut output = RecordWriter::<u64>::new(bw, output_at);
     let mut level_of = vec![u32::MAX; vertices as usize];
-    let mut loaded = vec![false; index.len()];
-    let mut pool: HashMap<u32, Vec<(u32, u32)>> = HashMap::new();
-    let (mut pool_bytes, mut peak, mut spilled) = (0u64, 0u64, 0u64);
+    let mut pool = HotPool {
+        loaded: vec![false; index.len()],
+        lists: HashMap::new(),
+        bytes: 0,
+    };
+    let (mut peak, mut spilled) = (0u64, 0u64);
     let mut previous: Vec<u32> = Vec::new();
     let mut current: Vec<(u32, u32)> = vec![(source, source_cluster)];
     let mut level = 0u32;
     let mut buf = crate::io::AlignedBuf::new(br as usize);
     while !current.is_empty() {
-        let mut wanted: Vec<u32> = current
-            .iter()
-            .map(|&(_, c)| c)
-            .filter(|&c| !loaded[c as usize])
-            .collect();
-        wanted.sort_unstable();
-        wanted.dedup();
-        for c in wanted {
-            if loaded[c as usize] {
-                continue;
-            }
-            let per_block = br / 16;
-            let first_block = index[c as usize] / per_block;
-            let end_block = (index[c as usize + 1] * 16).div_ceil(br);
-            // Every cluster that lies wholly inside the blocks read comes into the pool:
-            // with large blocks one read brings many small clusters.
-            let (span_start, span_end) = (first_block * per_block, end_block * per_block);
-            for block in first_block..end_block {
-                io.read(file.at + block * br, &mut buf.bytes_mut()[..br as usize])?;
-                for (i, r) in buf.records::<KeyPayload>()[..per_block as usize]
-                    .iter()
-                    .enumerate()
-                {
-                    let at = block * per_block + i as u64;
-                    if at >= *index.last().expect("invariant: the index has an end") {
-                        break;
-                    }
-                    let rc = (r.key >> 32) as usize;
-                    if loaded[rc] || index[rc] < span_start || index[rc + 1] > span_end {
-                        continue;
-                    }
-                    let list = pool.entry(r.key as u32).or_default();
-                    if r.payload != u64::MAX {
-                        list.push(((r.payload >> 32) as u32, r.payload as u32));
-                        pool_bytes += 8;
-                    }
-                }
-            }
-            for rc in clusters_in(index, span_start, span_end) {
-                loaded[rc] = true;
-            }
-        }
-        peak = peak.max(pool_bytes);
-        if pool_bytes > pool_budget {
+        pool.load_frontier(io, file, index, &current, &mut buf, br)?;
+        peak = peak.max(pool.bytes);
+        if pool.bytes > pool_budget {
             spilled += 1;
-            spill(io, pool_at, pool_bytes)?;
+            spill(io, pool_at, pool.bytes)?;
         }
         let mut next: Vec<(u32, u32)> = Vec::new();
         for &(v, _) in &current {
             level_of[v as usize] = level;
             output.push(io, (u64::from(v) << 32) | u64::from(level))?;
-            if let Some(list) = pool.remove(&v) {
-                pool_bytes -= 8 * list.len() as u64;
+            if let Some(list) = pool.lists.remove(&v) {
+                pool.bytes -= 8 * list.len() as u64;
                 next.extend(list);
             }
         }
-        next.sort_unstable_by_key(|&(w, _)| w);
-        next.dedup_by_key(|&mut (w, _)| w);
-        let current_nodes: Vec<u32> = current.iter().map(|&(v, _)| v).collect();
-        next.retain(|&(w, _)| {
-            current_nodes.binary_search(&w).is_err() && previous.binary_search(&w).is_err()
-        });
-        previous = current_nodes;
-        current = next;
+        current = next_frontier(next, &current, &mut previous);
         level += 1;
     }
     output.finish(io)?;
@@ -428,6 +383,106 @@ fn bfs_phase<I: BlockIo + ?Sized>(
         bfs: IoStats::default(),
         level_of,
     })
+}
+
+/// The hot pool: which clusters are loaded, and the adjacency lists of their vertices not
+/// yet visited, `(neighbour, its cluster)`, at 8 bytes an entry.
+struct HotPool {
+    loaded: Vec<bool>,
+    lists: HashMap<u32, Vec<(u32, u32)>>,
+    bytes: u64,
+}
+
+impl HotPool {
+    /// Load the clusters of the frontier `current` not loaded yet, in cluster order, through
+    /// `buf`, one `br`-byte block at a time.
+    #[inline]
+    fn load_frontier<I: BlockIo + ?Sized>(
+        &mut self,
+        io: &mut I,
+        file: &ClusterFile,
+        index: &[u64],
+        current: &[(u32, u32)],
+        buf: &mut crate::io::AlignedBuf,
+        br: u64,
+    ) -> Result<(), EmError> {
+        let mut wanted: Vec<u32> = current
+            .iter()
+            .map(|&(_, c)| c)
+            .filter(|&c| !self.loaded[c as usize])
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        for c in wanted {
+            if self.loaded[c as usize] {
+                continue;
+            }
+            self.load_cluster(io, file, index, c, buf, br)?;
+        }
+        Ok(())
+    }
+
+    /// Read the blocks cluster `c` lies in. Every cluster that lies wholly inside them comes
+    /// into the pool: with large blocks one read brings many small clusters.
+    #[inline]
+    fn load_cluster<I: BlockIo + ?Sized>(
+        &mut self,
+        io: &mut I,
+        file: &ClusterFile,
+        index: &[u64],
+        c: u32,
+        buf: &mut crate::io::AlignedBuf,
+        br: u64,
+    ) -> Result<(), EmError> {
+        let per_block = br / 16;
+        let first_block = index[c as usize] / per_block;
+        let end_block = (index[c as usize + 1] * 16).div_ceil(br);
+        let (span_start, span_end) = (first_block * per_block, end_block * per_block);
+        for block in first_block..end_block {
+            io.read(file.at + block * br, &mut buf.bytes_mut()[..br as usize])?;
+            for (i, r) in buf.records::<KeyPayload>()[..per_block as usize]
+                .iter()
+                .enumerate()
+            {
+                let at = block * per_block + i as u64;
+                if at >= *index.last().expect("invariant: the index has an end") {
+                    break;
+                }
+                let rc = (r.key >> 32) as usize;
+                if self.loaded[rc] || index[rc] < span_start || index[rc + 1] > span_end {
+                    continue;
+                }
+                let list = self.lists.entry(r.key as u32).or_default();
+                if r.payload != u64::MAX {
+                    list.push(((r.payload >> 32) as u32, r.payload as u32));
+                    self.bytes += 8;
+                }
+            }
+        }
+        for rc in clusters_in(index, span_start, span_end) {
+            self.loaded[rc] = true;
+        }
+        Ok(())
+    }
+}
+
+/// The next level from the neighbours `next` of the current level's vertices: sorted,
+/// without repeats, without the vertices of the current level and of the one before
+/// (`previous`, which becomes the current level's).
+#[inline]
+fn next_frontier(
+    mut next: Vec<(u32, u32)>,
+    current: &[(u32, u32)],
+    previous: &mut Vec<u32>,
+) -> Vec<(u32, u32)> {
+    next.sort_unstable_by_key(|&(w, _)| w);
+    next.dedup_by_key(|&mut (w, _)| w);
+    let current_nodes: Vec<u32> = current.iter().map(|&(v, _)| v).collect();
+    next.retain(|&(w, _)| {
+        current_nodes.binary_search(&w).is_err() && previous.binary_search(&w).is_err()
+    });
+    *previous = current_nodes;
+    next
 }
 
 /// The clusters whose records all lie in `[start, end)`.

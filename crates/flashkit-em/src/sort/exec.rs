@@ -183,29 +183,9 @@ fn form_runs<R: Record>(
             read_run(pipe, i + 1, buf);
         }
         let n = plan.run_len(i) as usize;
-        let sorted = radix_sort_checksummed(
-            &mut current.records_mut::<R>()[..n],
-            &mut scratch.records_mut::<R>()[..n],
-        );
-        checksum.merge(&sorted.checksum);
-        progress.advance(n as u64);
-        if sorted.in_scratch {
-            std::mem::swap(&mut current, &mut scratch);
-        }
-        // The sort checked its result's order bucket by bucket while each was in the
-        // cache (a separate pass here re-read every run cold: 18 ms of each 200).
-        if !sorted.in_order {
-            check_sorted(&current.records::<R>()[..n], None)?;
-            return Err(EmError::Verify(format!(
-                "run {i} came out of run formation's sort out of key order"
-            )));
-        }
+        sort_run::<R>(&mut current, &mut scratch, i, n, &mut checksum, progress)?;
         let per_block = (br / rb) as usize;
-        runs.block_keys[i as usize] = current.records::<R>()[..n]
-            .iter()
-            .step_by(per_block)
-            .map(Record::key)
-            .collect();
+        runs.block_keys[i as usize] = block_keys::<R>(&current.records::<R>()[..n], per_block);
         if plan.is_resident(i) {
             // Three buffers can be kept: the next read takes the buffer of a write issued
             // before the first resident run, and the sort of the last run needs only its
@@ -219,6 +199,44 @@ fn form_runs<R: Record>(
     }
     pipe.drain()?;
     Ok(checksum)
+}
+
+/// Radix-sort run `i`, the first `n` records of `current`, using `scratch`, adding it to
+/// `checksum` and `progress`; the sorted run ends in `current` (the buffers are swapped
+/// when the sort ended in the scratch). An error if the sort's order check failed.
+#[inline]
+fn sort_run<R: Record>(
+    current: &mut AlignedBuf,
+    scratch: &mut AlignedBuf,
+    i: u64,
+    n: usize,
+    checksum: &mut Checksum,
+    progress: &dyn Progress,
+) -> Result<(), EmError> {
+    let sorted = radix_sort_checksummed(
+        &mut current.records_mut::<R>()[..n],
+        &mut scratch.records_mut::<R>()[..n],
+    );
+    checksum.merge(&sorted.checksum);
+    progress.advance(n as u64);
+    if sorted.in_scratch {
+        std::mem::swap(current, scratch);
+    }
+    // The sort checked its result's order bucket by bucket while each was in the
+    // cache (a separate pass here re-read every run cold: 18 ms of each 200).
+    if !sorted.in_order {
+        check_sorted(&current.records::<R>()[..n], None)?;
+        return Err(EmError::Verify(format!(
+            "run {i} came out of run formation's sort out of key order"
+        )));
+    }
+    Ok(())
+}
+
+/// The first key of every `per_block` records: a run's block index.
+#[inline]
+fn block_keys<R: Record>(records: &[R], per_block: usize) -> Vec<u64> {
+    records.iter().step_by(per_block).map(Record::key).collect()
 }
 
 /// Check that `records` are in key order and not below `previous`.

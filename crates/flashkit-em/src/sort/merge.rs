@@ -184,39 +184,68 @@ fn plan_parts<R: Record>(
     runs: &[usize],
     per_block: u64,
 ) -> Result<Vec<Part>, EmError> {
-    let whole = |runs: &[usize]| {
-        let slices: Vec<Slice> = runs
-            .iter()
-            .map(|&r| Slice {
-                lo: 0,
-                hi: from.lengths[r],
-                preloaded: Vec::new(),
-            })
-            .collect();
-        let total = slices.iter().map(|s| s.hi).sum();
-        vec![Part {
-            slices,
-            out_lo: 0,
-            out_hi: total,
-        }]
+    let Some(splitters) = splitters(wanted, from, runs) else {
+        return Ok(whole(from, runs));
     };
+    let loaded = read_cut_blocks(pipe, plan, from, runs, &splitters)?;
+    let cuts = cuts::<R>(from, runs, &splitters, &loaded, per_block);
+    let mut parts = parts_between(from, runs, &cuts, splitters.len() + 1);
+    hand_out(&mut parts, loaded, per_block);
+    Ok(parts)
+}
+
+/// The merge in one part: every run whole.
+fn whole(from: &Level, runs: &[usize]) -> Vec<Part> {
+    let slices: Vec<Slice> = runs
+        .iter()
+        .map(|&r| Slice {
+            lo: 0,
+            hi: from.lengths[r],
+            preloaded: Vec::new(),
+        })
+        .collect();
+    let total = slices.iter().map(|s| s.hi).sum();
+    vec![Part {
+        slices,
+        out_lo: 0,
+        out_hi: total,
+    }]
+}
+
+/// The keys that cut the merge into `wanted` parts, at quantiles of the runs' block index,
+/// without repeats; `None` when the merge stays whole (one part wanted, one run, or no
+/// block index).
+fn splitters(wanted: usize, from: &Level, runs: &[usize]) -> Option<Vec<u64>> {
     let mut sample: Vec<u64> = runs
         .iter()
         .flat_map(|&r| from.block_keys[r].iter().copied())
         .collect();
     if wanted <= 1 || runs.len() < 2 || sample.is_empty() {
-        return Ok(whole(runs));
+        return None;
     }
     sample.sort_unstable();
     let mut splitters: Vec<u64> = (1..wanted)
         .map(|p| sample[p * sample.len() / wanted])
         .collect();
     splitters.dedup();
-    // For every run and splitter: the block the cut falls in (None: before the first record).
-    let block_of = |r: usize, s: u64| -> Option<u64> {
-        let below = from.block_keys[r].partition_point(|&k| k < s) as u64;
-        below.checked_sub(1)
-    };
+    Some(splitters)
+}
+
+/// The block of run `r` a cut at splitter `s` falls in (`None`: before the first record).
+fn block_of(from: &Level, r: usize, s: u64) -> Option<u64> {
+    let below = from.block_keys[r].partition_point(|&k| k < s) as u64;
+    below.checked_sub(1)
+}
+
+/// Read every block of a run on the device that a splitter falls in, once: `(j, block,
+/// buffer)`, `j` the run's index in `runs`, in order.
+fn read_cut_blocks(
+    pipe: &mut Pipeline,
+    plan: &Plan,
+    from: &Level,
+    runs: &[usize],
+    splitters: &[u64],
+) -> Result<Vec<(usize, u64, AlignedBuf)>, EmError> {
     let mut needed: Vec<(usize, u64)> = runs
         .iter()
         .enumerate()
@@ -224,7 +253,7 @@ fn plan_parts<R: Record>(
         .flat_map(|(j, &r)| {
             splitters
                 .iter()
-                .filter_map(move |&s| block_of(r, s).map(|b| (j, b)))
+                .filter_map(move |&s| block_of(from, r, s).map(|b| (j, b)))
         })
         .collect();
     needed.sort_unstable();
@@ -243,14 +272,24 @@ fn plan_parts<R: Record>(
     for (i, &(j, block)) in needed.iter().enumerate() {
         loaded.push((j, block, pipe.wait(SPLIT_TAG + i as u64)?));
     }
-    // cuts[j][p]: the first record of run j in part p + 1.
-    let cuts: Vec<Vec<u64>> = runs
-        .iter()
+    Ok(loaded)
+}
+
+/// `cuts[j][p]`: the first record of run `j` in part `p + 1`, the first not below splitter
+/// `p` (found in the resident run, or in the block [`read_cut_blocks`] read).
+fn cuts<R: Record>(
+    from: &Level,
+    runs: &[usize],
+    splitters: &[u64],
+    loaded: &[(usize, u64, AlignedBuf)],
+    per_block: u64,
+) -> Vec<Vec<u64>> {
+    runs.iter()
         .enumerate()
         .map(|(j, &r)| {
             splitters
                 .iter()
-                .map(|&s| match (&from.memory[r], block_of(r, s)) {
+                .map(|&s| match (&from.memory[r], block_of(from, r, s)) {
                     (Some(memory), _) => {
                         let records = &memory.records::<R>()[..from.lengths[r] as usize];
                         records.partition_point(|x| x.key() < s) as u64
@@ -269,8 +308,11 @@ fn plan_parts<R: Record>(
                 })
                 .collect()
         })
-        .collect();
-    let count = splitters.len() + 1;
+        .collect()
+}
+
+/// The `count` parts the cuts make, each with its place in the output.
+fn parts_between(from: &Level, runs: &[usize], cuts: &[Vec<u64>], count: usize) -> Vec<Part> {
     let mut parts: Vec<Part> = Vec::with_capacity(count);
     let mut out_lo = 0;
     for p in 0..count {
@@ -295,9 +337,14 @@ fn plan_parts<R: Record>(
         });
         out_lo += size;
     }
-    // Hand every block read here to each part whose slice touches it (copies for all but
-    // the last). Every such block holds records (its first key is below a splitter), and
-    // every record is in exactly one part, so some part uses it: no read is wasted.
+    parts
+}
+
+/// Hand every block read for a cut to each part whose slice touches it (copies for all but
+/// the last). Every such block holds records (its first key is below a splitter), and every
+/// record is in exactly one part, so some part uses it: no read is wasted.
+fn hand_out(parts: &mut [Part], loaded: Vec<(usize, u64, AlignedBuf)>, per_block: u64) {
+    let count = parts.len();
     for (j, block, buf) in loaded {
         let (start, end) = (block * per_block, (block + 1) * per_block);
         let users: Vec<usize> = (0..count)
@@ -323,7 +370,6 @@ fn plan_parts<R: Record>(
             }
         }
     }
-    Ok(parts)
 }
 
 /// One input of a part: a slice of one run, double-buffered in `B_r` blocks, or a slice of
@@ -387,16 +433,70 @@ fn merge_part<R: Record>(
 ) -> Result<PartOutput, EmError> {
     let Job {
         plan,
-        from,
         runs,
         target,
-        parts,
         progress,
+        ..
     } = job;
     let rb = plan.record_bytes;
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
     let per_block = br / rb;
     let k = runs.len();
+    let (mut inputs, slots) = open_inputs(pipe, job, part.slices, per_block);
+    let out_tag = |parity: u64| slots * k as u64 + parity;
+    let mut keys = Vec::with_capacity(k);
+    for input in &mut inputs {
+        keys.push(advance_block::<R>(pipe, input, br, per_block)?);
+    }
+    let mut tree = LoserTree::new(keys);
+    let per_out = bw / rb;
+    let mut output = PartOutput {
+        checksum: Checksum::default(),
+        first_key: None,
+        last_key: None,
+        pieces: Vec::new(),
+        block_keys: Vec::new(),
+    };
+    let mut out = Output::starting_at(part.out_lo, per_out, bw, target.1);
+    let mut positions = vec![0usize; k];
+    while let Some(w) = tree.winner() {
+        // Run a batch without any end-of-block check: no input can run out within fewer
+        // steps than the fewest records any live input has left in its block.
+        let batch = batch_size(&inputs, &out);
+        if batch > 0 {
+            merge_batch::<R>(&mut tree, &mut inputs, &mut positions, &mut out, batch);
+        } else {
+            merge_one::<R>(pipe, &mut tree, &mut inputs[w], &mut out, br, per_block)?;
+        }
+        if out.filled as u64 == per_out {
+            progress.advance((out.filled - out.from) as u64);
+            out.flush::<R>(pipe, plan, target.0, out_tag, &mut output, false)?;
+        }
+    }
+    if out.filled > out.from {
+        progress.advance((out.filled - out.from) as u64);
+        out.flush::<R>(pipe, plan, target.0, out_tag, &mut output, true)?;
+    }
+    pipe.drain()?;
+    Ok(output)
+}
+
+/// A part's inputs, one a run, each with its first requests made (see [`Input`]), and how
+/// many requests each keeps in flight (the output's tags follow the inputs' slots).
+fn open_inputs<'a>(
+    pipe: &mut Pipeline,
+    job: Job<'a>,
+    slices: Vec<Slice>,
+    per_block: u64,
+) -> (Vec<Input<'a>>, u64) {
+    let Job {
+        plan,
+        from,
+        runs,
+        parts,
+        ..
+    } = job;
+    let br = plan.sizes.read_bytes;
     let on_device = runs.iter().filter(|&&r| from.memory[r].is_none()).count();
     let depth = depth_for(plan, on_device as u64, parts);
     // Read ahead in requests of several consecutive blocks (two in flight an input): the
@@ -404,9 +504,8 @@ fn merge_part<R: Record>(
     // four of 128 KiB (dd here: 1.4 against 0.96 GB/s).
     let chunk = (depth / 2).max(1);
     let slots = depth / chunk;
-    let out_tag = |parity: u64| slots * k as u64 + parity;
-    let mut inputs = Vec::with_capacity(k);
-    for (j, (slice, &run)) in part.slices.into_iter().zip(runs).enumerate() {
+    let mut inputs = Vec::with_capacity(runs.len());
+    for (j, (slice, &run)) in slices.into_iter().zip(runs).enumerate() {
         let memory = from.memory[run].as_ref();
         let mut input = Input {
             memory,
@@ -436,72 +535,46 @@ fn merge_part<R: Record>(
         }
         inputs.push(input);
     }
-    let mut keys = Vec::with_capacity(k);
-    for input in &mut inputs {
-        keys.push(advance_block::<R>(pipe, input, br, per_block)?);
-    }
-    let mut tree = LoserTree::new(keys);
-    let per_out = bw / rb;
-    let mut output = PartOutput {
-        checksum: Checksum::default(),
-        first_key: None,
-        last_key: None,
-        pieces: Vec::new(),
-        block_keys: Vec::new(),
+    (inputs, slots)
+}
+
+/// How many records the next batch moves: as many as the output block has room for, and
+/// fewer than the fewest any live input has left in its block (0: step one at a time).
+#[inline(always)]
+fn batch_size(inputs: &[Input<'_>], out: &Output) -> usize {
+    let room = out.per_out as usize - out.filled;
+    let left = inputs
+        .iter()
+        .filter(|i| i.position < i.available)
+        .map(|i| i.available - i.position)
+        .min()
+        .unwrap_or(0);
+    room.min(left.saturating_sub(1))
+}
+
+/// Move the winner's next record to the output, moving the input to its next chunk when it
+/// was its block's last.
+#[inline(always)]
+fn merge_one<R: Record>(
+    pipe: &mut Pipeline,
+    tree: &mut LoserTree,
+    input: &mut Input<'_>,
+    out: &mut Output,
+    br: u64,
+    per_block: u64,
+) -> Result<(), EmError> {
+    let record = input.records::<R>()[input.position];
+    out.buf.records_mut::<R>()[out.filled] = record;
+    out.filled += 1;
+    out.account(std::slice::from_ref(&record));
+    input.position += 1;
+    let next = if input.position < input.available {
+        Some(input.records::<R>()[input.position].key())
+    } else {
+        advance_block::<R>(pipe, input, br, per_block)?
     };
-    let mut out = Output {
-        block: part.out_lo / per_out,
-        from: (part.out_lo % per_out) as usize,
-        filled: (part.out_lo % per_out) as usize,
-        checked: (part.out_lo % per_out) as usize,
-        sum: Checksum::default(),
-        in_order: true,
-        previous: 0,
-        buf: AlignedBuf::new(bw as usize),
-        spare: Some(AlignedBuf::new(bw as usize)),
-        written: 0,
-        per_out,
-        total: target.1,
-    };
-    let mut positions = vec![0usize; k];
-    while let Some(w) = tree.winner() {
-        // Run a batch without any end-of-block check: no input can run out within fewer
-        // steps than the fewest records any live input has left in its block.
-        let room = per_out as usize - out.filled;
-        let left = inputs
-            .iter()
-            .filter(|i| i.position < i.available)
-            .map(|i| i.available - i.position)
-            .min()
-            .unwrap_or(0);
-        let batch = room.min(left.saturating_sub(1));
-        if batch > 0 {
-            merge_batch::<R>(&mut tree, &mut inputs, &mut positions, &mut out, batch);
-        } else {
-            let input = &mut inputs[w];
-            let record = input.records::<R>()[input.position];
-            out.buf.records_mut::<R>()[out.filled] = record;
-            out.filled += 1;
-            out.account(std::slice::from_ref(&record));
-            input.position += 1;
-            let next = if input.position < input.available {
-                Some(input.records::<R>()[input.position].key())
-            } else {
-                advance_block::<R>(pipe, input, br, per_block)?
-            };
-            tree.replace_winner(next);
-        }
-        if out.filled as u64 == per_out {
-            progress.advance((out.filled - out.from) as u64);
-            out.flush::<R>(pipe, plan, target.0, out_tag, &mut output, false)?;
-        }
-    }
-    if out.filled > out.from {
-        progress.advance((out.filled - out.from) as u64);
-        out.flush::<R>(pipe, plan, target.0, out_tag, &mut output, true)?;
-    }
-    pipe.drain()?;
-    Ok(output)
+    tree.replace_winner(next);
+    Ok(())
 }
 
 /// Move the next `batch` records to the output; the caller guarantees that every input
@@ -580,6 +653,25 @@ struct Output {
 }
 
 impl Output {
+    /// An empty output starting at record `out_lo` of a target of `total` records, in
+    /// blocks of `per_out` records (`bw` bytes); a block the part starts inside is filled
+    /// from there.
+    fn starting_at(out_lo: u64, per_out: u64, bw: u64, total: u64) -> Output {
+        Output {
+            block: out_lo / per_out,
+            from: (out_lo % per_out) as usize,
+            filled: (out_lo % per_out) as usize,
+            checked: (out_lo % per_out) as usize,
+            sum: Checksum::default(),
+            in_order: true,
+            previous: 0,
+            buf: AlignedBuf::new(bw as usize),
+            spare: Some(AlignedBuf::new(bw as usize)),
+            written: 0,
+            per_out,
+            total,
+        }
+    }
     /// Check the order of records just placed at the end of the block and add them to the
     /// checksum.
     #[inline]

@@ -469,6 +469,16 @@ impl BlockTable {
 
     /// Check the indexes against the per-block arrays.
     pub(crate) fn check_indexes(&self) -> Result<(), String> {
+        self.check_greedy_index()?;
+        if let Some(ages) = &self.ages {
+            self.check_age_index(ages)?;
+        }
+        self.check_counters()
+    }
+
+    /// The greedy index: every sealed block, and no other, in the bucket of its valid
+    /// count, the entry count right, and no block below the minimum hint.
+    fn check_greedy_index(&self) -> Result<(), String> {
         let mut indexed = vec![false; self.kind.len()];
         for (bucket, stack) in self.buckets.iter().enumerate() {
             for &b in stack {
@@ -497,29 +507,38 @@ impl BlockTable {
                 "greedy index: bucket {bucket} holds a block below the minimum hint {top}"
             ));
         }
-        if let Some(ages) = &self.ages {
-            let mut aged = vec![false; self.kind.len()];
-            for (v, heap) in ages.iter().enumerate() {
-                for entry in heap.iter() {
-                    if self.is_current_age(entry, v as u32) {
-                        aged[entry.0.1 as usize] = true;
-                    }
+        Ok(())
+    }
+
+    /// The cost-benefit index `ages`: every sealed block, and no other, indexed under its
+    /// current valid count, and the entry count right.
+    fn check_age_index(&self, ages: &[BinaryHeap<AgeEntry>]) -> Result<(), String> {
+        let mut aged = vec![false; self.kind.len()];
+        for (v, heap) in ages.iter().enumerate() {
+            for entry in heap.iter() {
+                if self.is_current_age(entry, v as u32) {
+                    aged[entry.0.1 as usize] = true;
                 }
             }
-            if ages.iter().map(BinaryHeap::len).sum::<usize>() != self.age_entries {
-                return Err("cost-benefit index: entry count is off".into());
-            }
-            if let Some(b) =
-                (0..self.kind.len()).find(|&b| (self.kind[b] == BlockKind::Sealed) != aged[b])
-            {
-                return Err(format!(
-                    "cost-benefit index: block {b} is {:?} with {} valid pages but {} indexed",
-                    self.kind[b],
-                    self.valid[b],
-                    if aged[b] { "is" } else { "is not" }
-                ));
-            }
         }
+        if ages.iter().map(BinaryHeap::len).sum::<usize>() != self.age_entries {
+            return Err("cost-benefit index: entry count is off".into());
+        }
+        if let Some(b) =
+            (0..self.kind.len()).find(|&b| (self.kind[b] == BlockKind::Sealed) != aged[b])
+        {
+            return Err(format!(
+                "cost-benefit index: block {b} is {:?} with {} valid pages but {} indexed",
+                self.kind[b],
+                self.valid[b],
+                if aged[b] { "is" } else { "is not" }
+            ));
+        }
+        Ok(())
+    }
+
+    /// The sealed-block counter and the erase histogram against the per-block arrays.
+    fn check_counters(&self) -> Result<(), String> {
         let sealed = self
             .kind
             .iter()

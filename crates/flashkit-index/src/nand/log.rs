@@ -248,12 +248,18 @@ impl LogRecord {
     /// present for an insert, a position out of range, a leaf record on an inner node) is
     /// refused with what is wrong: the node and its log disagree.
     pub fn apply(&self, node: &mut Node) -> Result<(), String> {
-        let leaf = node.is_leaf();
         let len = node.len();
-        let fail = |what: &str| Err(format!("{self:?} on a node of {len} keys: {what}"));
+        self.change(node)
+            .map_err(|what| format!("{self:?} on a node of {len} keys: {what}"))
+    }
+
+    /// The change [`LogRecord::apply`] makes, or what is wrong with it.
+    #[inline]
+    fn change(&self, node: &mut Node) -> Result<(), &'static str> {
+        let leaf = node.is_leaf();
         match *self {
             LogRecord::Insert { key, value } if leaf => match node.keys.binary_search(&key) {
-                Ok(_) => return fail("the key is present"),
+                Ok(_) => return Err("the key is present"),
                 Err(i) => {
                     node.keys.insert(i, key);
                     node.values.insert(i, value);
@@ -261,19 +267,19 @@ impl LogRecord {
             },
             LogRecord::Update { key, value } if leaf => match node.keys.binary_search(&key) {
                 Ok(i) => node.values[i] = value,
-                Err(_) => return fail("the key is absent"),
+                Err(_) => return Err("the key is absent"),
             },
             LogRecord::Delete { key } if leaf => match node.keys.binary_search(&key) {
                 Ok(i) => {
                     node.keys.remove(i);
                     node.values.remove(i);
                 }
-                Err(_) => return fail("the key is absent"),
+                Err(_) => return Err("the key is absent"),
             },
             LogRecord::InsertChild { pos, key, child } if !leaf => {
                 let pos = usize::from(pos);
                 if pos > node.keys.len() {
-                    return fail("position out of range");
+                    return Err("position out of range");
                 }
                 node.keys.insert(pos, key);
                 node.children.insert(pos + 1, child);
@@ -281,39 +287,17 @@ impl LogRecord {
             LogRecord::DeleteChild { pos } if !leaf => {
                 let pos = usize::from(pos);
                 if pos >= node.keys.len() {
-                    return fail("position out of range");
+                    return Err("position out of range");
                 }
                 node.keys.remove(pos);
                 node.children.remove(pos + 1);
             }
             LogRecord::SetKey { pos, key } if !leaf => match node.keys.get_mut(usize::from(pos)) {
                 Some(k) => *k = key,
-                None => return fail("position out of range"),
+                None => return Err("position out of range"),
             },
-            LogRecord::Truncate { keep } => {
-                let keep = usize::from(keep);
-                if keep > node.keys.len() {
-                    return fail("keeps more keys than the node has");
-                }
-                node.keys.truncate(keep);
-                if leaf {
-                    node.values.truncate(keep);
-                } else {
-                    node.children.truncate(keep + 1);
-                }
-            }
-            LogRecord::PopFront { count } => {
-                let count = usize::from(count);
-                if count > node.keys.len() {
-                    return fail("drops more keys than the node has");
-                }
-                node.keys.drain(..count);
-                if leaf {
-                    node.values.drain(..count);
-                } else {
-                    node.children.drain(..count);
-                }
-            }
+            LogRecord::Truncate { keep } => return truncate(node, usize::from(keep), leaf),
+            LogRecord::PopFront { count } => return pop_front(node, usize::from(count), leaf),
             LogRecord::PushFront { key, child } if !leaf => {
                 node.keys.insert(0, key);
                 node.children.insert(0, child);
@@ -324,10 +308,42 @@ impl LogRecord {
             }
             LogRecord::SetNext { next } if leaf => node.next = next,
             LogRecord::SetRoot { epoch } => node.root_epoch = epoch,
-            _ => return fail("wrong kind of node"),
+            _ => return Err("wrong kind of node"),
         }
         Ok(())
     }
+}
+
+/// [`LogRecord::Truncate`]: keep the first `keep` keys of `node` (a `leaf` or not), with
+/// their values or the children around them.
+#[inline]
+fn truncate(node: &mut Node, keep: usize, leaf: bool) -> Result<(), &'static str> {
+    if keep > node.keys.len() {
+        return Err("keeps more keys than the node has");
+    }
+    node.keys.truncate(keep);
+    if leaf {
+        node.values.truncate(keep);
+    } else {
+        node.children.truncate(keep + 1);
+    }
+    Ok(())
+}
+
+/// [`LogRecord::PopFront`]: drop the first `count` keys of `node` (a `leaf` or not), with
+/// their values or the children before them.
+#[inline]
+fn pop_front(node: &mut Node, count: usize, leaf: bool) -> Result<(), &'static str> {
+    if count > node.keys.len() {
+        return Err("drops more keys than the node has");
+    }
+    node.keys.drain(..count);
+    if leaf {
+        node.values.drain(..count);
+    } else {
+        node.children.drain(..count);
+    }
+    Ok(())
 }
 
 /// Apply every record of an encoded sector to `node`.

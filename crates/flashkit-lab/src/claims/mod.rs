@@ -353,140 +353,22 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
             |s, r| (s - r).abs() <= tolerance * r.abs(),
             &format!("within {}%", tolerance * 100.0),
         ),
-        (Criterion::Flat { factor }, Evidence::Series { points }) => {
-            let values: Vec<f64> = points.iter().map(|p| p.1).collect();
-            let (Some(min), Some(max)) = (
-                values.iter().copied().reduce(f64::min),
-                values.iter().copied().reduce(f64::max),
-            ) else {
-                return Err("no points measured".into());
-            };
-            let spread = ratio(max, min);
-            Ok(Outcome::plain(
-                spread <= *factor,
-                format!(
-                    "from {} to {}: a factor {spread:.3} (at most {factor} holds)",
-                    number(min),
-                    number(max)
-                ),
-            ))
-        }
+        (Criterion::Flat { factor }, Evidence::Series { points }) => flat(points, *factor),
         (Criterion::Falls | Criterion::Rises, Evidence::Series { points }) => {
-            let (Some(first), Some(last)) = (points.first(), points.last()) else {
-                return Err("no points measured".into());
-            };
-            if points.len() < 2 {
-                return Err("a trend needs two points; one was measured".into());
-            }
-            let holds = match criterion {
-                Criterion::Falls => last.1 < first.1,
-                _ => last.1 > first.1,
-            };
-            Ok(Outcome::plain(
-                holds,
-                format!(
-                    "{} at {} -> {} at {}",
-                    number(first.1),
-                    first.0,
-                    number(last.1),
-                    last.0
-                ),
-            ))
+            trend(points, matches!(criterion, Criterion::Rises))
         }
         (Criterion::Decreasing | Criterion::Increasing, Evidence::Series { points }) => {
-            if points.len() < 2 {
-                return Err("a trend needs two points or more".into());
-            }
-            let rising = matches!(criterion, Criterion::Increasing);
-            let broken: Vec<String> = points
-                .windows(2)
-                .filter(|w| {
-                    if rising {
-                        w[1].1 <= w[0].1
-                    } else {
-                        w[1].1 >= w[0].1
-                    }
-                })
-                .map(|w| {
-                    format!(
-                        "{} at {} then {} at {}",
-                        number(w[0].1),
-                        w[0].0,
-                        number(w[1].1),
-                        w[1].0
-                    )
-                })
-                .collect();
-            let values: Vec<String> = points
-                .iter()
-                .map(|p| format!("{} at {}", number(p.1), p.0))
-                .collect();
-            let mut measured = values.join(", ");
-            if !broken.is_empty() {
-                measured.push_str(&format!(
-                    "; not {}: {}",
-                    if rising { "rising" } else { "falling" },
-                    broken.join("; ")
-                ));
-            }
-            Ok(Outcome::plain(broken.is_empty(), measured))
+            monotone(points, matches!(criterion, Criterion::Increasing))
         }
-        (Criterion::MinimumAt { at }, Evidence::Series { points }) => {
-            let Some(best) = points.iter().min_by(|a, b| a.1.total_cmp(&b.1)) else {
-                return Err("no points measured".into());
-            };
-            if !points.iter().any(|p| p.0 == *at) {
-                return Err(format!("{at} was not measured"));
-            }
-            let values: Vec<String> = points
-                .iter()
-                .map(|p| format!("{} at {}", number(p.1), p.0))
-                .collect();
-            Ok(Outcome::plain(
-                best.0 == *at,
-                format!("smallest at {}: {}", best.0, values.join(", ")),
-            ))
+        (Criterion::MinimumAt { at }, Evidence::Series { points }) => minimum_at(points, at),
+        (Criterion::AtLeast { value }, Evidence::Value { ours, paper }) => {
+            Ok(at_least(*ours, *paper, *value))
         }
-        (Criterion::AtLeast { value }, Evidence::Value { ours, paper }) => Ok(Outcome::plain(
-            ours >= value,
-            format!(
-                "ours {} (at least {} holds; the paper's {})",
-                number(*ours),
-                number(*value),
-                number(*paper)
-            ),
-        )),
         (Criterion::ApproachesFromAbove, Evidence::Pairs { points }) => {
-            let (Some(first), Some(last)) = (points.first(), points.last()) else {
-                return Err("no points measured".into());
-            };
-            if points.len() < 2 {
-                return Err("a trend needs two points; one was measured".into());
-            }
-            let (r0, r1) = (ratio(first.1, first.2), ratio(last.1, last.2));
-            let measured = format!("ratio {r0:.3} at {} -> {r1:.3} at {}", first.0, last.0);
-            if r0 <= 1.0 {
-                return Ok(Outcome {
-                    holds: false,
-                    premise_failed: Some(format!(
-                        "the premise fails: the subject starts at or below the reference \
-                         (ratio {r0:.3})"
-                    )),
-                    measured,
-                });
-            }
-            Ok(Outcome::plain((r1 - 1.0).abs() < r0 - 1.0, measured))
+            approaches_from_above(points)
         }
         (Criterion::RatioBand { low, high }, Evidence::Value { ours, paper }) => {
-            let r = ratio(*ours, *paper);
-            Ok(Outcome::plain(
-                (*low..=*high).contains(&r),
-                format!(
-                    "ours {} against the paper's {}: ratio {r:.3} (band {low}-{high})",
-                    number(*ours),
-                    number(*paper)
-                ),
-            ))
+            Ok(ratio_band(*ours, *paper, (*low, *high)))
         }
         (Criterion::BelowAtEvery, _)
         | (Criterion::AtMostFactor { .. }, _)
@@ -506,6 +388,160 @@ fn apply(criterion: &Criterion, evidence: &Evidence) -> Result<Outcome, String> 
             Err(needs("a value and the paper's"))
         }
     }
+}
+
+/// [`Criterion::AtLeast`]: ours at least `value`.
+fn at_least(ours: f64, paper: f64, value: f64) -> Outcome {
+    Outcome::plain(
+        ours >= value,
+        format!(
+            "ours {} (at least {} holds; the paper's {})",
+            number(ours),
+            number(value),
+            number(paper)
+        ),
+    )
+}
+
+/// [`Criterion::RatioBand`]: ours within `[low, high]` times the paper's.
+fn ratio_band(ours: f64, paper: f64, (low, high): (f64, f64)) -> Outcome {
+    let r = ratio(ours, paper);
+    Outcome::plain(
+        (low..=high).contains(&r),
+        format!(
+            "ours {} against the paper's {}: ratio {r:.3} (band {low}-{high})",
+            number(ours),
+            number(paper)
+        ),
+    )
+}
+
+/// [`Criterion::Flat`]: the largest value at most `factor` times the smallest.
+fn flat(points: &[(String, f64)], factor: f64) -> Result<Outcome, String> {
+    let values: Vec<f64> = points.iter().map(|p| p.1).collect();
+    let (Some(min), Some(max)) = (
+        values.iter().copied().reduce(f64::min),
+        values.iter().copied().reduce(f64::max),
+    ) else {
+        return Err("no points measured".into());
+    };
+    let spread = ratio(max, min);
+    Ok(Outcome::plain(
+        spread <= factor,
+        format!(
+            "from {} to {}: a factor {spread:.3} (at most {factor} holds)",
+            number(min),
+            number(max)
+        ),
+    ))
+}
+
+/// [`Criterion::Rises`] (`rising`) or [`Criterion::Falls`]: the last value against the first.
+fn trend(points: &[(String, f64)], rising: bool) -> Result<Outcome, String> {
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return Err("no points measured".into());
+    };
+    if points.len() < 2 {
+        return Err("a trend needs two points; one was measured".into());
+    }
+    let holds = if rising {
+        last.1 > first.1
+    } else {
+        last.1 < first.1
+    };
+    Ok(Outcome::plain(
+        holds,
+        format!(
+            "{} at {} -> {} at {}",
+            number(first.1),
+            first.0,
+            number(last.1),
+            last.0
+        ),
+    ))
+}
+
+/// [`Criterion::Increasing`] (`rising`) or [`Criterion::Decreasing`]: every step, with the
+/// steps that break the trend named.
+fn monotone(points: &[(String, f64)], rising: bool) -> Result<Outcome, String> {
+    if points.len() < 2 {
+        return Err("a trend needs two points or more".into());
+    }
+    let broken: Vec<String> = points
+        .windows(2)
+        .filter(|w| {
+            if rising {
+                w[1].1 <= w[0].1
+            } else {
+                w[1].1 >= w[0].1
+            }
+        })
+        .map(|w| {
+            format!(
+                "{} at {} then {} at {}",
+                number(w[0].1),
+                w[0].0,
+                number(w[1].1),
+                w[1].0
+            )
+        })
+        .collect();
+    let mut measured = series_values(points);
+    if !broken.is_empty() {
+        measured.push_str(&format!(
+            "; not {}: {}",
+            if rising { "rising" } else { "falling" },
+            broken.join("; ")
+        ));
+    }
+    Ok(Outcome::plain(broken.is_empty(), measured))
+}
+
+/// [`Criterion::MinimumAt`]: the smallest value at the point named `at`.
+fn minimum_at(points: &[(String, f64)], at: &str) -> Result<Outcome, String> {
+    let Some(best) = points.iter().min_by(|a, b| a.1.total_cmp(&b.1)) else {
+        return Err("no points measured".into());
+    };
+    if !points.iter().any(|p| p.0 == at) {
+        return Err(format!("{at} was not measured"));
+    }
+    Ok(Outcome::plain(
+        best.0 == at,
+        format!("smallest at {}: {}", best.0, series_values(points)),
+    ))
+}
+
+/// A series in words: "3 at 1, 2 at 2".
+fn series_values(points: &[(String, f64)]) -> String {
+    let values: Vec<String> = points
+        .iter()
+        .map(|p| format!("{} at {}", number(p.1), p.0))
+        .collect();
+    values.join(", ")
+}
+
+/// [`Criterion::ApproachesFromAbove`]: the premise (the subject starts above the
+/// reference), then the ratio at the last point nearer 1 than at the first.
+fn approaches_from_above(points: &[(String, f64, f64)]) -> Result<Outcome, String> {
+    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+        return Err("no points measured".into());
+    };
+    if points.len() < 2 {
+        return Err("a trend needs two points; one was measured".into());
+    }
+    let (r0, r1) = (ratio(first.1, first.2), ratio(last.1, last.2));
+    let measured = format!("ratio {r0:.3} at {} -> {r1:.3} at {}", first.0, last.0);
+    if r0 <= 1.0 {
+        return Ok(Outcome {
+            holds: false,
+            premise_failed: Some(format!(
+                "the premise fails: the subject starts at or below the reference \
+                 (ratio {r0:.3})"
+            )),
+            measured,
+        });
+    }
+    Ok(Outcome::plain((r1 - 1.0).abs() < r0 - 1.0, measured))
 }
 
 /// A pairwise criterion at every point.

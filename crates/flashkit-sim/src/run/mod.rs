@@ -6,9 +6,9 @@ use crate::metrics::{
     DeviceRecord, EraseSpread, ReadWriteLatency, RunReport, TraceRecord, WallClock,
 };
 use crate::precondition::{Precondition, precondition};
-use crate::{Host, Progress, SimError};
+use crate::{Host, HostCounters, Progress, SimError};
 use flashkit_core::units::approximate_size;
-use flashkit_core::{BlockId, Geometry, NandPreset, StateHasher, Timing, sub_seed};
+use flashkit_core::{BlockId, Geometry, NandPreset, OpCounters, StateHasher, Timing, sub_seed};
 use flashkit_device::{CountsOnly, NandDevice, PayloadStore};
 use flashkit_ftl::vet::{Fold, PfNode, Sip, Swiss};
 use flashkit_ftl::{
@@ -550,9 +550,11 @@ fn drive<F: Simulated, I: Iterator<Item = RequestResult>>(
     }
     measure_start(host.ftl());
     let precondition_seconds = precondition_start.elapsed().as_secs_f64();
-    let host_before = *host.counters();
-    let flash_before = *host.ftl().device().counters();
-    let stats_before = host.ftl().stats();
+    let before = Baseline {
+        host: *host.counters(),
+        flash: *host.ftl().device().counters(),
+        stats: host.ftl().stats(),
+    };
 
     let (_, upper) = requests.size_hint();
     progress.start("replay", upper.map(|n| n as u64));
@@ -564,26 +566,63 @@ fn drive<F: Simulated, I: Iterator<Item = RequestResult>>(
     progress.finish();
     trace.requests = index;
 
-    let host_counts = host.counters().since(&host_before);
+    let device = DeviceRecord {
+        preset: preset.name.into(),
+        geometry,
+        timing: preset.timing,
+        endurance_cycles: endurance,
+    };
+    let report = run_report(spec, &host, &before, device, trace, &latency);
+    let per_second = |n: u64| {
+        if replay_seconds > 0.0 {
+            n as f64 / replay_seconds
+        } else {
+            0.0
+        }
+    };
+    let wall = WallClock {
+        replay_seconds,
+        precondition_seconds,
+        requests_per_second: per_second(index),
+        host_pages_written_per_second: per_second(report.host.pages_written),
+    };
+    Ok((RunOutcome { report, wall }, host))
+}
+
+/// The counters when the measured part of a run begins (preconditioning done).
+struct Baseline {
+    host: HostCounters,
+    flash: OpCounters,
+    stats: FtlStats,
+}
+
+/// The report of the measured part: counts since `before`, and the device and FTL as they
+/// are at the end.
+fn run_report<F: Simulated>(
+    spec: &RunSpec,
+    host: &Host<F>,
+    before: &Baseline,
+    device: DeviceRecord,
+    trace: TraceRecord,
+    latency: &RequestLatency,
+) -> RunReport {
+    let host_counts = host.counters().since(&before.host);
     let ftl = host.ftl();
-    let flash = ftl.device().counters().since(&flash_before);
-    let erase_counts: Vec<u32> = (0..geometry.blocks())
+    let flash = ftl.device().counters().since(&before.flash);
+    let erase_counts: Vec<u32> = (0..device.geometry.blocks())
         .map(|b| ftl.device().block_status(BlockId(b)).erase_count)
         .collect();
     let mut hasher = StateHasher::new();
     ftl.hash_state(&mut hasher);
     let written = host_counts.pages_written;
-    let report = RunReport {
+    let timing = device.timing;
+    let model_memory_estimate_bytes = spec.memory_estimate_on(&device.geometry);
+    RunReport {
         flashkit_version: env!("CARGO_PKG_VERSION").into(),
         label: spec.label.clone(),
         ftl: spec.ftl,
         options: spec.options,
-        device: DeviceRecord {
-            preset: preset.name.into(),
-            geometry,
-            timing: preset.timing,
-            endurance_cycles: endurance,
-        },
+        device,
         precondition: spec.precondition,
         seed: spec.seed,
         trace,
@@ -596,26 +635,12 @@ fn drive<F: Simulated, I: Iterator<Item = RequestResult>>(
             read: latency.read.summary(),
             write: latency.write.summary(),
         },
-        ftl_stats: stats_since(ftl.stats(), &stats_before),
-        elapsed_ns: preset.timing.serial_cost_ns(&flash),
+        ftl_stats: stats_since(ftl.stats(), &before.stats),
+        elapsed_ns: timing.serial_cost_ns(&flash),
         mapping_memory: ftl.mapping_memory(),
-        model_memory_estimate_bytes: spec.memory_estimate_on(&geometry),
+        model_memory_estimate_bytes,
         state_hash: format!("{:016x}", hasher.finish()),
-    };
-    let per_second = |n: u64| {
-        if replay_seconds > 0.0 {
-            n as f64 / replay_seconds
-        } else {
-            0.0
-        }
-    };
-    let wall = WallClock {
-        replay_seconds,
-        precondition_seconds,
-        requests_per_second: per_second(index),
-        host_pages_written_per_second: per_second(written),
-    };
-    Ok((RunOutcome { report, wall }, host))
+    }
 }
 
 /// Requests are read this far ahead of the one being submitted, so that the FTL can

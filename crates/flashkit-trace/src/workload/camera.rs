@@ -378,27 +378,9 @@ mod tests {
                 if start < l.data_start {
                     break pending;
                 }
-                assert_eq!(
-                    (start - l.data_start) % cs,
-                    0,
-                    "a chunk starts on a cluster"
-                );
-                assert_eq!(len % cs, 0, "a chunk is whole clusters");
-                assert!(len <= chunk_sectors);
-                let first = (start - l.data_start) / cs;
-                assert_eq!(first, next_free + clusters, "chunks follow each other");
-                let n = len / cs;
-                let mut fat: Vec<u64> = (first..first + n)
-                    .map(|k| (k + 2) * 2 / sector_bytes)
-                    .collect();
-                fat.dedup();
-                seen.two_sector_fat_updates += u64::from(fat.len() == 2);
-                for copy in [l.fat1, l.fat1 + l.fat_sectors] {
-                    for sector in &fat {
-                        assert_eq!(write(), (copy + sector, 1), "the chunk's FAT sectors");
-                    }
-                }
-                clusters += n;
+                let expected_first = next_free + clusters;
+                let chunk = (sector_bytes, chunk_sectors);
+                clusters += check_chunk(&l, chunk, pending, expected_first, &mut write, &mut seen);
                 pending = write();
                 if len == chunk_sectors {
                     seen.full_chunks += 1;
@@ -427,6 +409,44 @@ mod tests {
             pending = write();
         }
         seen
+    }
+
+    /// Checks the chunk `(start, len)` of a photo, whose first cluster should be
+    /// `expected_first`: on a cluster, whole clusters, no more than `chunk_sectors` (in
+    /// sectors of `sector_bytes`), then the FAT sectors holding its
+    /// clusters' entries (computed here entry by entry) in FAT 1, then the same in FAT 2.
+    /// Returns the chunk's clusters; counts in `seen` a chunk whose entries straddle two
+    /// FAT sectors.
+    fn check_chunk(
+        l: &FatLayout,
+        (sector_bytes, chunk_sectors): (u64, u64),
+        (start, len): (u64, u64),
+        expected_first: u64,
+        write: &mut impl FnMut() -> (u64, u64),
+        seen: &mut Seen,
+    ) -> u64 {
+        let cs = l.cluster_sectors;
+        assert_eq!(
+            (start - l.data_start) % cs,
+            0,
+            "a chunk starts on a cluster"
+        );
+        assert_eq!(len % cs, 0, "a chunk is whole clusters");
+        assert!(len <= chunk_sectors);
+        let first = (start - l.data_start) / cs;
+        assert_eq!(first, expected_first, "chunks follow each other");
+        let n = len / cs;
+        let mut fat: Vec<u64> = (first..first + n)
+            .map(|k| (k + 2) * 2 / sector_bytes)
+            .collect();
+        fat.dedup();
+        seen.two_sector_fat_updates += u64::from(fat.len() == 2);
+        for copy in [l.fat1, l.fat1 + l.fat_sectors] {
+            for sector in &fat {
+                assert_eq!(write(), (copy + sector, 1), "the chunk's FAT sectors");
+            }
+        }
+        n
     }
 
     /// The paper's cameras on its 64 MiB card: A's FATs are (32,768 + 2) entries x 2 B = 129

@@ -76,6 +76,26 @@ impl<P: Placement, R: Replacement> BTree<P, R> {
 
     /// Move one entry from the sibling through the parent's separator.
     fn borrow(&mut self, pair: Pair) -> Result<(), NandIndexError> {
+        let records = if pair.left_underflows {
+            self.borrow_from_right(pair)?
+        } else {
+            self.borrow_from_left(pair)?
+        };
+        for (id, record) in records {
+            self.modify(id, record)?;
+        }
+        self.stats.borrows += 1;
+        Ok(())
+    }
+
+    /// The records that move the right node's first entry into the underflowing left one:
+    /// a leaf's first key and value (the parent's separator becomes the right node's second
+    /// key), or an inner node's first child under the separator (which becomes the right
+    /// node's first key).
+    fn borrow_from_right(
+        &mut self,
+        pair: Pair,
+    ) -> Result<[(NodeId, LogRecord); 3], NandIndexError> {
         let Pair {
             parent,
             left,
@@ -85,76 +105,83 @@ impl<P: Placement, R: Replacement> BTree<P, R> {
             ..
         } = pair;
         let pos = sep_pos as u16;
-        let records: [(NodeId, LogRecord); 3] = if pair.left_underflows {
-            let r = self.pool.ensure(right, &mut self.store)?;
-            if pair.level == 0 {
-                let (k, v) = (r.keys[0], r.values[0]);
-                [
-                    (left, LogRecord::Insert { key: k, value: v }),
-                    (right, LogRecord::PopFront { count: 1 }),
-                    (
-                        parent,
-                        LogRecord::SetKey {
-                            pos,
-                            key: r.keys[1],
-                        },
-                    ),
-                ]
-            } else {
-                [
-                    (
-                        left,
-                        LogRecord::Append {
-                            key: separator,
-                            child: r.children[0],
-                        },
-                    ),
-                    (
-                        parent,
-                        LogRecord::SetKey {
-                            pos,
-                            key: r.keys[0],
-                        },
-                    ),
-                    (right, LogRecord::PopFront { count: 1 }),
-                ]
-            }
+        let r = self.pool.ensure(right, &mut self.store)?;
+        Ok(if pair.level == 0 {
+            let (k, v) = (r.keys[0], r.values[0]);
+            [
+                (left, LogRecord::Insert { key: k, value: v }),
+                (right, LogRecord::PopFront { count: 1 }),
+                (
+                    parent,
+                    LogRecord::SetKey {
+                        pos,
+                        key: r.keys[1],
+                    },
+                ),
+            ]
         } else {
-            let l = self.pool.ensure(left, &mut self.store)?;
-            let n = l.len();
-            let keep = LogRecord::Truncate {
-                keep: (n - 1) as u16,
-            };
-            if pair.level == 0 {
-                let (k, v) = (l.keys[n - 1], l.values[n - 1]);
-                [
-                    (right, LogRecord::Insert { key: k, value: v }),
-                    (left, keep),
-                    (parent, LogRecord::SetKey { pos, key: k }),
-                ]
-            } else {
-                let front = LogRecord::PushFront {
-                    key: separator,
-                    child: l.children[n],
-                };
-                [
-                    (right, front),
-                    (
-                        parent,
-                        LogRecord::SetKey {
-                            pos,
-                            key: l.keys[n - 1],
-                        },
-                    ),
-                    (left, keep),
-                ]
-            }
+            [
+                (
+                    left,
+                    LogRecord::Append {
+                        key: separator,
+                        child: r.children[0],
+                    },
+                ),
+                (
+                    parent,
+                    LogRecord::SetKey {
+                        pos,
+                        key: r.keys[0],
+                    },
+                ),
+                (right, LogRecord::PopFront { count: 1 }),
+            ]
+        })
+    }
+
+    /// The records that move the left node's last entry into the underflowing right one: a
+    /// leaf's last key and value (which becomes the separator), or an inner node's last
+    /// child under the separator (the left node's last key becomes the separator).
+    fn borrow_from_left(&mut self, pair: Pair) -> Result<[(NodeId, LogRecord); 3], NandIndexError> {
+        let Pair {
+            parent,
+            left,
+            right,
+            sep_pos,
+            separator,
+            ..
+        } = pair;
+        let pos = sep_pos as u16;
+        let l = self.pool.ensure(left, &mut self.store)?;
+        let n = l.len();
+        let keep = LogRecord::Truncate {
+            keep: (n - 1) as u16,
         };
-        for (id, record) in records {
-            self.modify(id, record)?;
-        }
-        self.stats.borrows += 1;
-        Ok(())
+        Ok(if pair.level == 0 {
+            let (k, v) = (l.keys[n - 1], l.values[n - 1]);
+            [
+                (right, LogRecord::Insert { key: k, value: v }),
+                (left, keep),
+                (parent, LogRecord::SetKey { pos, key: k }),
+            ]
+        } else {
+            let front = LogRecord::PushFront {
+                key: separator,
+                child: l.children[n],
+            };
+            [
+                (right, front),
+                (
+                    parent,
+                    LogRecord::SetKey {
+                        pos,
+                        key: l.keys[n - 1],
+                    },
+                ),
+                (left, keep),
+            ]
+        })
     }
 
     /// Merge the right node into the left one and drop it from the parent.

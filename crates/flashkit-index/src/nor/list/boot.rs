@@ -9,7 +9,7 @@ use super::{Counts, Cur, Engine, Frame, ListConfig};
 use crate::nor::IndexError;
 use crate::nor::stats::{BootReport, ProbeStats};
 use flashkit_core::{BlockId, Cause, SimRng, SimRngExt};
-use flashkit_device::nor::{ERASED_WORD, NorDevice};
+use flashkit_device::nor::{ERASED_WORD, NorDevice, NorGeometry};
 use rand::Rng;
 
 impl Engine {
@@ -19,99 +19,11 @@ impl Engine {
         structure: &'static str,
         seed: u64,
     ) -> Result<Engine, IndexError> {
-        let err = |field: &'static str, reason: String| IndexError::Config {
-            structure,
-            field,
-            reason,
-        };
         let g = *nor.geometry();
-        if cfg.turnstile_blocks < 2 {
-            return Err(err(
-                "turnstile size",
-                format!("{} must be at least 2 (one spare)", cfg.turnstile_blocks),
-            ));
-        }
-        if !g.blocks().is_multiple_of(cfg.turnstile_blocks) {
-            return Err(err(
-                "turnstile size",
-                format!(
-                    "{} does not divide the flash's {} blocks",
-                    cfg.turnstile_blocks,
-                    g.blocks()
-                ),
-            ));
-        }
-        if !(1..=MAX_LEVELS).contains(&cfg.max_levels) {
-            return Err(err(
-                "max levels",
-                format!("{} is not in 1..={MAX_LEVELS}", cfg.max_levels),
-            ));
-        }
-        if !(cfg.p > 0.0 && cfg.p < 1.0) {
-            return Err(err(
-                "p",
-                format!("{} is not strictly between 0 and 1", cfg.p),
-            ));
-        }
-        if cfg.slots == 0
-            || cfg.slots > MAX_SLOTS
-            || cfg.key_limit == 0
-            || cfg.key_limit > cfg.slots
-        {
-            return Err(err(
-                "slots / key limit",
-                format!(
-                    "need 1 <= key limit ({}) <= slots ({})",
-                    cfg.key_limit, cfg.slots
-                ),
-            ));
-        }
-        if cfg.key_limit > 1 && cfg.key_limit >= cfg.slots {
-            return Err(err(
-                "key limit",
-                format!(
-                    "{} must be below the slot count {} (0.5.1: n < m)",
-                    cfg.key_limit, cfg.slots
-                ),
-            ));
-        }
+        check_list(&cfg, &g, structure)?;
         let lay = Layout::new(cfg.slots, cfg.pointers, cfg.max_levels);
-        match cfg.pointers {
-            layout::PointerArea::Pool { entries } if entries < cfg.max_levels => {
-                return Err(err(
-                    "pointer pool",
-                    format!(
-                        "{entries} entries: needs at least one entry per level ({})",
-                        cfg.max_levels
-                    ),
-                ));
-            }
-            layout::PointerArea::PerLevel { slots: 0 } => {
-                return Err(err(
-                    "pointer slots per level",
-                    "0: a level needs at least one slot".to_string(),
-                ));
-            }
-            _ => {}
-        }
-        let frames = (g.words_per_block() - layout::BLOCK_HEADER_WORDS) / lay.frame_words;
-        if !(2..=u32::from(u16::MAX)).contains(&frames) {
-            return Err(err(
-                "object size",
-                format!(
-                    "{} words give {frames} objects per {}-word block (need 2..=65535)",
-                    lay.frame_words,
-                    g.words_per_block()
-                ),
-            ));
-        }
-        let turnstiles = g.blocks() / cfg.turnstile_blocks;
-        if turnstiles > 0x1FFF {
-            return Err(err(
-                "turnstile size",
-                format!("{turnstiles} turnstiles exceed the pointer encoding's 8191"),
-            ));
-        }
+        check_pointers(&cfg, structure)?;
+        let (frames, turnstiles) = check_fit(&cfg, &lay, &g, structure)?;
         let placeholder = Frame {
             block: 0,
             offset: 0,
@@ -322,4 +234,119 @@ impl Engine {
         }
         Err(self.corrupt("the tail's pointer does not lead to the head".into()))
     }
+}
+
+/// A configuration error of `structure`: the field at fault and why.
+fn config_error(structure: &'static str) -> impl Fn(&'static str, String) -> IndexError {
+    move |field, reason| IndexError::Config {
+        structure,
+        field,
+        reason,
+    }
+}
+
+/// The list's own parameters: turnstiles that divide the flash with a spare each, the
+/// levels, `p`, and the slots against the key limit.
+fn check_list(
+    cfg: &ListConfig,
+    g: &NorGeometry,
+    structure: &'static str,
+) -> Result<(), IndexError> {
+    let err = config_error(structure);
+    if cfg.turnstile_blocks < 2 {
+        return Err(err(
+            "turnstile size",
+            format!("{} must be at least 2 (one spare)", cfg.turnstile_blocks),
+        ));
+    }
+    if !g.blocks().is_multiple_of(cfg.turnstile_blocks) {
+        return Err(err(
+            "turnstile size",
+            format!(
+                "{} does not divide the flash's {} blocks",
+                cfg.turnstile_blocks,
+                g.blocks()
+            ),
+        ));
+    }
+    if !(1..=MAX_LEVELS).contains(&cfg.max_levels) {
+        return Err(err(
+            "max levels",
+            format!("{} is not in 1..={MAX_LEVELS}", cfg.max_levels),
+        ));
+    }
+    if !(cfg.p > 0.0 && cfg.p < 1.0) {
+        return Err(err(
+            "p",
+            format!("{} is not strictly between 0 and 1", cfg.p),
+        ));
+    }
+    if cfg.slots == 0 || cfg.slots > MAX_SLOTS || cfg.key_limit == 0 || cfg.key_limit > cfg.slots {
+        return Err(err(
+            "slots / key limit",
+            format!(
+                "need 1 <= key limit ({}) <= slots ({})",
+                cfg.key_limit, cfg.slots
+            ),
+        ));
+    }
+    if cfg.key_limit > 1 && cfg.key_limit >= cfg.slots {
+        return Err(err(
+            "key limit",
+            format!(
+                "{} must be below the slot count {} (0.5.1: n < m)",
+                cfg.key_limit, cfg.slots
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// The pointer area: a pool with an entry per level at least, or slots on every level.
+fn check_pointers(cfg: &ListConfig, structure: &'static str) -> Result<(), IndexError> {
+    let err = config_error(structure);
+    match cfg.pointers {
+        layout::PointerArea::Pool { entries } if entries < cfg.max_levels => Err(err(
+            "pointer pool",
+            format!(
+                "{entries} entries: needs at least one entry per level ({})",
+                cfg.max_levels
+            ),
+        )),
+        layout::PointerArea::PerLevel { slots: 0 } => Err(err(
+            "pointer slots per level",
+            "0: a level needs at least one slot".to_string(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// What the layout gives on the flash: objects per block (2 to 65,535) and turnstiles (no
+/// more than a pointer encodes).
+fn check_fit(
+    cfg: &ListConfig,
+    lay: &Layout,
+    g: &NorGeometry,
+    structure: &'static str,
+) -> Result<(u32, u32), IndexError> {
+    let err = config_error(structure);
+    let frames = (g.words_per_block() - layout::BLOCK_HEADER_WORDS) / lay.frame_words;
+    if !(2..=u32::from(u16::MAX)).contains(&frames) {
+        return Err(err(
+            "object size",
+            format!(
+                "{} words give {frames} objects per {}-word block (need 2..=65535)",
+                lay.frame_words,
+                g.words_per_block()
+            ),
+        ));
+    }
+    let turnstiles = g.blocks() / cfg.turnstile_blocks;
+    if turnstiles > 0x1FFF {
+        return Err(err(
+            "turnstile size",
+            format!("{turnstiles} turnstiles exceed the pointer encoding's 8191"),
+        ));
+    }
+    Ok((frames, turnstiles))
 }
