@@ -399,11 +399,11 @@ pub struct OutputArgs {
 impl OutputArgs {
     /// A usage error if `--json` or `--csv` names an input of the run (checked before the
     /// work; see [`crate::output::check_output`]).
-    pub fn check_not_inputs(&self) -> Result<(), crate::Failure> {
+    pub fn check_not_inputs(&self) -> Result<(), crate::failure::Failure> {
         crate::output::check_outputs(&[
             ("--json", self.json.as_deref()),
             ("--csv", self.csv.as_deref()),
         ])
-        .map_err(crate::Failure::Usage)
+        .map_err(crate::failure::Failure::Usage)
     }
 }

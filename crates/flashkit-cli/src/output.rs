@@ -1,49 +1,13 @@
-//! Tables on stdout, JSON and CSV files.
+//! Output files: JSON and CSV, written whole or not at all, never over an input.
 
 use anyhow::{Context, Result, anyhow};
 use flashkit_core::same_file;
 use flashkit_report::Table;
-use flashkit_sim::{MetricValue, RunOutcome};
 use serde::Serialize;
 use std::fs::File;
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, PoisonError};
-
-/// Runs as rows (CSV layout): one column per metric key, in first-seen order.
-pub fn runs_table(outcomes: &[RunOutcome], human: bool) -> Table {
-    let mut keys: Vec<(String, String)> = Vec::new();
-    for outcome in outcomes {
-        for metric in outcome.report.metrics() {
-            if !keys.iter().any(|(key, _)| *key == metric.key) {
-                keys.push((metric.key, metric.label));
-            }
-        }
-    }
-    let header = std::iter::once(if human {
-        "metric".to_string()
-    } else {
-        "run".to_string()
-    })
-    .chain(
-        keys.iter()
-            .map(|(key, label)| if human { label.clone() } else { key.clone() }),
-    );
-    let mut table = Table::new(header);
-    for outcome in outcomes {
-        let metrics = outcome.report.metrics();
-        let mut row = vec![outcome.report.label.clone()];
-        for (key, _) in &keys {
-            let value = metrics
-                .iter()
-                .find(|m| m.key == *key)
-                .map_or(MetricValue::Missing, |m| m.value.clone());
-            row.push(value.render());
-        }
-        table.push(row);
-    }
-    table
-}
 
 /// The files this process reads as input (traces, configuration, records, results), so
 /// that no output replaces one: an output is created empty before it is written, and a
@@ -378,67 +342,6 @@ pub fn write_csv(path: &Path, table: &Table) -> Result<()> {
         .write_csv(&mut out)
         .with_context(|| format!("writing {}", path.display()))?;
     out.finish()
-}
-
-/// The JSON document of a set of runs.
-#[derive(Serialize)]
-pub struct RunsDocument<'a> {
-    pub runs: Vec<&'a flashkit_sim::RunReport>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub wall_clock: Option<Vec<(&'a str, flashkit_sim::WallClock)>>,
-    /// With the wall clocks: how many runs went at once (their clocks shared the machine).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub concurrent_runs: Option<usize>,
-    /// Runs that failed (an FTL worn out, out of space): not in `runs`, and said here so that
-    /// the file does not read as if they had never been asked for.
-    #[serde(skip_serializing_if = "<[_]>::is_empty")]
-    pub failed: &'a [FailedRun],
-}
-
-/// A run that failed, in a results document.
-#[derive(Serialize, Debug, Clone)]
-pub struct FailedRun {
-    /// The run's label (`block`, `page/greedy`).
-    pub label: String,
-    /// Why it failed.
-    pub error: String,
-}
-
-/// The JSON of `outcomes`, with their wall clocks if `wall_clock`, measured `concurrent` runs
-/// at a time.
-pub fn runs_document<'a>(
-    outcomes: &'a [RunOutcome],
-    wall_clock: bool,
-    concurrent: usize,
-    failed: &'a [FailedRun],
-) -> RunsDocument<'a> {
-    RunsDocument {
-        failed,
-        runs: outcomes.iter().map(|o| &o.report).collect(),
-        wall_clock: wall_clock.then(|| {
-            outcomes
-                .iter()
-                .map(|o| (o.report.label.as_str(), o.wall))
-                .collect()
-        }),
-        concurrent_runs: wall_clock.then_some(concurrent),
-    }
-}
-
-/// One line per run: how long the replay took on this machine.
-pub fn wall_clock_lines(outcomes: &[RunOutcome]) -> String {
-    let mut text = String::new();
-    for o in outcomes {
-        text.push_str(&format!(
-            "wall clock {}: replay {:.2} s ({:.0} requests/s, {:.0} host pages written/s), precondition {:.2} s\n",
-            o.report.label,
-            o.wall.replay_seconds,
-            o.wall.requests_per_second,
-            o.wall.host_pages_written_per_second,
-            o.wall.precondition_seconds
-        ));
-    }
-    text
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@
 //! speed-up which changes behaviour is caught.
 
 use crate::args::BenchArgs;
+use crate::failure::{Failure, Outcome, sim_failure};
 use crate::output::write_json;
 use crate::progress::Bar;
-use crate::{Failure, Outcome, sim_failure};
 use anyhow::Context;
 use flashkit_core::sub_seed;
 use flashkit_core::units::format_size;
@@ -44,70 +44,9 @@ struct BenchFigures {
     memory_latency: MemoryLatency,
 }
 
+/// `flashkit bench`.
 pub fn run(mut args: BenchArgs) -> Outcome {
-    let ftl_flags = flashkit_lab::config::FtlSection {
-        log_blocks: args.log_blocks,
-        ..Default::default()
-    };
-    flashkit_lab::config::check_ftl_options(
-        &ftl_flags,
-        &[args.ftl],
-        &format!("--ftl {}", args.ftl),
-    )
-    .map_err(Failure::usage)?;
-    if args.smoke {
-        args.requests = Count(200_000);
-        args.capacity = Size(256 << 20);
-    }
-    if args.requests.0 == 0 {
-        // Nothing to time: it printed 0 writes a second and no write amplification.
-        return Err(Failure::Usage(anyhow::anyhow!(
-            "--requests 0: the benchmark needs at least one host write to time"
-        )));
-    }
-    let spec = WorkloadSpec::new(
-        Pattern::Uniform,
-        SizeDist::Fixed { bytes: 4096 },
-        args.requests.0,
-        args.capacity.0,
-    );
-    let options = FtlOptions {
-        hybrid: HybridConfig {
-            log_blocks: args
-                .log_blocks
-                .unwrap_or(HybridConfig::default().log_blocks),
-            ..HybridConfig::default()
-        },
-        ..FtlOptions::default()
-    };
-    let label = match args.ftl {
-        FtlKind::Page => format!("page/{}", options.page.gc_policy),
-        kind if kind.uses_log_blocks() => {
-            format!("{kind}/{} log blocks", options.hybrid.log_blocks)
-        }
-        kind => kind.to_string(),
-    };
-    let run_spec = RunSpec {
-        label,
-        ftl: args.ftl,
-        options,
-        device: DeviceSpec {
-            capacity_bytes: args.capacity.0,
-            over_provisioning: args.op,
-            ..DeviceSpec::default()
-        },
-        precondition: Some(Precondition::default()),
-        seed: args.seed,
-    };
-    // Refused before the trace is generated: an impossible device, or one whose model does
-    // not fit in this machine's memory.
-    run_spec.check().map_err(crate::sim_failure)?;
-    flashkit_sim::check_memory(std::slice::from_ref(&run_spec), 1).map_err(crate::sim_failure)?;
-    crate::output::check_outputs(&[
-        ("--keep-trace", args.keep_trace.as_deref()),
-        ("--json", args.json.as_deref()),
-    ])
-    .map_err(Failure::Usage)?;
+    let (spec, run_spec) = plan(&mut args)?;
     // Keeps a generated trace alive until the run is over, then removes it.
     let mut temp_dir = None;
     let (trace_path, generation_seconds) = match &args.trace {
@@ -170,7 +109,88 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         r.device.geometry.pages_per_block()
     );
     println!("trace: {}", trace_path.display());
-    if let Some(seconds) = generation_seconds {
+    print_figures(&figures);
+    if let Some(path) = &args.json {
+        write_json(path, &figures)?;
+    }
+    drop(temp_dir);
+    Ok(())
+}
+
+/// The workload and the run `args` ask for, refused before any work when impossible: an FTL
+/// option the FTL does not read, no writes to time, a device that cannot be built or whose
+/// model does not fit in this machine's memory, an output that is an input.
+fn plan(args: &mut BenchArgs) -> Result<(WorkloadSpec, RunSpec), Failure> {
+    let ftl_flags = flashkit_lab::config::FtlSection {
+        log_blocks: args.log_blocks,
+        ..Default::default()
+    };
+    flashkit_lab::config::check_ftl_options(
+        &ftl_flags,
+        &[args.ftl],
+        &format!("--ftl {}", args.ftl),
+    )
+    .map_err(Failure::usage)?;
+    if args.smoke {
+        args.requests = Count(200_000);
+        args.capacity = Size(256 << 20);
+    }
+    if args.requests.0 == 0 {
+        // Nothing to time: it printed 0 writes a second and no write amplification.
+        return Err(Failure::Usage(anyhow::anyhow!(
+            "--requests 0: the benchmark needs at least one host write to time"
+        )));
+    }
+    let spec = WorkloadSpec::new(
+        Pattern::Uniform,
+        SizeDist::Fixed { bytes: 4096 },
+        args.requests.0,
+        args.capacity.0,
+    );
+    let options = FtlOptions {
+        hybrid: HybridConfig {
+            log_blocks: args
+                .log_blocks
+                .unwrap_or(HybridConfig::default().log_blocks),
+            ..HybridConfig::default()
+        },
+        ..FtlOptions::default()
+    };
+    let label = match args.ftl {
+        FtlKind::Page => format!("page/{}", options.page.gc_policy),
+        kind if kind.uses_log_blocks() => {
+            format!("{kind}/{} log blocks", options.hybrid.log_blocks)
+        }
+        kind => kind.to_string(),
+    };
+    let run_spec = RunSpec {
+        label,
+        ftl: args.ftl,
+        options,
+        device: DeviceSpec {
+            capacity_bytes: args.capacity.0,
+            over_provisioning: args.op,
+            ..DeviceSpec::default()
+        },
+        precondition: Some(Precondition::default()),
+        seed: args.seed,
+    };
+    // Refused before the trace is generated: an impossible device, or one whose model does
+    // not fit in this machine's memory.
+    run_spec.check().map_err(crate::failure::sim_failure)?;
+    flashkit_sim::check_memory(std::slice::from_ref(&run_spec), 1)
+        .map_err(crate::failure::sim_failure)?;
+    crate::output::check_outputs(&[
+        ("--keep-trace", args.keep_trace.as_deref()),
+        ("--json", args.json.as_deref()),
+    ])
+    .map_err(Failure::Usage)?;
+    Ok((spec, run_spec))
+}
+
+/// The figures, a line each, as bench/RESULTS.md records them.
+fn print_figures(figures: &BenchFigures) {
+    if let Some(seconds) = figures.trace_generation_seconds {
         println!("trace generation:     {seconds:.2} s");
     }
     println!(
@@ -207,11 +227,6 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         "machine:              {}",
         figures.memory_latency.describe()
     );
-    if let Some(path) = &args.json {
-        write_json(path, &figures)?;
-    }
-    drop(temp_dir);
-    Ok(())
 }
 
 fn generate(spec: &WorkloadSpec, seed: u64, path: &std::path::Path) -> Outcome {

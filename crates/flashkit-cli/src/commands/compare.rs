@@ -1,33 +1,19 @@
 //! `flashkit compare`: one workload, several FTLs, one table.
 
 use crate::args::CompareArgs;
-use crate::output::{
-    FailedRun, runs_document, runs_table, wall_clock_lines, write_csv, write_json,
-};
+use crate::failure::{Failure, Outcome, sim_failure};
+use crate::output::{write_csv, write_json};
 use crate::progress::WorkerBars;
-use crate::{Failure, Outcome, sim_failure};
 use flashkit_ftl::FtlKind;
 use flashkit_lab::Executor;
-use flashkit_lab::compare::{self, CompareSpec, RunError};
+use flashkit_lab::compare::{
+    self, CompareSpec, FailedRun, RunError, runs_document, runs_table, wall_clock_lines,
+};
 use flashkit_lab::config::{self as settings, ConfigFile};
 
+/// `flashkit compare`.
 pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
-    let kinds = if args.ftl.is_empty() {
-        FtlKind::ALL.to_vec()
-    } else {
-        args.ftl.clone()
-    };
-    settings::check_runs_blamed(
-        &settings::RunFlags {
-            device: &args.device,
-            ftl: &args.ftl_options,
-            workload: &args.workload,
-            kinds: &kinds,
-            trace: args.trace.is_some(),
-        },
-        config,
-    )
-    .map_err(Failure::usage)?;
+    let kinds = kinds(&args, config)?;
     let mut device = settings::device_spec(&args.device, &config.device).map_err(Failure::usage)?;
     // Refuse an impossible device before anything else is built or read.
     device.resolve().map_err(sim_failure)?;
@@ -87,6 +73,42 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         |worker, _| bars.finished(worker, None),
     );
     bars.clear();
+    let failed = report(&specs, results, &args.output, workers)?;
+    if failed.is_empty() {
+        return Ok(());
+    }
+    Err(failures(failed, specs.len()))
+}
+
+/// The FTLs to run (every one unless `--ftl` names some), once the options and the config
+/// file are checked against each other and against them.
+fn kinds(args: &CompareArgs, config: &ConfigFile) -> Result<Vec<FtlKind>, Failure> {
+    let kinds = if args.ftl.is_empty() {
+        FtlKind::ALL.to_vec()
+    } else {
+        args.ftl.clone()
+    };
+    settings::check_runs_blamed(
+        &settings::RunFlags {
+            device: &args.device,
+            ftl: &args.ftl_options,
+            workload: &args.workload,
+            kinds: &kinds,
+            trace: args.trace.is_some(),
+        },
+        config,
+    )
+    .map_err(Failure::usage)?;
+    Ok(kinds)
+}
+
+/// Print and save the runs that finished; the ones that failed, by label, to report after.
+fn report(
+    specs: &[flashkit_sim::RunSpec],
+    results: Vec<Result<flashkit_sim::RunOutcome, RunError>>,
+    output: &crate::args::OutputArgs,
+    workers: usize,
+) -> Result<Vec<(String, RunError)>, Failure> {
     let mut finished = Vec::new();
     let mut failed: Vec<(String, RunError)> = Vec::new();
     for (spec, result) in specs.iter().zip(results) {
@@ -105,22 +127,19 @@ pub fn run(args: CompareArgs, config: &ConfigFile) -> Outcome {
         })
         .collect();
     if !finished.is_empty() {
-        print_and_save(&finished, &args.output, workers, &recorded)?;
+        print_and_save(&finished, output, workers, &recorded)?;
     } else {
         // Every run failed: the JSON still says which and why; the CSV, a row a finished
         // run, would be a header alone, so it is not written, and that is said.
-        if let Some(path) = &args.output.json {
-            let wall_clock = args.output.wall_clock_in_json;
+        if let Some(path) = &output.json {
+            let wall_clock = output.wall_clock_in_json;
             write_json(path, &runs_document(&[], wall_clock, workers, &recorded))?;
         }
-        if let Some(path) = &args.output.csv {
+        if let Some(path) = &output.csv {
             eprintln!("note: {} not written: no run finished", path.display());
         }
     }
-    if failed.is_empty() {
-        return Ok(());
-    }
-    Err(failures(failed, specs.len()))
+    Ok(failed)
 }
 
 /// One error for the runs that failed, each named by its label; runs that failed the same

@@ -6,10 +6,10 @@
 pub use crate::args::em::EmCommand;
 use crate::args::em::{GenArgs, ModelArgs, SortArgs};
 use crate::commands::reproduce::lab_failure;
+use crate::failure::{Failure, Outcome};
 use crate::interrupt::OnInterrupt;
 use crate::output::{Staged, write_json};
 use crate::progress::SharedBar;
-use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use flashkit_em::progress::Progress as _;
 use flashkit_lab::config::ConfigFile;

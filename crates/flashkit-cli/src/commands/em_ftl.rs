@@ -2,8 +2,8 @@
 //! options resolved (flags, then the config file's `[device]` and `[ftl]`) into the lab's
 //! [`FtlSpec`]; the lab sizes the device to the algorithm and runs it.
 
-use crate::Failure;
 use crate::args::em::FtlDeviceArgs;
+use crate::failure::Failure;
 use anyhow::anyhow;
 use flashkit_core::units::format_size;
 use flashkit_ftl::FtlKind;

@@ -3,8 +3,8 @@
 
 use crate::args::em::GraphArgs;
 use crate::commands::em_ftl::failure;
+use crate::failure::{Failure, Outcome};
 use crate::output::write_json;
-use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use flashkit_lab::config::ConfigFile;
 use flashkit_lab::em::graph::{self, GraphSpec};

@@ -5,10 +5,10 @@
 
 use crate::args::em::ProbeArgs;
 use crate::commands::reproduce::lab_failure;
+use crate::failure::{Failure, Outcome};
 use crate::interrupt::OnInterrupt;
 use crate::output::write_json;
 use crate::progress::SharedBar;
-use crate::{Failure, Outcome};
 use flashkit_em::probe::ProbeSpec;
 use flashkit_lab::probe;
 

@@ -4,9 +4,9 @@
 
 use crate::args::em::SortArgs;
 use crate::commands::em_ftl::failure;
+use crate::failure::{Failure, Outcome};
 use crate::output::write_json;
 use crate::progress::SharedBar;
-use crate::{Failure, Outcome};
 use anyhow::Context;
 use flashkit_em::progress::Progress as _;
 use flashkit_lab::config::ConfigFile;

@@ -2,8 +2,8 @@
 
 use crate::args::index::IndexCommand;
 use crate::commands::reproduce::{flags_in, lab_failure};
+use crate::failure::{Failure, Outcome};
 use crate::output::{write_csv, write_json};
-use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use flashkit_lab::index;
 

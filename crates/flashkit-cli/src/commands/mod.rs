@@ -15,7 +15,7 @@ pub mod sweep;
 pub mod trace;
 pub mod trace_tools;
 
-use crate::Outcome;
+use crate::failure::Outcome;
 use flashkit_core::NandPreset;
 use flashkit_core::units::format_size;
 use flashkit_report::Table;

@@ -1,8 +1,8 @@
 //! `flashkit replay`: one trace through one FTL.
 
 use crate::args::ReplayArgs;
+use crate::failure::{Failure, Outcome, sim_failure};
 use crate::progress::Bar;
-use crate::{Failure, Outcome, sim_failure};
 use flashkit_lab::config::{self as settings, ConfigFile};
 use flashkit_sim::RunSpec;
 

@@ -5,7 +5,7 @@
 //! checks its outputs and writes them.
 
 use crate::args::ReportArgs;
-use crate::{Failure, Outcome, sim_failure};
+use crate::failure::{Failure, Outcome, sim_failure};
 use anyhow::anyhow;
 use flashkit_lab::report::{Figure, Report, ReportError, Results};
 use std::path::Path;

@@ -5,10 +5,10 @@
 //! `cells.json` in the output directory records what each cell ran ([`sweep::Setup`]), so that
 //! `--resume` refuses a directory whose results were made under other settings.
 
-use crate::Outcome;
 use crate::args::SweepArgs;
+use crate::failure::Outcome;
+use crate::failure::{Failure, sim_failure};
 use crate::progress::WorkerBars;
-use crate::{Failure, sim_failure};
 use anyhow::{Context, anyhow};
 use flashkit_lab::Executor;
 use flashkit_lab::sweep::{Resume, ResumeError, SweepPlan};
@@ -122,14 +122,7 @@ fn run_locked(
     if let Some(error) = write_error {
         return Err(sim_failure(error));
     }
-    // The finished file in the grid's order, whichever worker finished first (the same
-    // sweep wrote its rows in a different order on every run).
-    let order: HashMap<&str, usize> = cells
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (c.id.as_str(), i))
-        .collect();
-    results.sort_by_key(|r| order.get(r.id.as_str()).copied().unwrap_or(usize::MAX));
+    in_grid_order(cells, &mut results);
     write_csv(&csv_path, &results)?;
     undo.keep();
     println!(
@@ -151,6 +144,17 @@ fn run_locked(
         )));
     }
     Ok(())
+}
+
+/// `results` in the grid's order, whichever worker finished first (the same sweep wrote its
+/// rows in a different order on every run).
+fn in_grid_order(cells: &[Cell], results: &mut [CellResult]) {
+    let order: HashMap<&str, usize> = cells
+        .iter()
+        .enumerate()
+        .map(|(i, c)| (c.id.as_str(), i))
+        .collect();
+    results.sort_by_key(|r| order.get(r.id.as_str()).copied().unwrap_or(usize::MAX));
 }
 
 /// The results file, opened for the sweep: refused if it holds results and neither

@@ -1,9 +1,9 @@
 //! `flashkit trace gen` and `flashkit trace stats` (any format, per volume on request).
 
 use crate::args::{GenArgs, StatsArgs};
+use crate::failure::{Failure, Outcome};
 use crate::output::{write_csv, write_json};
 use crate::progress::Bar;
-use crate::{Failure, Outcome};
 use anyhow::Context;
 use flashkit_core::sub_seed;
 use flashkit_core::units::format_size;

@@ -3,8 +3,8 @@
 //! `flashkit_trace::formats` (docs/TRACES.md).
 
 use crate::args::{ConvertArgs, ConvertTo, DetectArgs, TraceBenchArgs};
+use crate::failure::{Failure, Outcome, sim_failure};
 use crate::progress::Bar;
-use crate::{Failure, Outcome, sim_failure};
 use anyhow::{Context, anyhow};
 use flashkit_core::units::{describe_size, format_size};
 use flashkit_lab::config::{self as settings, ConfigFile, TraceSection, WorkloadSection};

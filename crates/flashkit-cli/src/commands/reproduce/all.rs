@@ -21,9 +21,9 @@
 use super::{Figures, lab_failure};
 use crate::args::VetReproArgs;
 use crate::args::reproduce::{AllArgs, FastArgs, FatlistArgs, FlashmodelArgs, GrrArgs};
+use crate::failure::{Failure, Outcome};
 use crate::interrupt::OnInterrupt;
 use crate::progress::{Bar, SharedBar};
-use crate::{Failure, Outcome};
 use anyhow::{Context, anyhow};
 use clap::Args;
 use flashkit_lab::claims::Paper;
@@ -43,46 +43,11 @@ const PAPERS: [Paper; 5] = [
 
 /// Run every paper asked for, then write the index.
 pub fn run(args: &AllArgs) -> Outcome {
-    for name in &args.only {
-        if !PAPERS.iter().any(|p| p.name() == name) {
-            let names: Vec<&str> = PAPERS.iter().map(|p| p.name()).collect();
-            return Err(Failure::Usage(anyhow!(
-                "unknown paper {name:?} in --only; expected some of: {}",
-                names.join(", ")
-            )));
-        }
-    }
-    let wanted = |p: &&Paper| args.only.is_empty() || args.only.iter().any(|n| n == p.name());
-    if args.tmp.is_some()
-        && !PAPERS
-            .iter()
-            .filter(wanted)
-            .any(|&p| p == Paper::Flashmodel)
-    {
-        return Err(Failure::Usage(anyhow!(
-            "--tmp is flashmodel's (its disk probe and real-disk sort), which --only {} \
-             leaves out: drop it",
-            args.only.join(",")
-        )));
-    }
-    // Checked before four papers run, not when flashmodel, the last, refuses it.
-    if let Some(tmp) = &args.tmp
-        && !tmp.is_dir()
-    {
-        return Err(Failure::Usage(anyhow!(
-            "--tmp {} is not a directory",
-            tmp.display()
-        )));
-    }
-    if args.out.exists() && !args.out.is_dir() {
-        return Err(Failure::Usage(anyhow!(
-            "--out {} is not a directory",
-            args.out.display()
-        )));
-    }
+    check(args)?;
     std::fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))
         .map_err(Failure::Runtime)?;
+    let wanted = |p: &&Paper| args.only.is_empty() || args.only.iter().any(|n| n == p.name());
     let mut ran = Vec::new();
     let mut failed = Vec::new();
     for &paper in PAPERS.iter().filter(wanted) {
@@ -143,6 +108,49 @@ pub fn run(args: &AllArgs) -> Outcome {
             failed.join(", ")
         )))
     }
+}
+
+/// Refuse, before any paper runs, an unknown paper in `--only`, a `--tmp` no paper chosen
+/// reads or that is not a directory, and an `--out` that is not one.
+fn check(args: &AllArgs) -> Outcome {
+    for name in &args.only {
+        if !PAPERS.iter().any(|p| p.name() == name) {
+            let names: Vec<&str> = PAPERS.iter().map(|p| p.name()).collect();
+            return Err(Failure::Usage(anyhow!(
+                "unknown paper {name:?} in --only; expected some of: {}",
+                names.join(", ")
+            )));
+        }
+    }
+    let wanted = |p: &&Paper| args.only.is_empty() || args.only.iter().any(|n| n == p.name());
+    if args.tmp.is_some()
+        && !PAPERS
+            .iter()
+            .filter(wanted)
+            .any(|&p| p == Paper::Flashmodel)
+    {
+        return Err(Failure::Usage(anyhow!(
+            "--tmp is flashmodel's (its disk probe and real-disk sort), which --only {} \
+             leaves out: drop it",
+            args.only.join(",")
+        )));
+    }
+    // Checked before four papers run, not when flashmodel, the last, refuses it.
+    if let Some(tmp) = &args.tmp
+        && !tmp.is_dir()
+    {
+        return Err(Failure::Usage(anyhow!(
+            "--tmp {} is not a directory",
+            tmp.display()
+        )));
+    }
+    if args.out.exists() && !args.out.is_dir() {
+        return Err(Failure::Usage(anyhow!(
+            "--out {} is not a directory",
+            args.out.display()
+        )));
+    }
+    Ok(())
 }
 
 /// A paper's options parsed from `words` by its own parser, as `flashkit reproduce` would.

@@ -3,8 +3,8 @@
 //! what comes back.
 
 use super::{Figures, lab_failure, show};
-use crate::Outcome;
 use crate::args::reproduce::FastArgs;
+use crate::failure::Outcome;
 use flashkit_lab::repro::fast::{self, FastSpec};
 
 impl FastArgs {

@@ -4,8 +4,8 @@
 //! `--out DIR`).
 
 use super::{Figures, lab_failure, show};
-use crate::Outcome;
 use crate::args::reproduce::FatlistArgs;
+use crate::failure::Outcome;
 use flashkit_lab::repro::fatlist::{self, FatlistSpec};
 
 impl FatlistArgs {

@@ -6,8 +6,8 @@
 
 use super::{Figures, lab_failure, show};
 use crate::args::reproduce::FlashmodelArgs;
+use crate::failure::{Failure, Outcome};
 use crate::interrupt::OnInterrupt;
-use crate::{Failure, Outcome};
 use flashkit_lab::repro::flashmodel::{self, FlashmodelSpec};
 
 impl FlashmodelArgs {

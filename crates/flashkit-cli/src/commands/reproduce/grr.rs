@@ -3,8 +3,8 @@
 //! renders what comes back.
 
 use super::{Figures, lab_failure, show};
-use crate::Outcome;
 use crate::args::reproduce::GrrArgs;
+use crate::failure::Outcome;
 use flashkit_lab::repro::grr::{self, GrrSpec};
 
 impl GrrArgs {

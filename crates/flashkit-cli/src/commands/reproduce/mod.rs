@@ -9,7 +9,7 @@ pub mod grr;
 pub mod vet;
 
 use crate::args::reproduce::Paper;
-use crate::{Failure, Outcome};
+use crate::failure::{Failure, Outcome};
 use anyhow::anyhow;
 use flashkit_lab::repro::{Document, LEDGER_NAME, LabError, LedgerPlace, Reproduction};
 use flashkit_report::plot::PlotError;

@@ -5,8 +5,8 @@
 
 use super::{Figures, lab_failure, show};
 use crate::args::VetReproArgs;
+use crate::failure::{Failure, Outcome};
 use crate::progress::Bar;
-use crate::{Failure, Outcome};
 use anyhow::anyhow;
 use flashkit_lab::config::unused_options;
 use flashkit_lab::repro::vet::{self, Column, PaperTraceFile, VetSpec};
