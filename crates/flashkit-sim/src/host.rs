@@ -255,6 +255,82 @@ mod tests {
         }
     }
 
+    /// A measurement window subtracts every counter: each field of the earlier snapshot is
+    /// taken off its own field (distinct values, so that a field subtracted from another, or
+    /// added, shows).
+    #[test]
+    fn counters_since_an_earlier_snapshot_subtract_field_by_field() {
+        let counts = |base: u64| HostCounters {
+            read_requests: base + 1,
+            write_requests: base + 2,
+            trim_requests: base + 3,
+            flush_requests: base + 4,
+            zero_length_requests: base + 5,
+            read_bytes: base + 6,
+            write_bytes: base + 7,
+            trim_bytes: base + 8,
+            pages_read: base + 9,
+            pages_read_mapped: base + 10,
+            pages_written: base + 11,
+            pages_trimmed: base + 12,
+            rmw_reads: base + 13,
+        };
+        let earlier = counts(100);
+        let now = HostCounters {
+            read_requests: 201,
+            write_requests: 302,
+            trim_requests: 403,
+            flush_requests: 504,
+            zero_length_requests: 605,
+            read_bytes: 706,
+            write_bytes: 807,
+            trim_bytes: 908,
+            pages_read: 1009,
+            pages_read_mapped: 1110,
+            pages_written: 1211,
+            pages_trimmed: 1312,
+            rmw_reads: 1413,
+        };
+        let window = now.since(&earlier);
+        assert_eq!(
+            window,
+            HostCounters {
+                read_requests: 100,
+                write_requests: 200,
+                trim_requests: 300,
+                flush_requests: 400,
+                zero_length_requests: 500,
+                read_bytes: 600,
+                write_bytes: 700,
+                trim_bytes: 800,
+                pages_read: 900,
+                pages_read_mapped: 1000,
+                pages_written: 1100,
+                pages_trimmed: 1200,
+                rmw_reads: 1300,
+            }
+        );
+        assert_eq!(now.since(&now), HostCounters::default());
+    }
+
+    #[test]
+    fn flushes_and_empty_requests_are_counted_and_do_nothing_else() {
+        let mut host = host();
+        host.submit(0, &req(Op::Flush, 0, 0)).expect("flush");
+        host.submit(1, &req(Op::Flush, 0, 0)).expect("flush");
+        host.submit(2, &req(Op::Write, 0, 0)).expect("empty write");
+        let c = *host.counters();
+        assert_eq!((c.flush_requests, c.zero_length_requests), (2, 1));
+        assert_eq!(
+            HostCounters {
+                flush_requests: 0,
+                zero_length_requests: 0,
+                ..c
+            },
+            HostCounters::default()
+        );
+    }
+
     #[test]
     fn partial_page_writes_read_modify_write_only_mapped_pages() {
         let mut host = host();
