@@ -1,13 +1,16 @@
 //! Progress bars on stderr, drawn only when stdout is a terminal.
 
-use flashkit_sim::Progress;
+use flashkit_core::Progress;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::io::IsTerminal;
 use std::sync::Mutex;
 
+/// One run's bar: a bar per phase, replaced as the next phase starts. Several threads of one
+/// parallel merge may report at once (one call per 16 MiB output block or per run; the
+/// simulator reports every 65,536 requests), so the bar sits behind a cold lock.
 pub struct Bar {
     label: String,
-    bar: Option<ProgressBar>,
+    bar: Mutex<Option<ProgressBar>>,
     enabled: bool,
 }
 
@@ -15,30 +18,53 @@ impl Bar {
     pub fn new(label: &str) -> Self {
         Bar {
             label: label.to_string(),
-            bar: None,
+            bar: Mutex::new(None),
             enabled: wanted(),
+        }
+    }
+
+    fn with_bar(&self, f: impl FnOnce(&mut Option<ProgressBar>)) {
+        if self.enabled {
+            // A poisoned lock means a reporting thread panicked; the bar is not worth a
+            // second panic.
+            if let Ok(mut bar) = self.bar.lock() {
+                f(&mut bar);
+            }
         }
     }
 }
 
+impl Drop for Bar {
+    /// A run that failed leaves no half-drawn bar above its error message.
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
 impl Progress for Bar {
-    fn start(&mut self, phase: &str, total: Option<u64>) {
-        if !self.enabled {
-            return;
-        }
-        self.bar = Some(styled(&self.label, phase, total));
+    fn start(&self, phase: &str, total: Option<u64>) {
+        self.with_bar(|bar| {
+            if let Some(old) = bar.take() {
+                old.finish_and_clear();
+            }
+            *bar = Some(styled(&self.label, phase, total));
+        });
     }
 
-    fn advance(&mut self, units: u64) {
-        if let Some(bar) = &self.bar {
-            bar.inc(units);
-        }
+    fn advance(&self, units: u64) {
+        self.with_bar(|bar| {
+            if let Some(bar) = bar {
+                bar.inc(units);
+            }
+        });
     }
 
-    fn finish(&mut self) {
-        if let Some(bar) = self.bar.take() {
-            bar.finish_and_clear();
-        }
+    fn finish(&self) {
+        self.with_bar(|bar| {
+            if let Some(old) = bar.take() {
+                old.finish_and_clear();
+            }
+        });
     }
 }
 
@@ -62,68 +88,6 @@ fn styled(label: &str, phase: &str, total: Option<u64>) -> ProgressBar {
     }
     bar.set_prefix(format!("{label} {phase}"));
     bar
-}
-
-/// The same bars for flashkit-em's runs, whose merge parts report from several threads at
-/// once (records done, one call per 16 MiB output block or run, so the lock is cold).
-pub struct SharedBar {
-    label: String,
-    bar: Mutex<Option<ProgressBar>>,
-    enabled: bool,
-}
-
-impl SharedBar {
-    pub fn new(label: &str) -> Self {
-        SharedBar {
-            label: label.to_string(),
-            bar: Mutex::new(None),
-            enabled: wanted(),
-        }
-    }
-
-    fn with_bar(&self, f: impl FnOnce(&mut Option<ProgressBar>)) {
-        if self.enabled {
-            // A poisoned lock means a reporting thread panicked; the bar is not worth a
-            // second panic.
-            if let Ok(mut bar) = self.bar.lock() {
-                f(&mut bar);
-            }
-        }
-    }
-}
-
-impl Drop for SharedBar {
-    /// A run that failed leaves no half-drawn bar above its error message.
-    fn drop(&mut self) {
-        flashkit_em::progress::Progress::finish(self);
-    }
-}
-
-impl flashkit_em::progress::Progress for SharedBar {
-    fn phase(&self, name: &str, total: u64) {
-        self.with_bar(|bar| {
-            if let Some(old) = bar.take() {
-                old.finish_and_clear();
-            }
-            *bar = Some(styled(&self.label, name, Some(total)));
-        });
-    }
-
-    fn advance(&self, units: u64) {
-        self.with_bar(|bar| {
-            if let Some(bar) = bar {
-                bar.inc(units);
-            }
-        });
-    }
-
-    fn finish(&self) {
-        self.with_bar(|bar| {
-            if let Some(old) = bar.take() {
-                old.finish_and_clear();
-            }
-        });
-    }
 }
 
 /// Bars for runs on several threads (`sweep`, `compare`): an overall bar of runs done and a
@@ -199,7 +163,7 @@ pub struct WorkerBar {
 }
 
 impl Progress for WorkerBar {
-    fn start(&mut self, phase: &str, total: Option<u64>) {
+    fn start(&self, phase: &str, total: Option<u64>) {
         self.bar.set_length(total.unwrap_or(0));
         self.bar.set_position(0);
         if let Ok(style) =
@@ -209,8 +173,7 @@ impl Progress for WorkerBar {
         }
         self.bar.set_prefix(phase.to_string());
     }
-    fn advance(&mut self, units: u64) {
+    fn advance(&self, units: u64) {
         self.bar.inc(units);
     }
-    fn finish(&mut self) {}
 }

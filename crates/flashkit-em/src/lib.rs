@@ -16,7 +16,6 @@
 //! - [`btree`]: the two-level B-tree of section 3.2.
 //! - [`graph`]: grid and random sparse graphs, Mehlhorn-Meyer BFS (section 3.3) and the
 //!   textbook DFS of section 4.
-//! - [`progress`]: where long runs (file sorts, generated inputs) report how far they got.
 //!
 //! What this crate is not: a general external-memory library (no vectors, streams or
 //! pipelining beyond what the paper's algorithms need), and it never prints.
@@ -32,7 +31,6 @@ pub mod io;
 pub mod model;
 pub mod pq;
 pub mod probe;
-pub mod progress;
 pub mod record;
 pub mod sort;
 pub mod tl;

@@ -17,7 +17,7 @@
 
 use crate::EmError;
 use crate::io::{AlignedBuf, DIRECT_ALIGN, open_path};
-use crate::progress::Progress;
+use flashkit_core::Progress;
 use flashkit_core::{SimRng, SimRngExt};
 use rand::Rng;
 use serde::Serialize;
@@ -312,7 +312,7 @@ impl ProbeFile {
         block: &[u8],
         progress: &dyn Progress,
     ) -> Result<f64, EmError> {
-        progress.phase("writing the probe file", spec.file_bytes);
+        progress.start("writing the probe file", Some(spec.file_bytes));
         let started = Instant::now();
         let mut offset = 0;
         while offset < spec.file_bytes {
@@ -359,7 +359,7 @@ fn measure_all(
     progress: &dyn Progress,
 ) -> Result<Vec<ProbePoint>, EmError> {
     let sizes = spec.block_sizes();
-    progress.phase("measuring", (sizes.len() * Access::ALL.len()) as u64);
+    progress.start("measuring", Some((sizes.len() * Access::ALL.len()) as u64));
     let mut points = Vec::with_capacity(sizes.len() * Access::ALL.len());
     for access in Access::ALL {
         for &block in &sizes {
@@ -459,7 +459,7 @@ impl Drop for RemoveOnDrop<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::progress::Silent;
+    use flashkit_core::NoProgress;
 
     fn spec() -> ProbeSpec {
         ProbeSpec {
@@ -476,7 +476,7 @@ mod tests {
     #[test]
     fn every_pattern_is_measured_at_every_block_size_and_the_file_is_removed() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let report = probe(dir.path(), &spec(), &Silent).expect("probe");
+        let report = probe(dir.path(), &spec(), &NoProgress).expect("probe");
         assert_eq!(report.points.len(), 4 * 5);
         for access in Access::ALL {
             let sizes: Vec<u64> = report
@@ -513,7 +513,7 @@ mod tests {
             max_block: 8192,
             ..spec()
         };
-        let report = probe(dir.path(), &spec, &Silent).expect("probe");
+        let report = probe(dir.path(), &spec, &NoProgress).expect("probe");
         assert!(!report.direct);
         let why = report.fallback.expect("a reason");
         assert!(why.contains("512 B") && why.contains("4096"), "{why}");
@@ -528,7 +528,7 @@ mod tests {
             seconds: 10.0,
             ..spec()
         };
-        let report = probe(dir.path(), &spec, &Silent).expect("probe");
+        let report = probe(dir.path(), &spec, &NoProgress).expect("probe");
         for point in &report.points {
             // The byte budget stops all four: 256 KiB, whatever the block size.
             assert_eq!(

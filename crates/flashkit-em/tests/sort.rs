@@ -345,14 +345,14 @@ fn the_merge_notices_a_corrupted_run() {
 /// however many threads, and nothing else (the CLI's bars rely on the totals).
 #[test]
 fn progress_reports_every_record_once_per_phase() {
-    use flashkit_em::progress::Progress;
+    use flashkit_core::Progress;
     use flashkit_em::sort::{sort_parallel_with_progress, write_records};
     use std::sync::Mutex;
 
     #[derive(Default)]
-    struct Tally(Mutex<Vec<(String, u64, u64)>>);
+    struct Tally(Mutex<Vec<(String, Option<u64>, u64)>>);
     impl Progress for Tally {
-        fn phase(&self, name: &str, total: u64) {
+        fn start(&self, name: &str, total: Option<u64>) {
             self.0
                 .lock()
                 .expect("lock")
@@ -393,7 +393,7 @@ fn progress_reports_every_record_once_per_phase() {
         let seen: Vec<&str> = phases.iter().map(|(n, _, _)| n.as_str()).collect();
         assert_eq!(seen, names);
         for (name, total, done) in &phases {
-            assert_eq!((*total, *done), (100_000, 100_000), "{name}");
+            assert_eq!((*total, *done), (Some(100_000), 100_000), "{name}");
         }
     }
 }

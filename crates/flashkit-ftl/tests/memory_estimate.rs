@@ -92,11 +92,24 @@ fn peak(mut ftl: AnyFtl<CountsOnly>, pages: u32, seed: u64) -> u64 {
     peak.max(measured(&ftl))
 }
 
+/// Whether to run the quick suite (`FLASHKIT_QUICK_TESTS=1`): the two smaller geometries
+/// only, a subset of the full suite, so that whatever it catches the full suite catches
+/// too. Mutation runs use it (scripts/mutants.sh); `cargo test` runs the full one.
+fn quick() -> bool {
+    std::env::var_os("FLASHKIT_QUICK_TESTS").is_some_and(|v| v == "1")
+}
+
 /// Checks the estimate of every variant `family` selects on each test geometry.
 fn estimate_bounds_the_peak(family: fn(FtlKind) -> bool) {
     let mut failures = Vec::new();
     let mut checked = 0;
-    for (logical_blocks, pages_per_block) in [(256u32, 64u32), (700, 32), (1024, 128), (160, 512)] {
+    let geometries = [(256u32, 64u32), (700, 32), (1024, 128), (160, 512)];
+    let geometries = if quick() {
+        &geometries[..2]
+    } else {
+        &geometries[..]
+    };
+    for &(logical_blocks, pages_per_block) in geometries {
         let geometry = Geometry::builder()
             .page_size_bytes(4096)
             .pages_per_block(pages_per_block)

@@ -18,7 +18,7 @@ fn main() -> ExitCode {
         quick: true,
         ..GrrSpec::default()
     };
-    let reproduction = match grr::run(&spec, &mut NoProgress) {
+    let reproduction = match grr::run(&spec, &NoProgress) {
         Ok(r) => r,
         Err(error) => {
             eprintln!("error: {error}");

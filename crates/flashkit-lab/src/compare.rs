@@ -157,7 +157,7 @@ pub fn run<P: Progress>(
         .run_by_key(
             jobs,
             |spec| !matches!(spec.ftl, FtlKind::Vet | FtlKind::Emt),
-            |worker, spec| flashkit_sim::run(spec, source, &mut progress(worker, spec)),
+            |worker, spec| flashkit_sim::run(spec, source, &progress(worker, spec)),
             |f: Finished<'_, _>| done(f.worker, &runs[f.index]),
         )
         .into_iter()
@@ -376,7 +376,7 @@ mod tests {
             .runs
             .iter()
             .map(|r| {
-                let outcome = flashkit_sim::run(r, &source, &mut NoProgress).expect("runs");
+                let outcome = flashkit_sim::run(r, &source, &NoProgress).expect("runs");
                 serde_json::to_string(&outcome.report).expect("json")
             })
             .collect();

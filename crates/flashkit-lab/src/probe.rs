@@ -5,10 +5,10 @@
 
 use crate::repro::LabError;
 use crate::temporaries::Temporaries;
+use flashkit_core::Progress;
 use flashkit_core::units::format_size;
 use flashkit_em::EmError;
 use flashkit_em::probe::{Access, ProbeReport, ProbeSpec, probe, probe_file};
-use flashkit_em::progress::Progress;
 use flashkit_report::Table;
 use flashkit_report::plot::{Axis, Legend, LineChart, Series};
 use std::path::Path;
@@ -142,7 +142,7 @@ pub fn chart(report: &ProbeReport) -> LineChart {
 mod tests {
     use super::*;
     use crate::temporaries::Held;
-    use flashkit_em::progress::Silent;
+    use flashkit_core::NoProgress;
     use std::path::PathBuf;
     use std::sync::Mutex;
 
@@ -179,7 +179,7 @@ mod tests {
             depth: 1,
         };
         let recorder = Recorder::default();
-        let report = measure(dir.path(), &spec, &recorder, &Silent).expect("probe");
+        let report = measure(dir.path(), &spec, &recorder, &NoProgress).expect("probe");
         let file = probe_file(dir.path());
         assert_eq!(
             *recorder.0.lock().expect("lock"),
@@ -211,8 +211,13 @@ mod tests {
             seed: 1,
             depth: 1,
         };
-        let error = measure(dir.path(), &spec, &crate::temporaries::Unwatched, &Silent)
-            .expect_err("the file is smaller than a block");
+        let error = measure(
+            dir.path(),
+            &spec,
+            &crate::temporaries::Unwatched,
+            &NoProgress,
+        )
+        .expect_err("the file is smaller than a block");
         assert!(matches!(error, LabError::Config(_)), "{error:?}");
     }
 }

@@ -44,24 +44,8 @@ use flashkit_ftl::FtlError;
 use flashkit_trace::{Op, TraceError};
 use thiserror::Error;
 
-/// Reports progress of a long run. Libraries never print; the binary draws a bar.
-pub trait Progress {
-    /// A phase starts; `total` units of work if known.
-    fn start(&mut self, phase: &str, total: Option<u64>);
-    /// `units` more units are done.
-    fn advance(&mut self, units: u64);
-    /// The phase is over.
-    fn finish(&mut self);
-}
-
-/// Progress that goes nowhere.
-pub struct NoProgress;
-
-impl Progress for NoProgress {
-    fn start(&mut self, _phase: &str, _total: Option<u64>) {}
-    fn advance(&mut self, _units: u64) {}
-    fn finish(&mut self) {}
-}
+/// Every run takes the one [`Progress`] of the workspace (the binary draws it as a bar).
+pub use flashkit_core::{NoProgress, Progress};
 
 /// Why a run failed.
 #[derive(Debug, Error)]

@@ -40,7 +40,7 @@ pub fn precondition<F: Simulated>(
     host: &mut Host<F>,
     spec: &Precondition,
     seed: u64,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<(), SimError> {
     if !(spec.random_overwrites.is_finite() && spec.random_overwrites >= 0.0) {
         return Err(SimError::Config(format!(

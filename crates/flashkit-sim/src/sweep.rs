@@ -203,7 +203,7 @@ impl CellResult {
 }
 
 /// Run one cell: its result, finished or failed (the run's error as its message).
-pub fn run_cell(cell: &Cell, progress: &mut dyn Progress) -> CellResult {
+pub fn run_cell(cell: &Cell, progress: &dyn Progress) -> CellResult {
     match run(&cell.spec, &cell.source, progress) {
         Ok(outcome) => CellResult::finished(cell, &outcome.report, outcome.wall),
         Err(error) => CellResult::failed(cell, error.to_string()),

@@ -74,7 +74,7 @@ pub fn run(mut args: BenchArgs) -> Outcome {
         let outcome = flashkit_sim::run(
             &run_spec,
             &Source::Binary(trace_path.clone()),
-            &mut Bar::new("bench"),
+            &Bar::new("bench"),
         );
         (outcome, peak_rss_bytes().filter(|_| reset))
     });
@@ -237,7 +237,7 @@ fn generate(spec: &WorkloadSpec, seed: u64, path: &std::path::Path) -> Outcome {
     let staged = crate::output::Staged::new(path).map_err(Failure::Usage)?;
     let mut writer = TraceWriter::create(staged.path(), digest(canonical.as_bytes()), &description)
         .map_err(|e| Failure::Runtime(e.into()))?;
-    let mut bar = Bar::new("bench");
+    let bar = Bar::new("bench");
     bar.start("generating trace", Some(spec.requests));
     for (i, request) in workload.enumerate() {
         writer

@@ -9,9 +9,9 @@ use crate::commands::reproduce::lab_failure;
 use crate::failure::{Failure, Outcome};
 use crate::interrupt::OnInterrupt;
 use crate::output::{Staged, write_json};
-use crate::progress::SharedBar;
+use crate::progress::Bar;
 use anyhow::{Context, anyhow};
-use flashkit_em::progress::Progress as _;
+use flashkit_core::Progress as _;
 use flashkit_lab::config::ConfigFile;
 use flashkit_lab::em::{files, model};
 
@@ -47,7 +47,7 @@ fn generate(args: &GenArgs) -> Outcome {
         order: args.order,
         seed: args.seed,
     };
-    let bar = SharedBar::new("em gen");
+    let bar = Bar::new("em gen");
     let staged = Staged::new(&args.output).map_err(Failure::Usage)?;
     let report = files::generate(staged.path(), &spec, &bar).map_err(lab_failure)?;
     staged.commit()?;
@@ -122,7 +122,7 @@ fn sort(args: &SortArgs) -> Outcome {
         threads: args.threads.map(|t| t as usize),
         params: args.params.spec(),
     };
-    let bar = SharedBar::new("em sort");
+    let bar = Bar::new("em sort");
     let report = files::sort(&spec, &OnInterrupt, &bar).map_err(lab_failure)?;
     staged.commit()?;
     bar.finish();

@@ -8,7 +8,7 @@ use crate::commands::reproduce::lab_failure;
 use crate::failure::{Failure, Outcome};
 use crate::interrupt::OnInterrupt;
 use crate::output::write_json;
-use crate::progress::SharedBar;
+use crate::progress::Bar;
 use flashkit_em::probe::ProbeSpec;
 use flashkit_lab::probe;
 
@@ -45,7 +45,7 @@ pub fn run(args: &ProbeArgs) -> Outcome {
             dir.display()
         )));
     }
-    let bar = SharedBar::new("probe");
+    let bar = Bar::new("probe");
     let report = probe::measure(&dir, &spec(args), &OnInterrupt, &bar).map_err(lab_failure)?;
     print!("{}", probe::render(&report, args.fraction));
     if let Some(path) = &args.json {

@@ -6,9 +6,9 @@ use crate::args::em::SortArgs;
 use crate::commands::em_ftl::failure;
 use crate::failure::{Failure, Outcome};
 use crate::output::write_json;
-use crate::progress::SharedBar;
+use crate::progress::Bar;
 use anyhow::Context;
-use flashkit_em::progress::Progress as _;
+use flashkit_core::Progress as _;
 use flashkit_lab::config::ConfigFile;
 use flashkit_lab::em::records::{RecordSortSpec, sort_records as run};
 
@@ -25,7 +25,7 @@ pub fn sort_records(args: &SortArgs, config: &ConfigFile) -> Outcome {
         params: args.params.spec(),
         ftl: crate::commands::em_ftl::spec(args.ftl, &args.ftl_device, config)?,
     };
-    let bar = SharedBar::new("em sort");
+    let bar = Bar::new("em sort");
     let report = run(&spec, &bar).map_err(failure)?;
     bar.finish();
     print!("{}", report.render());

@@ -56,7 +56,6 @@ pub fn run(args: ReplayArgs, config: &ConfigFile) -> Outcome {
     };
     spec.check_on(&source).map_err(sim_failure)?;
     flashkit_sim::check_memory(std::slice::from_ref(&spec), 1).map_err(sim_failure)?;
-    let outcome =
-        flashkit_sim::run(&spec, &source, &mut Bar::new(&spec.label)).map_err(sim_failure)?;
+    let outcome = flashkit_sim::run(&spec, &source, &Bar::new(&spec.label)).map_err(sim_failure)?;
     super::compare::print_and_save(&[outcome], &args.output, 1, &[])
 }

@@ -44,7 +44,7 @@ pub fn generate(args: GenArgs, config: &ConfigFile) -> Outcome {
     let staged = crate::output::Staged::new(&args.output).map_err(Failure::Usage)?;
     let mut writer = TraceWriter::create(staged.path(), digest(canonical.as_bytes()), &description)
         .map_err(|e| Failure::Runtime(e.into()))?;
-    let mut bar = Bar::new("trace gen");
+    let bar = Bar::new("trace gen");
     bar.start("writing", Some(spec.requests));
     let mut bytes = 0u64;
     for (i, request) in workload.enumerate() {
@@ -118,7 +118,7 @@ pub fn stats(args: StatsArgs, config: &ConfigFile) -> Outcome {
             None => "empty file".to_string(),
         };
         let mut stats = TraceStats::new(page);
-        let mut bar = Bar::new(&name.display().to_string());
+        let bar = Bar::new(&name.display().to_string());
         bar.start("reading", None);
         for (i, request) in stream.by_ref().enumerate() {
             stats.add(&request.map_err(|e| Failure::Runtime(shown(e).into()))?);

@@ -314,7 +314,7 @@ pub fn convert(args: ConvertArgs, config: &ConfigFile) -> Outcome {
     let failed = |e: flashkit_trace::TraceError| runtime(e.shown_as(input, name));
     let format = stream.format().map_or("empty", |f| f.name());
     let description = format!("converted from {} ({format})", name.display());
-    let mut bar = Bar::new("trace convert");
+    let bar = Bar::new("trace convert");
     bar.start("converting", None);
     let written = match to {
         ConvertTo::Binary => {

@@ -8,8 +8,8 @@ use super::{Layout, SortOutcome};
 use crate::EmError;
 use crate::io::worker::{Pipeline, with_pipeline, with_pipelines};
 use crate::io::{AlignedBuf, BlockIo, IoStats};
-use crate::progress::Progress;
 use crate::record::{Checksum, Record};
+use flashkit_core::Progress;
 use std::collections::VecDeque;
 use std::time::Instant;
 
@@ -80,7 +80,7 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
     let mut levels = level_layout(plan, layout);
     let start = io.stats();
     let clock = Instant::now();
-    progress.phase("run formation", plan.records);
+    progress.start("run formation", Some(plan.records));
     let input_checksum = with_pipeline(io, |pipe| {
         form_runs::<R>(pipe, plan, layout, &mut levels[0], progress)
     })?;
@@ -106,7 +106,7 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
             } else {
                 format!("merge pass {}/{}", pass + 1, plan.passes.len())
             };
-            progress.phase(&name, plan.records);
+            progress.start(&name, Some(plan.records));
             output_checksum = with_pipelines(io, parts, |pipes| {
                 let mut sum = Checksum::default();
                 for (index, merge) in merges.iter().enumerate() {

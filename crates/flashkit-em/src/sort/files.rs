@@ -12,9 +12,9 @@ use crate::EmError;
 use crate::io::{
     AlignedBuf, BlockIo, BlockSizes, FileIo, IoStats, PhysicalIo, Segment, SimIo, SplitIo,
 };
-use crate::progress::{Progress, Silent};
 use crate::record::Record;
 use crate::tl::{TlStats, TranslationLayer};
+use flashkit_core::{NoProgress, Progress};
 use flashkit_core::{SimRng, SimRngExt, same_file};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -207,7 +207,7 @@ pub fn scratch_file(dir: &Path) -> PathBuf {
 
 /// Sort the file `spec.input` into `spec.output`.
 pub fn sort_file<R: Record>(spec: &FileSortSpec) -> Result<FileSortReport, EmError> {
-    sort_file_with_progress::<R>(spec, &Silent)
+    sort_file_with_progress::<R>(spec, &NoProgress)
 }
 
 /// [`sort_file`], reporting run formation and each merge pass to `progress`.
@@ -345,7 +345,7 @@ pub fn generate_file<R: Record>(
     order: InputOrder,
     seed: u64,
 ) -> Result<String, EmError> {
-    generate_file_with_progress::<R>(path, records, order, seed, &Silent)
+    generate_file_with_progress::<R>(path, records, order, seed, &NoProgress)
 }
 
 /// [`generate_file`], reporting the records written to `progress`.
@@ -356,7 +356,7 @@ pub fn generate_file_with_progress<R: Record>(
     seed: u64,
     progress: &dyn Progress,
 ) -> Result<String, EmError> {
-    progress.phase("writing", records);
+    progress.start("writing", Some(records));
     const CHUNK: u64 = 16 << 20;
     let sizes = BlockSizes::same(CHUNK)?;
     let mut io = FileIo::open(sizes, vec![Segment::create(path, 0)], true)?;

@@ -20,8 +20,8 @@ use super::plan::{Merge, Plan};
 use crate::EmError;
 use crate::io::AlignedBuf;
 use crate::io::worker::Pipeline;
-use crate::progress::Progress;
 use crate::record::{Checksum, Record};
+use flashkit_core::Progress;
 use std::collections::VecDeque;
 
 /// What a merge wrote: the checksum of its output (whose order was checked block by block)

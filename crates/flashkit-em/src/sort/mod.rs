@@ -27,8 +27,8 @@ pub use plan::{FanIn, MAX_RESIDENT, Merge, Plan, Volumes, passes_needed};
 
 use crate::EmError;
 use crate::io::{AlignedBuf, BlockIo, IoStats, SimIo};
-use crate::progress::{Progress, Silent};
 use crate::record::{Checksum, Record};
+use flashkit_core::{NoProgress, Progress};
 use serde::Serialize;
 
 /// Where a sort's data lives in the address space: the input's first byte, the output's,
@@ -94,7 +94,7 @@ pub fn sort<R: Record, I: BlockIo + ?Sized>(
     plan: &Plan,
     layout: &Layout,
 ) -> Result<SortOutcome, EmError> {
-    exec::execute::<R, I>(io, plan, layout, 1, &Silent)
+    exec::execute::<R, I>(io, plan, layout, 1, &NoProgress)
 }
 
 /// [`sort`] with each merge split by key range into up to `threads` parts merged in
@@ -108,7 +108,7 @@ pub fn sort_parallel<R: Record, I: BlockIo + ?Sized>(
     layout: &Layout,
     threads: usize,
 ) -> Result<SortOutcome, EmError> {
-    sort_parallel_with_progress::<R, I>(io, plan, layout, threads, &Silent)
+    sort_parallel_with_progress::<R, I>(io, plan, layout, threads, &NoProgress)
 }
 
 /// [`sort_parallel`], reporting run formation and each merge pass to `progress` (records

@@ -5,10 +5,10 @@
 use super::{ModelParams, em_error, gb, kinds, records_bytes};
 use crate::repro::LabError;
 use crate::temporaries::Temporaries;
+use flashkit_core::Progress;
 use flashkit_core::units::format_size;
 use flashkit_em::io::AlignedBuf;
 use flashkit_em::model::{Cost, FlashModel};
-use flashkit_em::progress::Progress;
 use flashkit_em::record::{KeyPayload, Record, RecordKind};
 use flashkit_em::sort::files::{
     FileSortReport, FileSortSpec, InputOrder, IoMode, count_records, generate_file_with_progress,
@@ -416,7 +416,7 @@ fn in_memory<R: Record>(input: &Path) -> Result<InMemoryReport, LabError> {
 mod tests {
     use super::*;
     use crate::temporaries::Unwatched;
-    use flashkit_em::progress::Silent;
+    use flashkit_core::NoProgress;
 
     fn params() -> ModelParams {
         ModelParams {
@@ -445,7 +445,7 @@ mod tests {
             order: InputOrder::Reversed,
             seed: 3,
         };
-        let generated = generate(&input, &gen_spec, &Silent).expect("generates");
+        let generated = generate(&input, &gen_spec, &NoProgress).expect("generates");
         assert_eq!(generated.bytes, 80_000);
         assert!(
             generated
@@ -462,7 +462,7 @@ mod tests {
             params: params(),
             ..SortSpec::default()
         };
-        let sorted = sort(&spec, &Unwatched, &Silent).expect("sorts");
+        let sorted = sort(&spec, &Unwatched, &NoProgress).expect("sorts");
         let r = &sorted.report;
         assert_eq!(r.records, 20_000);
         assert_eq!(r.outcome.checksum.count, 20_000);
@@ -505,7 +505,7 @@ mod tests {
     fn what_the_sort_cannot_run_names_its_field() {
         let dir = tempfile::tempdir().expect("tempdir");
         let input = dir.path().join("in.u64");
-        generate(&input, &GenSpec::default(), &Silent).expect("generates");
+        generate(&input, &GenSpec::default(), &NoProgress).expect("generates");
         let base = SortSpec {
             input,
             output: dir.path().join("out"),
@@ -536,7 +536,7 @@ mod tests {
                 "tmp",
             ),
         ] {
-            match sort(&spec, &Unwatched, &Silent) {
+            match sort(&spec, &Unwatched, &NoProgress) {
                 Err(LabError::Spec { field: f, .. }) => assert_eq!(f, field),
                 other => panic!("{field}: {other:?}"),
             }

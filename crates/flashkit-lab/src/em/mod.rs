@@ -8,7 +8,7 @@
 //! or a config file gives it) and returns a structured result: what the run measured, the
 //! tables it prints as ([`flashkit_report::Table`]), its text ([`model::ModelReport::render`]
 //! and the like) and its JSON document (the result's `Serialize`). Errors name the spec's
-//! field at fault ([`LabError::Spec`]); progress goes to a [`flashkit_em::progress::Progress`]
+//! field at fault ([`LabError::Spec`]); progress goes to a [`flashkit_core::Progress`]
 //! and a real disk's temporary files to a [`crate::temporaries::Temporaries`].
 
 pub mod files;

@@ -10,10 +10,10 @@
 use super::ftl::{EmFtl, FtlDevice, FtlReport, FtlSpec, snapshot};
 use super::{ModelParams, em_error, kinds, mib};
 use crate::repro::LabError;
+use flashkit_core::Progress;
 use flashkit_core::units::format_size;
 use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo};
 use flashkit_em::model::{Cost, FlashModel};
-use flashkit_em::progress::Progress;
 use flashkit_em::record::{Checksum, KeyPayload, Record, RecordKind};
 use flashkit_em::sort::files::{IoMode, random_records};
 use flashkit_em::sort::{
@@ -336,7 +336,7 @@ impl RecordSortReport {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flashkit_em::progress::Silent;
+    use flashkit_core::NoProgress;
     use flashkit_ftl::FtlKind;
 
     /// 2^14 u64 records (128 KiB) in runs of 32 KiB, merged two at a time.
@@ -356,7 +356,7 @@ mod tests {
 
     #[test]
     fn the_simulator_moves_what_the_plan_predicts() {
-        let report = sort_records(&small(), &Silent).expect("sorts");
+        let report = sort_records(&small(), &NoProgress).expect("sorts");
         let p = report.predicted;
         assert_eq!(
             (report.total.read_bytes, report.total.write_bytes),
@@ -383,7 +383,7 @@ mod tests {
             }),
             ..small()
         };
-        let a = sort_records(&spec, &Silent).expect("sorts");
+        let a = sort_records(&spec, &NoProgress).expect("sorts");
         let ftl = a.ftl.as_ref().expect("an FTL report");
         // 128 KiB of 4 KiB pages uploaded, nothing read back during the upload.
         assert_eq!(ftl.upload.host_pages_written, 32);
@@ -411,7 +411,7 @@ mod tests {
             .expect("pages were written");
         assert_eq!(wa, programs / ftl.algorithm.host_pages_written as f64);
         assert!(ftl.render().starts_with("FTL page/greedy on mlc-4k"));
-        let b = sort_records(&spec, &Silent).expect("sorts");
+        let b = sort_records(&spec, &NoProgress).expect("sorts");
         assert_eq!(
             serde_json::to_string(&a).expect("json"),
             serde_json::to_string(&b).expect("json")
@@ -425,7 +425,7 @@ mod tests {
             ..small()
         };
         assert!(matches!(
-            sort_records(&tl, &Silent),
+            sort_records(&tl, &NoProgress),
             Err(LabError::Spec { field: "io", .. })
         ));
         let tiny = RecordSortSpec {
@@ -440,7 +440,7 @@ mod tests {
             ..small()
         };
         assert!(matches!(
-            sort_records(&tiny, &Silent),
+            sort_records(&tiny, &NoProgress),
             Err(LabError::Spec {
                 field: "capacity",
                 ..

@@ -23,11 +23,11 @@ use crate::claims::Paper;
 use crate::claims::flashmodel::{self as flashmodel_claims, SortRow};
 use crate::probe::{self, em_error};
 use crate::temporaries::Temporaries;
+use flashkit_core::Progress;
 use flashkit_em::graph::Graph;
 use flashkit_em::graph::bfs::{self, BfsConfig};
 use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo, SplitIo};
 use flashkit_em::probe::ProbeSpec;
-use flashkit_em::progress::Progress;
 use flashkit_em::sort::files::{FileSortSpec, InputOrder, IoMode, generate_file, sort_file};
 use flashkit_em::sort::{FanIn, Layout, Plan, replay_plan};
 use flashkit_em::tl::TranslationLayer;
@@ -555,7 +555,7 @@ fn disk(
 mod tests {
     use super::*;
     use crate::temporaries::Unwatched;
-    use flashkit_em::progress::Silent;
+    use flashkit_core::NoProgress;
 
     /// Tables 1 and 2 alone, on the smallest grids.
     fn simulated_only() -> FlashmodelSpec {
@@ -569,7 +569,7 @@ mod tests {
 
     #[test]
     fn the_simulated_tables_assess_table_one_without_touching_the_disk() {
-        let r = run(&simulated_only(), &Silent, &Unwatched).expect("runs");
+        let r = run(&simulated_only(), &NoProgress, &Unwatched).expect("runs");
         assert_eq!(r.paper, Paper::Flashmodel);
         // Table 1: eight sizes in three modes; Table 2: two grids in three modes.
         assert_eq!(r.runs, 8 * 3 + 2 * 3);
@@ -585,7 +585,7 @@ mod tests {
         assert_eq!(grids.len(), 6, "{text}");
         assert!(!text.contains("Real-disk sort"));
         // Exact volumes: the same spec, the same table and verdicts.
-        let again = run(&simulated_only(), &Silent, &Unwatched).expect("runs");
+        let again = run(&simulated_only(), &NoProgress, &Unwatched).expect("runs");
         let table1 = |r: &Reproduction| match &r.printed[1] {
             crate::repro::Printed::Table(t) => t.render(),
             other => panic!("{other:?}"),

@@ -119,7 +119,7 @@ struct Runner<'a> {
     workload: FileWorkload,
     done: BTreeMap<String, usize>,
     runs: Vec<Run>,
-    progress: &'a mut dyn Progress,
+    progress: &'a dyn Progress,
     out: Printer,
 }
 
@@ -194,7 +194,7 @@ impl Runner<'_> {
             "reproduce grr",
             specs,
             self.spec.workers,
-            &mut *self.progress,
+            self.progress,
             |(spec, workload)| bench::run(&spec, &workload),
         );
         for ((key, c), report) in todo.into_iter().zip(reports) {
@@ -248,7 +248,7 @@ impl Runner<'_> {
 
 /// Run the experiments `spec.only` asks for (all by default): the tables beside the
 /// paper's claims, the figures, the ledger and `grr.json`.
-pub fn run(spec: &GrrSpec, progress: &mut dyn Progress) -> Result<Reproduction, LabError> {
+pub fn run(spec: &GrrSpec, progress: &dyn Progress) -> Result<Reproduction, LabError> {
     for name in &spec.only {
         if !EXPERIMENTS.contains(&name.as_str()) {
             return Err(LabError::spec(
@@ -897,7 +897,7 @@ mod tests {
 
     #[test]
     fn fig8_runs_both_schemes_under_both_buffers_at_every_read_share() {
-        let r = run(&small(&["fig8"]), &mut NoProgress).expect("runs");
+        let r = run(&small(&["fig8"]), &NoProgress).expect("runs");
         assert_eq!(r.paper, Paper::Grr);
         // 6 read shares x (IPL, GRR) x (LRU, cfsemi).
         assert_eq!(r.runs, 24);
@@ -942,16 +942,16 @@ mod tests {
                 workers: Some(1),
                 ..small(&["fig8"])
             },
-            &mut NoProgress,
+            &NoProgress,
         )
         .expect("test value");
-        let two = run(&small(&["fig8"]), &mut NoProgress).expect("test value");
+        let two = run(&small(&["fig8"]), &NoProgress).expect("test value");
         assert_eq!(one.documents[0].json.get(), two.documents[0].json.get());
     }
 
     #[test]
     fn a_bad_field_is_named() {
-        let bad = |spec: GrrSpec| match run(&spec, &mut NoProgress) {
+        let bad = |spec: GrrSpec| match run(&spec, &NoProgress) {
             Err(LabError::Spec { field, .. }) => field,
             other => panic!("{other:?}"),
         };

@@ -278,7 +278,7 @@ pub fn run_all<J: Send, R: Send>(
     label: &str,
     jobs: Vec<J>,
     workers: Option<usize>,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
     run: impl Fn(J) -> R + Sync,
 ) -> Vec<R> {
     if jobs.is_empty() {

@@ -84,7 +84,7 @@ pub fn run<P: Progress>(
 ) -> Vec<CellResult> {
     let outcomes = executor.run(
         cells.iter().collect(),
-        |worker, cell| store::run_cell(cell, &mut progress(worker, cell)),
+        |worker, cell| store::run_cell(cell, &progress(worker, cell)),
         |done| {
             let result = match done.result {
                 Ok(result) => result.clone(),

@@ -251,7 +251,7 @@ const PROGRESS_STEP: u64 = 1 << 16;
 pub fn run(
     spec: &RunSpec,
     source: &Source,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<RunOutcome, SimError> {
     match source {
         Source::Workload(workload) => {
@@ -367,7 +367,7 @@ pub fn run_with<S: PayloadStore, I: Iterator<Item = RequestResult>>(
     spec: &RunSpec,
     requests: I,
     trace: TraceRecord,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<RunOutcome, SimError> {
     let (_, geometry, endurance) = spec.device.resolve()?;
     let device = NandDevice::<S>::new(geometry).with_endurance(endurance);
@@ -387,7 +387,7 @@ struct Drive<'a, I> {
     spec: &'a RunSpec,
     requests: I,
     trace: TraceRecord,
-    progress: &'a mut dyn Progress,
+    progress: &'a dyn Progress,
 }
 
 impl<I: Iterator<Item = RequestResult>> WithFtl for Drive<'_, I> {
@@ -413,7 +413,7 @@ impl<I: Iterator<Item = RequestResult>> WithFtl for Drive<'_, I> {
 pub fn run_with_mapping_times(
     spec: &RunSpec,
     source: &Source,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<(RunOutcome, MappingTimes), SimError> {
     let (requests, trace) = open_source(spec, source)?;
     let (_, geometry, endurance) = spec.device.resolve()?;
@@ -477,7 +477,7 @@ fn timed<M: Mapping>(
     mapping: M,
     requests: Requests,
     trace: TraceRecord,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<(RunOutcome, MappingTimes), SimError> {
     let ftl = PageFtl::new(device, TimedMapping::new(mapping), spec.options.page)
         .map_err(|e| SimError::Config(format!("{}: {e}", spec.label)))?;
@@ -538,7 +538,7 @@ fn drive<F: Simulated, I: Iterator<Item = RequestResult>>(
     ftl: F,
     requests: I,
     mut trace: TraceRecord,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
     measure_start: &dyn Fn(&F),
 ) -> Result<(RunOutcome, Host<F>), SimError> {
     let (preset, geometry, endurance) = spec.device.resolve()?;
@@ -654,7 +654,7 @@ fn replay<F: Simulated, I: Iterator<Item = RequestResult>>(
     mut requests: I,
     timing: Timing,
     latency: &mut RequestLatency,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<u64, SimError> {
     let mut cost_so_far = timing.serial_cost_ns(host.ftl().device().counters());
     // A ring of the next LOOKAHEAD requests: each is prefetched when it enters.

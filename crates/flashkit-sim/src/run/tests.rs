@@ -38,7 +38,7 @@ fn uniform(bytes: u32, requests: u64) -> WorkloadSpec {
 
 #[test]
 fn a_preconditioned_run_reports_steady_state_figures() {
-    let outcome = run(&spec(), &workload(), &mut NoProgress).expect("runs");
+    let outcome = run(&spec(), &workload(), &NoProgress).expect("runs");
     let r = &outcome.report;
     assert_eq!(r.trace.requests, 50_000);
     assert_eq!(r.host.write_requests + r.host.read_requests, 50_000);
@@ -60,20 +60,14 @@ fn a_preconditioned_run_reports_steady_state_figures() {
 
 #[test]
 fn the_same_seed_gives_the_same_report_byte_for_byte() {
-    let a = run(&spec(), &workload(), &mut NoProgress)
-        .expect("runs")
-        .report;
-    let b = run(&spec(), &workload(), &mut NoProgress)
-        .expect("runs")
-        .report;
+    let a = run(&spec(), &workload(), &NoProgress).expect("runs").report;
+    let b = run(&spec(), &workload(), &NoProgress).expect("runs").report;
     let json_a = serde_json::to_string_pretty(&a).expect("json");
     let json_b = serde_json::to_string_pretty(&b).expect("json");
     assert_eq!(json_a, json_b);
     let mut other = spec();
     other.seed = 12;
-    let c = run(&other, &workload(), &mut NoProgress)
-        .expect("runs")
-        .report;
+    let c = run(&other, &workload(), &NoProgress).expect("runs").report;
     assert_ne!(
         a.state_hash, c.state_hash,
         "a different seed changes the state"
@@ -118,7 +112,7 @@ fn a_text_trace_replays_on_a_device_sized_to_its_footprint() {
         spec.device.capacity_bytes,
         trace.map.touched_chunks().max(MIN_TRACE_BLOCKS) * block
     );
-    let r = run(&spec, &Source::Trace(trace.clone()), &mut NoProgress)
+    let r = run(&spec, &Source::Trace(trace.clone()), &NoProgress)
         .expect("runs")
         .report;
     assert_eq!(r.trace.requests, 450);
@@ -128,7 +122,7 @@ fn a_text_trace_replays_on_a_device_sized_to_its_footprint() {
         "every read finds the page written before"
     );
     assert!(r.trace.description.contains("msr, compact address mapping"));
-    let again = run(&spec, &Source::Trace(trace), &mut NoProgress)
+    let again = run(&spec, &Source::Trace(trace), &NoProgress)
         .expect("runs")
         .report;
     assert_eq!(
@@ -143,7 +137,7 @@ fn a_trace_larger_than_the_device_says_what_to_change() {
     let trace = prepared(&msr_trace(dir.path()), AddressMapping::Identity);
     let mut small = spec();
     small.device.capacity_bytes = 64 << 20;
-    let message = run(&small, &Source::Trace(trace.clone()), &mut NoProgress)
+    let message = run(&small, &Source::Trace(trace.clone()), &NoProgress)
         .expect_err("too large")
         .to_string();
     assert!(
@@ -165,7 +159,7 @@ fn a_trace_larger_than_the_device_says_what_to_change() {
         "identity keeps the trace's addresses: the device spans the highest"
     );
     fits.precondition = None;
-    let r = run(&fits, &Source::Trace(trace), &mut NoProgress)
+    let r = run(&fits, &Source::Trace(trace), &NoProgress)
         .expect("runs")
         .report;
     assert_eq!(r.host.pages_read_mapped, 300);
@@ -173,9 +167,7 @@ fn a_trace_larger_than_the_device_says_what_to_change() {
 
 #[test]
 fn timing_the_mapping_changes_nothing_and_every_mapping_reaches_the_same_state() {
-    let plain = run(&spec(), &workload(), &mut NoProgress)
-        .expect("runs")
-        .report;
+    let plain = run(&spec(), &workload(), &NoProgress).expect("runs").report;
     for (ftl, nodes) in [
         (FtlKind::Page, VetNodes::Pf),
         (FtlKind::Emt, VetNodes::Pf),
@@ -186,7 +178,7 @@ fn timing_the_mapping_changes_nothing_and_every_mapping_reaches_the_same_state()
         timed_spec.ftl = ftl;
         timed_spec.options.vet.nodes = nodes;
         let (outcome, times) =
-            run_with_mapping_times(&timed_spec, &workload(), &mut NoProgress).expect("runs");
+            run_with_mapping_times(&timed_spec, &workload(), &NoProgress).expect("runs");
         assert_eq!(outcome.report.state_hash, plain.state_hash, "{ftl} {nodes}");
         let r = &outcome.report;
         assert_eq!(times.translate.summary().requests, r.host.read_requests);
@@ -217,8 +209,7 @@ fn read_modify_write_translations_are_timed_apart_from_host_reads() {
     for ftl in [FtlKind::Page, FtlKind::Vet, FtlKind::Emt] {
         spec.ftl = ftl;
         let (outcome, times) =
-            run_with_mapping_times(&spec, &Source::Workload(w.clone()), &mut NoProgress)
-                .expect("runs");
+            run_with_mapping_times(&spec, &Source::Workload(w.clone()), &NoProgress).expect("runs");
         let host = &outcome.report.host;
         assert_eq!(
             times.translate.summary().requests,
@@ -243,7 +234,7 @@ fn read_modify_write_translations_are_timed_apart_from_host_reads() {
 fn a_bad_device_spec_is_a_clear_error() {
     let mut bad = spec();
     bad.device.preset = "floppy".into();
-    let message = run(&bad, &workload(), &mut NoProgress)
+    let message = run(&bad, &workload(), &NoProgress)
         .expect_err("refused")
         .to_string();
     assert!(
@@ -252,7 +243,7 @@ fn a_bad_device_spec_is_a_clear_error() {
     );
     let mut bad = spec();
     bad.device.capacity_bytes = 1000;
-    let message = run(&bad, &workload(), &mut NoProgress)
+    let message = run(&bad, &workload(), &NoProgress)
         .expect_err("refused")
         .to_string();
     assert!(
@@ -261,7 +252,7 @@ fn a_bad_device_spec_is_a_clear_error() {
     );
     let mut bad = spec();
     bad.device.over_provisioning = 0.0;
-    let message = run(&bad, &workload(), &mut NoProgress)
+    let message = run(&bad, &workload(), &NoProgress)
         .expect_err("refused")
         .to_string();
     assert!(message.contains("raise over-provisioning"), "{message}");
@@ -290,7 +281,7 @@ fn reference(spec: &RunSpec, workload: &WorkloadSpec) -> Reference {
     let ftl = AnyFtl::build(spec.ftl, device, &spec.options).expect("builds");
     let mut host = Host::new(ftl);
     if let Some(pre) = &spec.precondition {
-        precondition(&mut host, pre, spec.seed, &mut NoProgress).expect("preconditions");
+        precondition(&mut host, pre, spec.seed, &NoProgress).expect("preconditions");
     }
     let flash_start = *host.ftl().device().counters();
     let stats_start = host.ftl().stats();
@@ -423,7 +414,7 @@ fn every_figure_of_a_report_matches_a_reference_computation() {
         workload.align_bytes = 512;
         workload.read_fraction = 0.3;
         workload.trim_fraction = 0.05;
-        let report = run(&spec, &Source::Workload(workload.clone()), &mut NoProgress)
+        let report = run(&spec, &Source::Workload(workload.clone()), &NoProgress)
             .expect("runs")
             .report;
         let r = reference(&spec, &workload);

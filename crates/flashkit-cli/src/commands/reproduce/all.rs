@@ -23,7 +23,7 @@ use crate::args::VetReproArgs;
 use crate::args::reproduce::{AllArgs, FastArgs, FatlistArgs, FlashmodelArgs, GrrArgs};
 use crate::failure::{Failure, Outcome};
 use crate::interrupt::OnInterrupt;
-use crate::progress::{Bar, SharedBar};
+use crate::progress::Bar;
 use anyhow::{Context, anyhow};
 use clap::Args;
 use flashkit_lab::claims::Paper;
@@ -174,8 +174,8 @@ fn run_paper(
     dir: &Path,
 ) -> Result<(Reproduction, String), Failure> {
     let reproduce = || -> Result<Reproduction, Failure> {
-        let mut bar = Bar::new(&format!("reproduce {paper}"));
-        let bar = &mut bar;
+        let bar = Bar::new(&format!("reproduce {paper}"));
+        let bar = &bar;
         match paper {
             Paper::Fast => lab::fast::run(&parse::<FastArgs>(words)?.spec(), bar),
             Paper::Grr => lab::grr::run(&parse::<GrrArgs>(words)?.spec(), bar),
@@ -184,7 +184,7 @@ fn run_paper(
             Paper::Fatlist => lab::fatlist::run(&parse::<FatlistArgs>(words)?.spec(&[]), bar),
             Paper::Flashmodel => {
                 let args = parse::<FlashmodelArgs>(words)?;
-                let probe = SharedBar::new("probe");
+                let probe = Bar::new("probe");
                 lab::flashmodel::run(&args.spec(), &probe, &OnInterrupt)
             }
         }

@@ -28,8 +28,8 @@ impl FastArgs {
 /// Run the evaluation, print its tables and ledger, and write `--json`, `--csv` and `--out`.
 pub fn run(args: FastArgs) -> Outcome {
     let mut figures = Figures::prepare(args.out.as_deref())?;
-    let mut bar = crate::progress::Bar::new("reproduce fast");
-    let reproduction = fast::run(&args.spec(), &mut bar).map_err(lab_failure)?;
+    let bar = crate::progress::Bar::new("reproduce fast");
+    let reproduction = fast::run(&args.spec(), &bar).map_err(lab_failure)?;
     show(
         &reproduction,
         args.json.as_deref(),

@@ -34,7 +34,7 @@ pub fn run(args: &FatlistArgs, given: &[String]) -> Outcome {
     // The spec's own check first: a bad --only fails before --out makes a directory.
     fatlist::check(&spec).map_err(lab_failure)?;
     let mut figures = Figures::prepare(args.out.as_deref())?;
-    let mut bar = crate::progress::Bar::new("reproduce fatlist");
-    let reproduction = fatlist::run(&spec, &mut bar).map_err(lab_failure)?;
+    let bar = crate::progress::Bar::new("reproduce fatlist");
+    let reproduction = fatlist::run(&spec, &bar).map_err(lab_failure)?;
     show(&reproduction, args.json.as_deref(), None, figures.as_mut())
 }

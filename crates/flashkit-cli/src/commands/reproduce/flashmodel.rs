@@ -46,7 +46,7 @@ pub fn run(args: &FlashmodelArgs) -> Outcome {
     // The spec's own check before --out makes a directory.
     flashmodel::check(&spec).map_err(lab_failure)?;
     let mut figures = Figures::prepare(args.out.as_deref())?;
-    let bar = crate::progress::SharedBar::new("probe");
+    let bar = crate::progress::Bar::new("probe");
     let reproduction = flashmodel::run(&spec, &bar, &OnInterrupt).map_err(lab_failure)?;
     show(&reproduction, None, None, figures.as_mut())
 }

@@ -29,7 +29,7 @@ impl GrrArgs {
 /// paper's claims, and write `--json` and `--out` when asked.
 pub fn run(args: &GrrArgs) -> Outcome {
     let mut figures = Figures::prepare(args.out.as_deref())?;
-    let mut bar = crate::progress::Bar::new("reproduce grr");
-    let reproduction = grr::run(&args.spec(), &mut bar).map_err(lab_failure)?;
+    let bar = crate::progress::Bar::new("reproduce grr");
+    let reproduction = grr::run(&args.spec(), &bar).map_err(lab_failure)?;
     show(&reproduction, args.json.as_deref(), None, figures.as_mut())
 }

@@ -71,8 +71,8 @@ pub fn run(args: VetReproArgs, given: &[String]) -> Outcome {
         }
     }
     let mut figures = Figures::prepare(args.out.as_deref())?;
-    let mut bar = Bar::new("reproduce vet");
-    let reproduction = vet::run(&spec, &mut bar).map_err(lab_failure)?;
+    let bar = Bar::new("reproduce vet");
+    let reproduction = vet::run(&spec, &bar).map_err(lab_failure)?;
     show(&reproduction, None, None, figures.as_mut())
 }
 

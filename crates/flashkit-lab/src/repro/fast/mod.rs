@@ -137,7 +137,7 @@ pub const NHB: [u64; 4] = [1, 4, 8, 32];
 pub const NHB_WRITES: u64 = 100_000;
 
 /// Run the paper's evaluation: its tables, figures, ledger, `fast.json` and CSV rows.
-pub fn run(spec: &FastSpec, progress: &mut dyn Progress) -> Result<Reproduction, LabError> {
+pub fn run(spec: &FastSpec, progress: &dyn Progress) -> Result<Reproduction, LabError> {
     let mut args = spec.clone();
     if args.quick {
         args.scale = QUICK_SCALE;
@@ -395,7 +395,7 @@ fn trace_files(dir: &Path) -> Vec<PathBuf> {
 fn execute(
     all: Vec<Job>,
     jobs: Option<usize>,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<Vec<Done>, LabError> {
     run_all("reproduce fast", all, jobs, progress, |job| {
         run_job(&job).map(|outcome| Done {
@@ -426,12 +426,7 @@ fn run_job(job: &Job) -> Result<RunOutcome, String> {
             description,
             requests: 0,
         };
-        flashkit_sim::run_with::<CountsOnly, _>(
-            &job.spec,
-            generator.map(Ok),
-            record,
-            &mut NoProgress,
-        )
+        flashkit_sim::run_with::<CountsOnly, _>(&job.spec, generator.map(Ok), record, &NoProgress)
     };
     match &job.input {
         Input::Pattern(name) => generated(
@@ -450,11 +445,9 @@ fn run_job(job: &Job) -> Result<RunOutcome, String> {
                 job.budget
             ),
         ),
-        Input::Trace(prepared) => flashkit_sim::run(
-            &job.spec,
-            &Source::Trace(Arc::clone(prepared)),
-            &mut NoProgress,
-        ),
+        Input::Trace(prepared) => {
+            flashkit_sim::run(&job.spec, &Source::Trace(Arc::clone(prepared)), &NoProgress)
+        }
     }
     .map_err(describe)
 }
@@ -482,7 +475,7 @@ mod tests {
 
     #[test]
     fn a_small_run_returns_every_part_of_the_evaluation() {
-        let r = run(&small(), &mut NoProgress).expect("runs");
+        let r = run(&small(), &NoProgress).expect("runs");
         assert_eq!(r.paper, Paper::Fast);
         // 2 patterns x 2 log-block counts x 4 schemes, and 4 hot-block counts x 3 schemes.
         assert_eq!(r.runs, 16 + 12);
@@ -523,17 +516,17 @@ mod tests {
                 jobs: Some(1),
                 ..small()
             },
-            &mut NoProgress,
+            &NoProgress,
         )
         .expect("one");
-        let two = run(&small(), &mut NoProgress).expect("two");
+        let two = run(&small(), &NoProgress).expect("two");
         assert_eq!(one.documents[0].json.get(), two.documents[0].json.get());
         assert_eq!(one.text(), two.text());
     }
 
     #[test]
     fn bad_fields_are_named() {
-        let field = |spec: FastSpec| match run(&spec, &mut NoProgress) {
+        let field = |spec: FastSpec| match run(&spec, &NoProgress) {
             Err(LabError::Spec { field, .. }) => field,
             other => panic!("{other:?}"),
         };

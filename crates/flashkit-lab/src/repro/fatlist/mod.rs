@@ -252,14 +252,14 @@ const STRUCTURES: [(Structure, &str); 2] = [
 struct Lab<'a> {
     spec: &'a FatlistSpec,
     micro: MicroSpec,
-    progress: &'a mut dyn Progress,
+    progress: &'a dyn Progress,
     out: Printer,
     results: Results,
 }
 
 /// Run the experiments `spec.only` asks for (all by default): the tables beside the
 /// paper's figures, the figures, the ledger and `fatlist.json`.
-pub fn run(spec: &FatlistSpec, progress: &mut dyn Progress) -> Result<Reproduction, LabError> {
+pub fn run(spec: &FatlistSpec, progress: &dyn Progress) -> Result<Reproduction, LabError> {
     check(spec)?;
     let wants = |name: &str| wants(spec, name);
     let micro = micro_spec(spec);
@@ -498,7 +498,7 @@ impl Lab<'_> {
             label,
             jobs.to_vec(),
             self.spec.workers,
-            &mut *self.progress,
+            self.progress,
             |job| {
                 let (index, megabytes) = spec(job);
                 run_micro(index, megabytes, micro)
@@ -827,7 +827,7 @@ mod tests {
 
     #[test]
     fn the_turnstile_sweep_runs_three_fat_lists_and_draws_figs_18_and_19() {
-        let r = run(&small(&["turnstiles"]), &mut NoProgress).expect("runs");
+        let r = run(&small(&["turnstiles"]), &NoProgress).expect("runs");
         assert_eq!(r.paper, Paper::Fatlist);
         assert_eq!(r.runs, 3);
         let doc = json(&r);
@@ -872,7 +872,7 @@ mod tests {
 
     #[test]
     fn the_probe_table_reads_the_level_runs_without_printing_them() {
-        let r = run(&small(&["probes"]), &mut NoProgress).expect("runs");
+        let r = run(&small(&["probes"]), &NoProgress).expect("runs");
         assert_eq!(r.runs, 4);
         assert_eq!(json(&r)["levels"].as_array().map(Vec::len), Some(4));
         assert_eq!(names(&r), ["table-probes.svg"]);
@@ -895,10 +895,10 @@ mod tests {
                 workers: Some(1),
                 ..spec.clone()
             },
-            &mut NoProgress,
+            &NoProgress,
         )
         .expect("runs");
-        let two = run(&spec, &mut NoProgress).expect("runs");
+        let two = run(&spec, &NoProgress).expect("runs");
         assert_eq!(one.documents[0].json.get(), two.documents[0].json.get());
         assert_eq!(one.figures, two.figures);
     }
@@ -928,7 +928,7 @@ mod tests {
 
     #[test]
     fn a_bad_field_is_named() {
-        let bad = |spec: FatlistSpec| match run(&spec, &mut NoProgress) {
+        let bad = |spec: FatlistSpec| match run(&spec, &NoProgress) {
             Err(LabError::Spec { field, problem }) => (field, problem),
             other => panic!("{other:?}"),
         };

@@ -195,7 +195,7 @@ struct Results {
 /// narrows them: the tables beside the paper's figures, the figures, the claims ledger,
 /// `claims.json` and `vet.json`. Inputs skipped or read with remarks are in
 /// [`Reproduction::notes`].
-pub fn run(spec: &VetSpec, progress: &mut dyn Progress) -> Result<Reproduction, LabError> {
+pub fn run(spec: &VetSpec, progress: &dyn Progress) -> Result<Reproduction, LabError> {
     let scale = checked_scale(spec)?;
     let schemes = inputs::check_names(spec)?;
     let started = Instant::now();
@@ -359,7 +359,7 @@ mod tests {
 
     #[test]
     fn a_small_run_returns_its_rows_claims_figures_and_documents() {
-        let r = run(&small(), &mut NoProgress).expect("runs");
+        let r = run(&small(), &NoProgress).expect("runs");
         assert_eq!(r.paper, Paper::Vet);
         assert_eq!(r.runs, 6);
         assert!(r.notes.is_empty(), "{:?}", r.notes);
@@ -443,13 +443,13 @@ mod tests {
 
     #[test]
     fn the_same_spec_gives_the_same_documents_but_for_times() {
-        let one = run(&small(), &mut NoProgress).expect("runs");
-        let two = run(&small(), &mut NoProgress).expect("runs");
+        let one = run(&small(), &NoProgress).expect("runs");
+        let two = run(&small(), &NoProgress).expect("runs");
         assert_eq!(
             untimed(&json(&one, "vet.json")),
             untimed(&json(&two, "vet.json"))
         );
-        let other = run(&VetSpec { seed: 2, ..small() }, &mut NoProgress).expect("runs");
+        let other = run(&VetSpec { seed: 2, ..small() }, &NoProgress).expect("runs");
         assert_ne!(
             untimed(&json(&one, "vet.json")),
             untimed(&json(&other, "vet.json")),
@@ -519,7 +519,7 @@ mod tests {
             }],
             ..small()
         };
-        let r = run(&spec, &mut NoProgress);
+        let r = run(&spec, &NoProgress);
         std::fs::remove_dir_all(&dir).expect("rm");
         let r = r.expect("runs");
         let vet = json(&r, "vet.json");
@@ -541,7 +541,7 @@ mod tests {
 
     #[test]
     fn a_bad_field_is_named() {
-        let field = |spec: VetSpec| match run(&spec, &mut NoProgress) {
+        let field = |spec: VetSpec| match run(&spec, &NoProgress) {
             Err(LabError::Spec { field, .. } | LabError::Unknown { field, .. }) => field,
             other => panic!("{other:?}"),
         };
@@ -584,7 +584,7 @@ mod tests {
                 paper_trace: vec![twice("/nonexistent/wdev.csv")],
                 ..small()
             },
-            &mut NoProgress,
+            &NoProgress,
         );
         match missing {
             Err(LabError::Run(e)) => assert!(e.to_string().contains("/nonexistent/wdev.csv")),

@@ -26,7 +26,7 @@ pub(super) fn time_runs(
     spec: &VetSpec,
     inputs: &[Input],
     schemes: &[Scheme],
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<Timed, LabError> {
     let mut rows = Vec::new();
     let mut timer_overhead_ns = 0.0;
@@ -61,7 +61,7 @@ fn run_one(
     input: &Input,
     scheme: &Scheme,
     seed: u64,
-    progress: &mut dyn Progress,
+    progress: &dyn Progress,
 ) -> Result<(Row, f64), LabError> {
     let Input {
         name: workload,
