@@ -397,6 +397,53 @@ fn bookkeeping_heap_bytes_add_up_their_parts() {
     assert_eq!(ftl.bookkeeping_heap_bytes(), parts);
 }
 
+/// The bookkeeping estimate memory reports print is the block table's estimate plus what the
+/// FTL allocates whole when it is built: the reverse map (as many entries as physical pages)
+/// and, over a searching mapping only, the validity bits; each part measured on a built FTL.
+#[test]
+fn the_bookkeeping_estimate_is_the_block_tables_plus_the_maps_allocated_whole() {
+    let config = PageFtlConfig {
+        gc_threshold_blocks: 2,
+        ..PageFtlConfig::default()
+    };
+    let g = geometry();
+    let age_index = config.gc_policy.build().uses_age_index();
+    let blocks = BlockTable::heap_estimate(g.blocks(), g.pages_per_block(), age_index);
+    let plain = busy_ftl();
+    assert_eq!(
+        plain.valid.heap_bytes(),
+        0,
+        "no validity bits over the page table"
+    );
+    assert_eq!(
+        TestFtl::bookkeeping_heap_estimate(&g, &config),
+        blocks + (plain.reverse.capacity() * 4) as u64
+    );
+    let searching = busy_extent_ftl();
+    assert!(searching.valid.heap_bytes() > 0);
+    assert_eq!(
+        PageFtl::<NandDevice<Stamps>, crate::mapping::Emt>::bookkeeping_heap_estimate(&g, &config),
+        blocks + (searching.reverse.capacity() * 4) as u64 + searching.valid.heap_bytes()
+    );
+}
+
+#[test]
+fn the_ftl_keeps_the_configuration_it_was_built_with() {
+    let config = PageFtlConfig {
+        gc_policy: GcPolicy::CostBenefit,
+        gc_threshold_blocks: 3,
+        wear_leveling_spread: Some(5),
+    };
+    let ftl =
+        PageFtl::with_page_table(NandDevice::<Stamps>::new(geometry()), config).expect("valid FTL");
+    assert_eq!(*ftl.config(), config);
+    assert_ne!(
+        config,
+        PageFtlConfig::default(),
+        "a configuration unlike the default"
+    );
+}
+
 fn state_hash(ftl: &TestFtl) -> u64 {
     let mut hasher = StateHasher::new();
     ftl.hash_state(&mut hasher);
