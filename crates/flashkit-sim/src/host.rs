@@ -385,4 +385,52 @@ mod tests {
             "{message}"
         );
     }
+
+    /// Only reads and writes of at least a byte, inside the device, are hinted, one hint a
+    /// request: the count is a figure `--mapping-times` reports.
+    #[test]
+    fn only_non_empty_reads_and_writes_inside_the_device_are_prefetched() {
+        use crate::mapping_time::TimedMapping;
+        let geometry = Geometry::builder()
+            .page_size_bytes(4096)
+            .pages_per_block(16)
+            .blocks(32)
+            .over_provisioning(0.3)
+            .build()
+            .expect("valid");
+        let mapping = TimedMapping::new(flashkit_ftl::PageTable::new(geometry.logical_pages()));
+        let device = NandDevice::<Stamps>::new(geometry);
+        let host =
+            Host::new(PageFtl::new(device, mapping, PageFtlConfig::default()).expect("valid"));
+        let capacity = host.capacity_bytes;
+        let hinted = |host: &Host<_>| {
+            let ftl: &PageFtl<NandDevice<Stamps>, TimedMapping<flashkit_ftl::PageTable>> =
+                host.ftl();
+            ftl.mapping().times().prefetch.summary().requests
+        };
+        for (request, hints) in [
+            (req(Op::Write, 0, 8192), 1),
+            (req(Op::Read, 4096, 512), 1),
+            (req(Op::Read, capacity - 4096, 4096), 1),
+            (req(Op::Trim, 0, 4096), 0),
+            (req(Op::Flush, 0, 0), 0),
+            (req(Op::Write, 4096, 0), 0),
+            (req(Op::Read, 0, 0), 0),
+            (req(Op::Write, capacity - 4096, 8192), 0),
+            (req(Op::Read, capacity, 4096), 0),
+        ] {
+            let before = hinted(&host);
+            host.prefetch(&request);
+            assert_eq!(hinted(&host) - before, hints, "{request:?}");
+        }
+    }
+
+    /// Host writes are numbered 1, 2, 3, ... (0 is no write): the numbers are the stamps
+    /// reads check.
+    #[test]
+    fn host_writes_are_numbered_from_one_in_order() {
+        let mut host = host();
+        let numbers: Vec<u64> = (0..4).map(|_| host.next_seq()).collect();
+        assert_eq!(numbers, [1, 2, 3, 4]);
+    }
 }
