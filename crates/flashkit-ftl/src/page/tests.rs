@@ -444,6 +444,83 @@ fn the_ftl_keeps_the_configuration_it_was_built_with() {
     );
 }
 
+/// Garbage collection runs until the free pool is back at the threshold, and no further:
+/// once it has started, the host's block is taken from a pool of exactly the threshold, so
+/// the pool holds one block less between collections, never fewer and never more.
+#[test]
+fn collection_stops_when_the_free_pool_is_back_at_the_threshold() {
+    for threshold in [2u32, 3] {
+        let config = PageFtlConfig {
+            gc_threshold_blocks: threshold,
+            wear_leveling_spread: None,
+            ..PageFtlConfig::default()
+        };
+        let mut ftl = PageFtl::with_page_table(NandDevice::<Stamps>::new(geometry()), config)
+            .expect("valid FTL");
+        let logical = ftl.geometry().logical_pages();
+        let mut seen = std::collections::BTreeSet::new();
+        for i in 0..6 * logical {
+            ftl.write(PageRange::one(Lpn((i * 7) % logical)), u64::from(i))
+                .expect("write");
+            if ftl.stats().gc_runs > 0 {
+                seen.insert(ftl.free.len());
+            }
+        }
+        assert!(ftl.stats().gc_runs > 0, "the workload must collect garbage");
+        let expected = std::collections::BTreeSet::from([threshold as usize - 1]);
+        assert_eq!(
+            seen, expected,
+            "free blocks seen with threshold {threshold}"
+        );
+    }
+}
+
+/// A victim policy that always chooses the sealed block holding the most valid pages.
+struct Fullest;
+
+impl VictimPolicy for Fullest {
+    fn choose(&self, view: &BlockView<'_>) -> Option<BlockId> {
+        view.sealed()
+            .max_by_key(|b| (b.valid_pages, b.id.0))
+            .map(|b| b.id)
+    }
+}
+
+/// Collection that frees nothing (every victim full of valid pages) gives up with a clear
+/// error after one round more than there are blocks, rather than looping forever.
+#[test]
+fn collection_that_makes_no_progress_gives_up_after_more_rounds_than_blocks() {
+    let config = PageFtlConfig {
+        gc_threshold_blocks: 2,
+        wear_leveling_spread: None,
+        ..PageFtlConfig::default()
+    };
+    let mut ftl = PageFtl::with_page_table(NandDevice::<Stamps>::new(geometry()), config)
+        .expect("valid FTL")
+        .with_policy(Box::new(Fullest));
+    let logical = ftl.geometry().logical_pages();
+    let (error, runs) = (0..4 * logical)
+        .find_map(|i| {
+            let before = ftl.stats().gc_runs;
+            let result = ftl.write(PageRange::one(Lpn(i % logical)), u64::from(i));
+            result
+                .err()
+                .map(|error| (error, ftl.stats().gc_runs - before))
+        })
+        .expect("collection must give up");
+    assert!(
+        error
+            .to_string()
+            .contains("garbage collection is making no progress"),
+        "{error}"
+    );
+    assert_eq!(
+        runs,
+        u64::from(ftl.geometry().blocks()) + 1,
+        "collections in the call that gave up"
+    );
+}
+
 fn state_hash(ftl: &TestFtl) -> u64 {
     let mut hasher = StateHasher::new();
     ftl.hash_state(&mut hasher);
