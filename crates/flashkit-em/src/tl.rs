@@ -362,4 +362,64 @@ mod tests {
         assert_eq!(page[0], 0);
         tl.check_invariants().expect("invariants");
     }
+
+    /// A layer with several sealed blocks, an open one and at least one free block: 96
+    /// pages written in order, then the first 24 rewritten, which empties the first blocks.
+    fn busy_layer() -> TranslationLayer<SimIo> {
+        let sim = SimIo::with_data(BlockSizes::new(512, 4096).expect("valid"));
+        let mut tl = TranslationLayer::new(sim, 2, None).expect("tl");
+        for lpn in (0..96u64).chain(0..24) {
+            tl.write(lpn * 512, &[lpn as u8; 512]).expect("write");
+        }
+        tl.check_invariants().expect("a healthy layer passes");
+        assert!(!tl.free.is_empty(), "the rewrites freed a block");
+        tl
+    }
+
+    fn violation(tl: &TranslationLayer<SimIo>) -> String {
+        tl.check_invariants().expect_err("the corruption is caught")
+    }
+
+    #[test]
+    fn catches_a_reverse_map_entry_that_names_another_page() {
+        let mut tl = busy_layer();
+        let ppn = tl.map[40];
+        tl.reverse[ppn as usize] = 41;
+        let e = violation(&tl);
+        assert!(e.contains("page 40 maps to"), "{e}");
+        assert!(e.contains("which maps elsewhere"), "{e}");
+    }
+
+    #[test]
+    fn catches_a_valid_count_that_disagrees_with_the_map() {
+        let mut tl = busy_layer();
+        let block = tl.block_of(tl.map[40]);
+        tl.valid[block as usize] -= 1;
+        let e = violation(&tl);
+        assert!(e.contains("valid-page counts differ"), "{e}");
+    }
+
+    #[test]
+    fn catches_a_free_block_that_holds_valid_pages() {
+        let mut tl = busy_layer();
+        let block = tl.block_of(tl.map[40]);
+        assert_ne!(block, tl.open_block);
+        tl.free.push(block);
+        let e = violation(&tl);
+        assert!(
+            e.contains(&format!("free block {block} holds valid pages")),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn catches_the_open_block_on_the_free_list() {
+        let mut tl = busy_layer();
+        // Point the open block at an empty free block: only "it is open" is wrong.
+        let free = *tl.free.last().expect("a free block");
+        assert_eq!(tl.valid[free as usize], 0);
+        tl.open_block = free;
+        let e = violation(&tl);
+        assert!(e.contains(&format!("free block {free}")), "{e}");
+    }
 }
