@@ -33,6 +33,8 @@ use flashkit_device::nor::{ERASED_WORD, WordAddr};
 use smallvec::{SmallVec, smallvec};
 
 mod check;
+#[cfg(test)]
+mod tests;
 mod update;
 
 const NAME: &str = "mutree";

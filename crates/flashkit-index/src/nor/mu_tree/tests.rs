@@ -1,0 +1,136 @@
+//! The invariant checker (`walk`) shown to fire on a deliberately corrupted tree: one
+//! corruption per condition it checks, each on a healthy three-level tree.
+//!
+//! Not covered: "over capacity". `peek_node` stops decoding an inner node at the end of its
+//! region, and region sizes are powers of two, so it can decode at most 1 + size / 3
+//! children, which is exactly `inner_capacity`: no flash content makes the check fire.
+
+use super::*;
+use flashkit_device::nor::NorGeometry;
+
+/// A healthy tree of three levels: 1,500 keys inserted in a scrambled order, then every
+/// seventh updated.
+fn busy_tree() -> MuTree {
+    let nor = NorDevice::new(NorGeometry::new(4096, 16).expect("valid geometry"));
+    let mut t = MuTree::create(nor, MuTreeConfig::default()).expect("create");
+    for i in 0..1500u32 {
+        t.put(i * 7919 % 1500 * 10, i).expect("insert");
+    }
+    for i in (0..1500u32).step_by(7) {
+        t.put(i * 10, i + 1).expect("update");
+    }
+    assert!(t.height() >= 3, "height {}", t.height());
+    t.check_invariants().expect("a healthy tree passes");
+    t
+}
+
+fn violation(t: &MuTree) -> String {
+    t.check_invariants().expect_err("the corruption is caught")
+}
+
+/// Overwrite words on flash with any values, as a fault would: the block is read, erased and
+/// programmed again with `words` at `addr` (a program alone can only clear bits).
+fn overwrite(t: &mut MuTree, addr: WordAddr, words: &[u16]) {
+    let g = *t.nor.geometry();
+    let block = g.block_of(addr);
+    let start = g.block_start(block);
+    let mut image = t.nor.peek_words(start, g.words_per_block()).to_vec();
+    let at = (addr.0 - start.0) as usize;
+    image[at..at + words.len()].copy_from_slice(words);
+    t.nor.erase(block, Cause::Metadata).expect("erase");
+    t.nor
+        .program_image(start, &image, Cause::Metadata)
+        .expect("program");
+}
+
+/// Overwrite the leaf in `page` from its pair `i` on with `words` (4 words a pair).
+fn overwrite_pairs(t: &mut MuTree, page: u16, i: u32, words: &[u16]) {
+    let (offset, _) = t.region(0, t.height);
+    let addr = t.page_addr(page).offset(offset + 4 * i);
+    overwrite(t, addr, words);
+}
+
+fn pair_words(key: Key, value: Value) -> [u16; 4] {
+    [
+        (key >> 16) as u16,
+        key as u16,
+        (value >> 16) as u16,
+        value as u16,
+    ]
+}
+
+/// A leaf in the middle of the tree: its page, pairs and upper bound (the next leaf's
+/// first key), and the last key of the leaf before it.
+fn middle_leaf(t: &mut MuTree) -> (u16, Pairs, Key, Key) {
+    let (page, upper) = t.descend(7500);
+    let Node::Leaf(pairs) = t.peek_node(page, 0) else {
+        panic!("level 0 is a leaf");
+    };
+    let first = pairs
+        .first()
+        .expect("a leaf in a tree of height 3 holds keys")
+        .0;
+    let contents = t.walk().expect("healthy");
+    let before = contents.partition_point(|p| p.0 < first);
+    let previous = contents[before - 1].0;
+    assert!(pairs.len() >= 2);
+    (page, pairs, upper.expect("not the last leaf"), previous)
+}
+
+#[test]
+fn catches_a_valid_count_that_disagrees_with_the_tree() {
+    let mut t = busy_tree();
+    let (page, ..) = middle_leaf(&mut t);
+    let b = t.block_of(page);
+    t.valid[b] += 1;
+    let e = violation(&t);
+    assert!(e.contains("valid-page counts"), "{e}");
+}
+
+#[test]
+fn catches_two_keys_swapped_inside_a_leaf() {
+    let mut t = busy_tree();
+    let (page, pairs, ..) = middle_leaf(&mut t);
+    // Both keys stay within the leaf's bounds: only their order is wrong.
+    let (a, b) = (pairs[0], pairs[1]);
+    overwrite_pairs(&mut t, page, 0, &pair_words(b.0, b.1));
+    overwrite_pairs(&mut t, page, 1, &pair_words(a.0, a.1));
+    let e = violation(&t);
+    assert!(e.contains("keys are not strictly increasing"), "{e}");
+}
+
+#[test]
+fn catches_a_leaf_key_at_its_upper_separator() {
+    let mut t = busy_tree();
+    let (page, pairs, upper, _) = middle_leaf(&mut t);
+    let last = pairs.len() as u32 - 1;
+    overwrite_pairs(&mut t, page, last, &pair_words(upper, 0));
+    let e = violation(&t);
+    assert!(
+        e.contains(&format!("leaf in page {page} holds a key outside")),
+        "{e}"
+    );
+}
+
+#[test]
+fn catches_a_leaf_key_below_its_lower_separator() {
+    let mut t = busy_tree();
+    let (page, _, _, previous) = middle_leaf(&mut t);
+    // The previous leaf's last key is below this leaf's lower separator.
+    overwrite_pairs(&mut t, page, 0, &pair_words(previous, 0));
+    let e = violation(&t);
+    assert!(
+        e.contains(&format!("leaf in page {page} holds a key outside")),
+        "{e}"
+    );
+}
+
+#[test]
+fn catches_an_empty_leaf_below_the_root() {
+    let mut t = busy_tree();
+    let (page, pairs, ..) = middle_leaf(&mut t);
+    let erased = vec![ERASED_WORD; 4 * pairs.len()];
+    overwrite_pairs(&mut t, page, 0, &erased);
+    let e = violation(&t);
+    assert!(e.contains(&format!("leaf in page {page} is empty")), "{e}");
+}
