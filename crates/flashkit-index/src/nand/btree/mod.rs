@@ -20,6 +20,8 @@
 mod check;
 mod delete;
 mod insert;
+#[cfg(test)]
+mod tests;
 
 use crate::nand::buffer::{BufferConfig, BufferPool, BufferStats, Replacement};
 use crate::nand::log::LogRecord;

@@ -568,6 +568,19 @@ impl<R: Replacement> BufferPool<R> {
         self.used = 0;
     }
 
+    /// The buffered image of `id`, read in first when it is not resident, for a test to
+    /// corrupt: the checkers read a buffered image before flash.
+    #[cfg(test)]
+    pub(crate) fn image_mut<P: Placement>(
+        &mut self,
+        id: NodeId,
+        store: &mut NodeStore<P>,
+    ) -> &mut Node {
+        self.ensure(id, store).expect("the node reads");
+        let u = self.slot_of(id);
+        &mut self.units[u as usize].image
+    }
+
     /// Buffered nodes that have never been written, in id order.
     pub fn unwritten(&self) -> Vec<NodeId> {
         let mut ids: Vec<NodeId> = self

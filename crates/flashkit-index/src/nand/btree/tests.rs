@@ -1,0 +1,276 @@
+//! The tree's invariant checker shown to fire on a deliberately corrupted tree: one
+//! corruption per condition it checks, each on a healthy three-level tree. A node is
+//! corrupted in its buffered image, which the checker reads before flash.
+
+use super::*;
+use crate::nand::buffer::Lru;
+use crate::nand::storage::ipl::Ipl;
+use flashkit_core::Geometry;
+
+/// A healthy tree of three levels: 2,000 keys inserted in a scrambled order, then every
+/// fifth removed (so leaves have borrowed and merged).
+fn busy_tree() -> BTree<Ipl, Lru> {
+    let geometry = Geometry::builder()
+        .page_size_bytes(512)
+        .pages_per_block(16)
+        .oob_bytes(16)
+        .blocks(256)
+        .build()
+        .expect("valid geometry");
+    let buffer = BufferConfig {
+        capacity_bytes: 64 * 512,
+        window: 0.5,
+        sector_bytes: 128,
+    };
+    let mut tree =
+        BTree::create(NandDevice::new(geometry), Ipl::default(), Lru, buffer).expect("create");
+    for i in 0..2000u64 {
+        tree.put(i * 7919 % 2000 * 10, i).expect("insert");
+    }
+    for i in (0..2000u64).step_by(5) {
+        tree.remove(i * 10).expect("remove");
+    }
+    assert!(tree.height() >= 3, "height {}", tree.height());
+    tree.check_invariants().expect("a healthy tree passes");
+    tree
+}
+
+fn violation(tree: &BTree<Ipl, Lru>) -> String {
+    tree.check_invariants()
+        .expect_err("the corruption is caught")
+}
+
+fn node(tree: &BTree<Ipl, Lru>, id: NodeId) -> Node {
+    tree.pool.node_now(id, &tree.store).expect("the node reads")
+}
+
+/// The leaves from left to right, by the leaf chain.
+fn leaves(tree: &BTree<Ipl, Lru>) -> Vec<NodeId> {
+    let mut id = tree.root;
+    while !node(tree, id).is_leaf() {
+        id = node(tree, id).children[0];
+    }
+    let mut out = Vec::new();
+    while id != NodeId::NONE {
+        out.push(id);
+        id = node(tree, id).next;
+    }
+    out
+}
+
+/// Change a node's buffered image.
+fn corrupt(tree: &mut BTree<Ipl, Lru>, id: NodeId, change: impl FnOnce(&mut Node)) {
+    change(tree.pool.image_mut(id, &mut tree.store));
+}
+
+/// A leaf in the middle (with leaves on both sides) and its neighbours.
+fn middle(tree: &BTree<Ipl, Lru>) -> (NodeId, NodeId, NodeId) {
+    let leaves = leaves(tree);
+    let i = leaves.len() / 2;
+    (leaves[i - 1], leaves[i], leaves[i + 1])
+}
+
+fn fails_at(tree: &BTree<Ipl, Lru>, id: NodeId, what: &str) {
+    let e = violation(tree);
+    assert!(e.starts_with(&format!("{id} (level ")), "{e}");
+    assert!(e.contains(what), "{e}");
+}
+
+#[test]
+fn catches_a_root_whose_epoch_is_not_the_trees() {
+    let mut tree = busy_tree();
+    let (root, epoch) = (tree.root, tree.epoch);
+    corrupt(&mut tree, root, |n| n.root_epoch = epoch + 1);
+    let e = violation(&tree);
+    assert!(
+        e.contains(&format!("has epoch {}, the tree {epoch}", epoch + 1)),
+        "{e}"
+    );
+}
+
+#[test]
+fn catches_a_height_that_disagrees_with_the_roots_level() {
+    let mut tree = busy_tree();
+    tree.height += 1;
+    let e = violation(&tree);
+    assert!(e.contains("the root is at level"), "{e}");
+}
+
+#[test]
+fn catches_a_leaf_chain_that_skips_a_leaf() {
+    let mut tree = busy_tree();
+    let (left, _, right) = middle(&tree);
+    corrupt(&mut tree, left, |n| n.next = right);
+    let e = violation(&tree);
+    assert!(
+        e.contains(&format!("leaf chain: a leaf names {right} as next")),
+        "{e}"
+    );
+}
+
+#[test]
+fn catches_a_last_leaf_that_names_a_next_leaf() {
+    let mut tree = busy_tree();
+    let leaves = leaves(&tree);
+    let (first, last) = (leaves[0], *leaves.last().expect("a leaf"));
+    corrupt(&mut tree, last, |n| n.next = first);
+    let e = violation(&tree);
+    assert!(
+        e.contains(&format!("the last leaf names {first} as next")),
+        "{e}"
+    );
+}
+
+#[test]
+fn catches_a_stored_node_the_tree_does_not_reach() {
+    let mut tree = busy_tree();
+    let id = tree.store.allocate_id();
+    tree.pool
+        .create(id, &Node::empty_leaf(), &mut tree.store)
+        .expect("create");
+    let e = violation(&tree);
+    assert!(e.contains("reachable nodes and stored nodes differ"), "{e}");
+    assert!(e.contains(&format!("unreachable [{id}]")), "{e}");
+}
+
+#[test]
+fn catches_two_keys_swapped_inside_a_leaf() {
+    let mut tree = busy_tree();
+    let (_, leaf, _) = middle(&tree);
+    corrupt(&mut tree, leaf, |n| n.keys.swap(0, 1));
+    fails_at(&tree, leaf, "keys are not strictly increasing");
+}
+
+#[test]
+fn catches_a_leaf_key_below_its_lower_bound() {
+    let mut tree = busy_tree();
+    let (left, leaf, _) = middle(&tree);
+    // The left neighbour's last key is below this leaf's separator.
+    let below = *node(&tree, left).keys.last().expect("keys");
+    corrupt(&mut tree, leaf, |n| n.keys[0] = below);
+    fails_at(&tree, leaf, &format!("key {below} is below the bound"));
+}
+
+#[test]
+fn catches_a_leaf_key_at_its_upper_bound() {
+    let mut tree = busy_tree();
+    let (_, leaf, right) = middle(&tree);
+    // The right neighbour's first key is at or above this leaf's upper separator.
+    let above = node(&tree, right).keys[0];
+    corrupt(&mut tree, leaf, |n| {
+        *n.keys.last_mut().expect("keys") = above;
+    });
+    fails_at(&tree, leaf, &format!("key {above} is not below the bound"));
+}
+
+#[test]
+fn catches_a_leaf_over_capacity() {
+    let mut tree = busy_tree();
+    let last = *leaves(&tree).last().expect("a leaf");
+    let cap = tree.layout.leaf_capacity;
+    corrupt(&mut tree, last, |n| {
+        // Keys above every other key, so only the count is wrong.
+        let mut key = *n.keys.last().expect("keys");
+        while n.keys.len() <= cap {
+            key += 1;
+            n.keys.push(key);
+            n.values.push(key);
+        }
+    });
+    fails_at(&tree, last, &format!("{} keys, allowed", cap + 1));
+}
+
+#[test]
+fn catches_a_leaf_under_half_full() {
+    let mut tree = busy_tree();
+    let (_, leaf, _) = middle(&tree);
+    let min = tree.layout.leaf_min();
+    corrupt(&mut tree, leaf, |n| {
+        n.keys.truncate(min - 1);
+        n.values.truncate(min - 1);
+    });
+    fails_at(&tree, leaf, &format!("{} keys, allowed {min}..=", min - 1));
+}
+
+#[test]
+fn catches_a_root_epoch_on_a_node_that_is_not_the_root() {
+    let mut tree = busy_tree();
+    let (_, leaf, _) = middle(&tree);
+    let epoch = tree.epoch;
+    corrupt(&mut tree, leaf, |n| n.root_epoch = epoch);
+    fails_at(&tree, leaf, &format!("root epoch {epoch} but not the root"));
+}
+
+#[test]
+fn catches_a_leaf_missing_a_value() {
+    let mut tree = busy_tree();
+    let (_, leaf, _) = middle(&tree);
+    corrupt(&mut tree, leaf, |n| {
+        n.values.pop();
+    });
+    fails_at(
+        &tree,
+        leaf,
+        "a leaf needs one value per key and no children",
+    );
+}
+
+#[test]
+fn catches_a_leaf_with_a_child() {
+    let mut tree = busy_tree();
+    let (_, leaf, right) = middle(&tree);
+    corrupt(&mut tree, leaf, |n| n.children.push(right));
+    fails_at(
+        &tree,
+        leaf,
+        "a leaf needs one value per key and no children",
+    );
+}
+
+#[test]
+fn catches_an_inner_root_without_keys() {
+    let mut tree = busy_tree();
+    let root = tree.root;
+    corrupt(&mut tree, root, |n| {
+        n.keys.clear();
+        n.children.truncate(1);
+    });
+    fails_at(&tree, root, "1 children for 0 keys");
+}
+
+#[test]
+fn catches_an_inner_node_missing_a_child() {
+    let mut tree = busy_tree();
+    let inner = node(&tree, tree.root).children[0];
+    let keys = node(&tree, inner).len();
+    corrupt(&mut tree, inner, |n| {
+        n.children.pop();
+    });
+    fails_at(&tree, inner, &format!("{keys} children for {keys} keys"));
+}
+
+#[test]
+fn catches_an_inner_node_with_a_value() {
+    let mut tree = busy_tree();
+    let inner = node(&tree, tree.root).children[0];
+    corrupt(&mut tree, inner, |n| n.values.push(1));
+    fails_at(&tree, inner, "an inner node has no values and no next leaf");
+}
+
+#[test]
+fn catches_an_inner_node_with_a_next_leaf() {
+    let mut tree = busy_tree();
+    let inner = node(&tree, tree.root).children[0];
+    let first = leaves(&tree)[0];
+    corrupt(&mut tree, inner, |n| n.next = first);
+    fails_at(&tree, inner, "an inner node has no values and no next leaf");
+}
+
+#[test]
+fn catches_a_child_at_the_wrong_level() {
+    let mut tree = busy_tree();
+    let (_, leaf, _) = middle(&tree);
+    corrupt(&mut tree, leaf, |n| n.level = 1);
+    let e = violation(&tree);
+    assert!(e.contains(&format!("child {leaf} is at level 1")), "{e}");
+}
