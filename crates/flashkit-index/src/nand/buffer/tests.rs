@@ -223,3 +223,167 @@ fn a_full_buffer_takes_the_semiclean_units_clean_part_first() {
         ok(&pool, &store);
     }
 }
+
+/// The pool's checker shown to fire on a deliberately corrupted pool: one corruption per
+/// condition it checks, each on a healthy pool holding new, clean and semi-clean units.
+mod corrupted {
+    use super::*;
+
+    /// Twelve nodes with a few keys each, written out and read back through a buffer of six
+    /// units, then three of them changed again (semi-clean) and a new one made (dirty).
+    fn busy() -> (NodeStore<Ipl>, BufferPool<Lru>) {
+        let mut store = store();
+        let cfg = BufferConfig {
+            capacity_bytes: 6 * u64::from(PAGE + SECTOR),
+            window: 1.0,
+            sector_bytes: SECTOR,
+        };
+        let mut pool = BufferPool::new(Lru, cfg, PAGE).expect("valid buffer");
+        let ids: Vec<NodeId> = (0..12).map(|_| store.allocate_id()).collect();
+        for (i, &id) in ids.iter().enumerate() {
+            pool.create(id, &Node::empty_leaf(), &mut store)
+                .expect("create");
+            for k in 0..4 {
+                pool.modify(id, insert(10 * i as u64 + k), &mut store)
+                    .expect("modify");
+            }
+        }
+        pool.flush_all(&mut store).expect("flush");
+        for (i, &id) in ids.iter().enumerate().skip(9) {
+            pool.modify(id, insert(10 * i as u64 + 5), &mut store)
+                .expect("modify");
+        }
+        let new = store.allocate_id();
+        pool.create(new, &Node::empty_leaf(), &mut store)
+            .expect("create");
+        for state in [UnitState::Clean, UnitState::SemiClean, UnitState::Dirty] {
+            assert!(
+                pool.lru_order()
+                    .iter()
+                    .any(|&u| pool.units[u as usize].state() == state),
+                "a {state:?} unit"
+            );
+        }
+        ok(&pool, &store);
+        (store, pool)
+    }
+
+    /// A buffered unit in `state` (the least recently used such).
+    fn unit_in(pool: &BufferPool<Lru>, state: UnitState) -> usize {
+        pool.lru_order()
+            .into_iter()
+            .find(|&u| pool.units[u as usize].state() == state)
+            .expect("a unit in that state") as usize
+    }
+
+    fn violation(pool: &BufferPool<Lru>, store: &NodeStore<Ipl>) -> String {
+        pool.check(store).expect_err("the corruption is caught")
+    }
+
+    #[test]
+    fn catches_a_slab_unit_missing_from_the_lru_list() {
+        let (store, mut pool) = busy();
+        let u = unit_in(&pool, UnitState::Clean);
+        // Take the unit off the list but leave it in the slab and the slot map.
+        pool.unlink(u as u32);
+        let e = violation(&pool, &store);
+        assert!(e.contains("LRU list has"), "{e}");
+    }
+
+    #[test]
+    fn catches_a_node_not_mapped_to_its_unit() {
+        let (store, mut pool) = busy();
+        let a = pool.units[unit_in(&pool, UnitState::Clean)].node;
+        let b = pool.units[unit_in(&pool, UnitState::SemiClean)].node;
+        pool.slot.swap(a.index(), b.index());
+        let e = violation(&pool, &store);
+        assert!(e.contains("is not mapped to its unit"), "{e}");
+    }
+
+    #[test]
+    fn catches_a_byte_count_that_disagrees_with_the_units() {
+        let (store, mut pool) = busy();
+        pool.used -= u64::from(SECTOR);
+        let e = violation(&pool, &store);
+        assert!(e.contains(&format!("counted {} B", pool.used)), "{e}");
+    }
+
+    #[test]
+    fn catches_a_pool_over_its_capacity() {
+        let (store, mut pool) = busy();
+        // The bytes add up; only the capacity is exceeded.
+        pool.cfg.capacity_bytes = pool.used - 1;
+        let e = violation(&pool, &store);
+        assert!(e.contains(&format!("capacity {} B", pool.used - 1)), "{e}");
+    }
+
+    #[test]
+    fn catches_a_unit_that_disagrees_with_the_store_about_flash() {
+        let (store, mut pool) = busy();
+        let u = unit_in(&pool, UnitState::Clean);
+        pool.units[u].on_flash = false;
+        let e = violation(&pool, &store);
+        assert!(
+            e.contains("buffer says on flash false, the store true"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn catches_a_new_node_without_its_image() {
+        let (store, mut pool) = busy();
+        let u = unit_in(&pool, UnitState::Dirty);
+        assert!(!pool.units[u].on_flash);
+        pool.units[u].has_image = false;
+        let e = violation(&pool, &store);
+        assert!(
+            e.contains("a new node needs its image and no log sector"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn catches_a_new_node_with_a_log_sector() {
+        let (store, mut pool) = busy();
+        let u = unit_in(&pool, UnitState::Dirty);
+        insert(99).encode(&mut pool.units[u].sector);
+        let e = violation(&pool, &store);
+        assert!(
+            e.contains("a new node needs its image and no log sector"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn catches_a_unit_with_neither_image_nor_log_sector() {
+        let (store, mut pool) = busy();
+        let u = unit_in(&pool, UnitState::Clean);
+        pool.units[u].has_image = false;
+        let e = violation(&pool, &store);
+        assert!(
+            e.contains("a unit with neither image nor log sector"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn catches_a_log_sector_that_does_not_decode() {
+        let (store, mut pool) = busy();
+        let u = unit_in(&pool, UnitState::SemiClean);
+        pool.units[u].sector.push(0xEE);
+        let e = violation(&pool, &store);
+        assert!(e.contains("'s log sector: record tag: 238"), "{e}");
+    }
+
+    #[test]
+    fn catches_a_buffered_image_that_differs_from_flash_plus_log() {
+        let (store, mut pool) = busy();
+        let u = unit_in(&pool, UnitState::SemiClean);
+        pool.units[u].image.values[0] += 1;
+        let e = violation(&pool, &store);
+        assert!(
+            e.contains("flash image plus log sector differs from the buffered image"),
+            "{e}"
+        );
+    }
+}
