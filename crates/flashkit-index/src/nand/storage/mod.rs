@@ -33,6 +33,8 @@ mod check;
 pub mod grr;
 pub mod ipl;
 mod merge;
+#[cfg(test)]
+mod tests;
 
 pub use any::AnyPlacement;
 pub use boot::BootReport;
