@@ -175,7 +175,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             wear: Frontier::default(),
             clock: 0,
             counters: Counters::default(),
-            moving: Vec::with_capacity(geometry.pages_per_block() as usize + 1),
+            moving: Vec::with_capacity(geometry.pages_per_block() as usize),
             ahead: None,
         })
     }
@@ -456,9 +456,9 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
     fn move_valid_pages(&mut self, victim: BlockId, cause: Cause) -> Result<u32, FtlError> {
         let first = self.geometry.first_ppn(victim);
         let ppb = self.geometry.pages_per_block() as usize;
-        // The buffer keeps ppb + 1 entries for good; `count` says how many are in use.
+        // The buffer keeps ppb entries for good; `count` says how many are in use.
         let mut moving = std::mem::take(&mut self.moving);
-        moving.resize(ppb + 1, (Lpn(0), Ppn(0)));
+        moving.resize(ppb, (Lpn(0), Ppn(0)));
         // Branch-free gather: write every page's entry and advance only past valid ones, so
         // that the one invalid page in eight costs no mispredicted branch.
         let mut count = 0;
