@@ -27,6 +27,8 @@ mod layout;
 mod modify;
 mod search;
 mod space;
+#[cfg(test)]
+mod tests;
 
 pub use layout::PointerArea;
 pub use search::Probe;
