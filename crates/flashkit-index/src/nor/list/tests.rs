@@ -1,9 +1,12 @@
 //! The invariant checker (`check`) shown to fire on a deliberately corrupted fat list: one
 //! corruption per condition it checks, each on a healthy list spread over several
 //! turnstiles. Flash is corrupted by rewriting words in place; RAM by editing the engine.
+//!
+//! Not caught (an ignored test at the end): an object whose level is above the list's top
+//! level, which the checker accepts and boot can panic on.
 
 use super::layout::{
-    HEAD, Kind, LIVE, Ptr, State, TAIL, decode_ptr, decode_state, encode_ptr, join,
+    HEAD, Kind, LEVEL_MASK, LIVE, Ptr, State, TAIL, decode_ptr, decode_state, encode_ptr, join,
 };
 use super::modify::Task;
 use super::{Engine, Frame, ListConfig, Move, PointerArea};
@@ -249,9 +252,13 @@ fn catches_a_block_in_use_whose_header_reads_erased() {
 fn catches_a_slot_written_in_the_middle_of_the_free_ones() {
     let mut e = busy_list();
     let (o, _) = roomy_data_object(&e, 3);
-    // One free slot stays on either side of the new one.
-    let (_, max) = o.bounds();
-    write_slot(&mut e, o.frame, o.front() + 1, max);
+    // A key inside the object's bounds that it does not hold, written with one free slot
+    // left on either side of it.
+    let (min, max) = o.bounds();
+    let fresh = (min + 1..max)
+        .find(|k| !o.keys.contains(&Some(*k)))
+        .expect("room between the bounds");
+    write_slot(&mut e, o.frame, o.front() + 1, fresh);
     let e = violation(&e);
     assert!(
         e.contains(&format!(
@@ -453,4 +460,27 @@ fn catches_a_tail_that_does_not_point_back_to_the_head() {
         )),
         "{e}"
     );
+}
+
+/// Not caught today: a live object whose level is above the list's top level. Every chain
+/// the checker walks (levels 0 to top) still holds, so it passes; but boot climbs from a
+/// random object on that object's own level, and on this list the eighth reboot starts at
+/// the head and panics in `read_ptr`: it has no pointer of level 5.
+#[test]
+#[ignore = "the checker does not compare an object's level with the list's top level"]
+fn catches_a_head_whose_level_is_above_the_lists_top_level() {
+    let mut e = busy_list();
+    let head = the(&e, Kind::Head);
+    let at = e.addr(head.frame);
+    let state = e.nor.peek(at);
+    assert_eq!(
+        decode_state(state),
+        State::Live {
+            kind: Kind::Head,
+            level: 4
+        }
+    );
+    overwrite(&mut e, at, &[(state & !LEVEL_MASK) | 5]);
+    let e = violation(&e);
+    assert!(e.contains("level 5"), "{e}");
 }
