@@ -184,6 +184,7 @@ impl Engine {
                 offset: rng.random_range(0..self.frames_per_block) as u16,
             };
             if let State::Live { kind, level } = self.state(frame) {
+                self.level_on_flash(frame, level)?;
                 return Ok(self.cur_at(frame, kind, level));
             }
         }
@@ -213,9 +214,22 @@ impl Engine {
                     cur.frame
                 ))
             })?;
+            self.level_on_flash(cur.frame, cur.level)?;
             level = cur.level;
         }
         Err(self.corrupt("boot walk did not reach the tail".into()))
+    }
+
+    /// An object's level as its state word on flash gives it, refused when it is above the
+    /// list's top level: the object has no pointer there, and the walk would find none.
+    fn level_on_flash(&self, frame: Frame, level: u8) -> Result<(), IndexError> {
+        if level > self.top_level() {
+            return Err(self.corrupt(format!(
+                "object at {frame:?} is of level {level}, above the list's top level {}",
+                self.top_level()
+            )));
+        }
+        Ok(())
     }
 
     fn find_head(&mut self, tail: &Cur) -> Result<Frame, IndexError> {
@@ -226,9 +240,11 @@ impl Engine {
                 offset: ptr.offset,
             };
             if let State::Live {
-                kind: Kind::Head, ..
+                kind: Kind::Head,
+                level,
             } = self.state(frame)
             {
+                self.level_on_flash(frame, level)?;
                 return Ok(frame);
             }
         }

@@ -30,6 +30,12 @@ impl Engine {
     }
 
     fn see(&self, frame: Frame, kind: Kind, level: u8) -> Result<Seen, String> {
+        if level > self.top_level() {
+            return Err(format!(
+                "{frame:?}: level {level} above the list's top level {}",
+                self.top_level()
+            ));
+        }
         let lay = self.lay;
         let bitmap = self
             .nor
