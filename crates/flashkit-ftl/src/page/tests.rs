@@ -521,6 +521,38 @@ fn collection_that_makes_no_progress_gives_up_after_more_rounds_than_blocks() {
     );
 }
 
+/// The read a partial-page write merges with tells the same outcome as a host read, page for
+/// page, mapped or not, over the page table and over a searching mapping.
+#[test]
+fn a_read_for_merge_tells_what_a_host_read_tells() {
+    fn outcomes<F: Ftl>(ftl: &mut F, merge: bool) -> Vec<(Lpn, ReadOutcome)> {
+        let mut seen = Vec::new();
+        let range = PageRange::new(Lpn(0), ftl.geometry().logical_pages());
+        let mut sink = |lpn, outcome| seen.push((lpn, outcome));
+        if merge {
+            ftl.read_for_merge(range, &mut sink).expect("reads");
+        } else {
+            ftl.read(range, &mut sink).expect("reads");
+        }
+        seen
+    }
+    let mut plain = busy_ftl();
+    let host = outcomes(&mut plain, false);
+    assert!(
+        host.iter()
+            .any(|(_, o)| matches!(o, ReadOutcome::Mapped(_)))
+    );
+    assert_eq!(outcomes(&mut plain, true), host);
+    let mut searching = busy_extent_ftl();
+    let host = outcomes(&mut searching, false);
+    assert!(
+        host.iter()
+            .any(|(_, o)| matches!(o, ReadOutcome::Mapped(_)))
+    );
+    assert!(host.iter().any(|(_, o)| matches!(o, ReadOutcome::Unmapped)));
+    assert_eq!(outcomes(&mut searching, true), host);
+}
+
 fn state_hash(ftl: &TestFtl) -> u64 {
     let mut hasher = StateHasher::new();
     ftl.hash_state(&mut hasher);
