@@ -742,6 +742,72 @@ mod tests {
         }
     }
 
+    /// Entries of the cost-benefit index that no longer describe their block.
+    fn stale_entries(table: &BlockTable) -> usize {
+        let ages = table.ages.as_ref().expect("the index is kept");
+        (0..ages.len())
+            .map(|v| {
+                ages[v]
+                    .iter()
+                    .filter(|e| !table.is_current_age(e, v as u32))
+                    .count()
+            })
+            .sum()
+    }
+
+    /// The cost-benefit index drops stale entries lazily: it is compacted only when it holds
+    /// more than four entries a block and valid count, so it never holds more after settling,
+    /// and below that bound stale entries under a current top are kept (compacting at every
+    /// settle would cost a pass over every heap per collection). The heap figure a report
+    /// prints depends on when it compacts.
+    #[test]
+    fn the_cost_benefit_index_is_compacted_only_past_four_entries_a_block_and_count() {
+        let mut kept_stale = 0;
+        let mut compacted = 0;
+        for seed in 0..20 {
+            let mut rng = SimRng::for_stream(seed, "block table ages");
+            let (blocks, ppb) = (rng.random_range(2..24u32), rng.random_range(2..9u32));
+            let mut table = BlockTable::new(blocks, ppb);
+            table.set_age_index(true);
+            let fresh = Model {
+                kind: BlockKind::Free,
+                valid: 0,
+                erases: 0,
+                sealed_at: 0,
+            };
+            let mut model = vec![fresh; blocks as usize];
+            let bound = 4 * (blocks as usize + ppb as usize + 1);
+            for now in 1..4000 {
+                step(&mut table, &mut model, &mut rng, now);
+                // Pages are invalidated between collections, which settle the index.
+                if now % 150 != 0 {
+                    continue;
+                }
+                let before = table.age_entries;
+                let stale_before = stale_entries(&table);
+                table.settle_ages();
+                let after = table.age_entries;
+                assert!(
+                    after <= bound,
+                    "{after} entries after settling, bound {bound}"
+                );
+                if before > bound {
+                    assert_eq!(
+                        stale_entries(&table),
+                        0,
+                        "a compaction leaves no stale entry"
+                    );
+                    assert_eq!(after, before - stale_before);
+                    compacted += 1;
+                } else if stale_entries(&table) > 0 {
+                    kept_stale += 1;
+                }
+            }
+        }
+        assert!(compacted > 0, "the runs must reach the bound");
+        assert!(kept_stale > 0, "below the bound, stale entries must stay");
+    }
+
     /// The heap figure a report prints, against the allocations counted one by one.
     #[test]
     fn heap_bytes_count_every_allocation() {
