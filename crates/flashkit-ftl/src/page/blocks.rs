@@ -742,6 +742,55 @@ mod tests {
         }
     }
 
+    /// The FIFO index drops stale entries lazily too: a seal compacts it only when it then
+    /// holds more than two entries a block and 16, and below that bound stale entries behind
+    /// a current one stay until collection prunes the front. (A collection given up puts its
+    /// block back without compacting; the next seal does.)
+    #[test]
+    fn the_fifo_index_is_compacted_only_past_two_entries_a_block_and_16() {
+        let stale = |table: &BlockTable| {
+            table
+                .fifo
+                .iter()
+                .filter(|&&(block, at)| !table.is_current(block, at))
+                .count()
+        };
+        let (mut compacted, mut kept_stale) = (0, 0);
+        for seed in 0..20 {
+            let mut rng = SimRng::for_stream(seed, "block table fifo");
+            let (blocks, ppb) = (rng.random_range(2..24u32), rng.random_range(2..9u32));
+            let mut table = BlockTable::new(blocks, ppb);
+            let fresh = Model {
+                kind: BlockKind::Free,
+                valid: 0,
+                erases: 0,
+                sealed_at: 0,
+            };
+            let mut model = vec![fresh; blocks as usize];
+            let bound = 2 * blocks as usize + 16;
+            for now in 1..4000 {
+                let before = table.fifo.len();
+                let stale_before = stale(&table);
+                step(&mut table, &mut model, &mut rng, now);
+                let after = table.fifo.len();
+                if after < before {
+                    // Only a seal's compaction shortens the FIFO here (nothing prunes it).
+                    assert_eq!(stale(&table), 0, "a compaction leaves no stale entry");
+                    assert_eq!(after, before - stale_before + 1, "and adds the new seal");
+                    assert!(
+                        before + 1 > bound,
+                        "compacted at {before} entries, bound {bound}"
+                    );
+                    compacted += 1;
+                } else if stale(&table) > 0 {
+                    kept_stale += 1;
+                }
+            }
+        }
+        assert!(compacted > 0, "the runs must reach the bound");
+        assert!(kept_stale > 0, "below the bound, stale entries must stay");
+    }
+
     /// Entries of the cost-benefit index that no longer describe their block.
     fn stale_entries(table: &BlockTable) -> usize {
         let ages = table.ages.as_ref().expect("the index is kept");
