@@ -234,14 +234,19 @@ mod tests {
     use flashkit_device::{NandDevice, Stamps};
     use flashkit_ftl::{Ftl, Inspect, PageFtl, PageFtlConfig};
 
-    fn host() -> Host<PageFtl<NandDevice<Stamps>, flashkit_ftl::PageTable>> {
-        let geometry = Geometry::builder()
+    /// 32 blocks of 16 pages of 4 KiB, 30% over-provisioned.
+    fn geometry() -> Geometry {
+        Geometry::builder()
             .page_size_bytes(4096)
             .pages_per_block(16)
             .blocks(32)
             .over_provisioning(0.3)
-            .build();
-        let device = NandDevice::<Stamps>::new(geometry.expect("valid"));
+            .build()
+            .expect("valid")
+    }
+
+    fn host() -> Host<PageFtl<NandDevice<Stamps>, flashkit_ftl::PageTable>> {
+        let device = NandDevice::<Stamps>::new(geometry());
         Host::new(PageFtl::with_page_table(device, PageFtlConfig::default()).expect("valid"))
     }
 
@@ -391,13 +396,7 @@ mod tests {
     #[test]
     fn only_non_empty_reads_and_writes_inside_the_device_are_prefetched() {
         use crate::mapping_time::TimedMapping;
-        let geometry = Geometry::builder()
-            .page_size_bytes(4096)
-            .pages_per_block(16)
-            .blocks(32)
-            .over_provisioning(0.3)
-            .build()
-            .expect("valid");
+        let geometry = geometry();
         let mapping = TimedMapping::new(flashkit_ftl::PageTable::new(geometry.logical_pages()));
         let device = NandDevice::<Stamps>::new(geometry);
         let host =

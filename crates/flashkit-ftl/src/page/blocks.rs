@@ -587,6 +587,16 @@ mod tests {
         sealed_at: u64,
     }
 
+    impl Model {
+        /// A block never written: free, empty, never erased.
+        const FRESH: Model = Model {
+            kind: BlockKind::Free,
+            valid: 0,
+            erases: 0,
+            sealed_at: 0,
+        };
+    }
+
     fn in_service(model: &[Model]) -> impl Iterator<Item = &Model> {
         model.iter().filter(|m| m.kind != BlockKind::Retired)
     }
@@ -728,13 +738,7 @@ mod tests {
             let (blocks, ppb) = (rng.random_range(1..24u32), rng.random_range(2..9u32));
             let mut table = BlockTable::new(blocks, ppb);
             table.set_age_index(true);
-            let fresh = Model {
-                kind: BlockKind::Free,
-                valid: 0,
-                erases: 0,
-                sealed_at: 0,
-            };
-            let mut model = vec![fresh; blocks as usize];
+            let mut model = vec![Model::FRESH; blocks as usize];
             for now in 1..2000 {
                 step(&mut table, &mut model, &mut rng, now);
                 check(&mut table, &model);
@@ -760,13 +764,7 @@ mod tests {
             let mut rng = SimRng::for_stream(seed, "block table fifo");
             let (blocks, ppb) = (rng.random_range(2..24u32), rng.random_range(2..9u32));
             let mut table = BlockTable::new(blocks, ppb);
-            let fresh = Model {
-                kind: BlockKind::Free,
-                valid: 0,
-                erases: 0,
-                sealed_at: 0,
-            };
-            let mut model = vec![fresh; blocks as usize];
+            let mut model = vec![Model::FRESH; blocks as usize];
             let bound = 2 * blocks as usize + 16;
             for now in 1..4000 {
                 let before = table.fifo.len();
@@ -818,13 +816,7 @@ mod tests {
             let (blocks, ppb) = (rng.random_range(2..24u32), rng.random_range(2..9u32));
             let mut table = BlockTable::new(blocks, ppb);
             table.set_age_index(true);
-            let fresh = Model {
-                kind: BlockKind::Free,
-                valid: 0,
-                erases: 0,
-                sealed_at: 0,
-            };
-            let mut model = vec![fresh; blocks as usize];
+            let mut model = vec![Model::FRESH; blocks as usize];
             let bound = 4 * (blocks as usize + ppb as usize + 1);
             for now in 1..4000 {
                 step(&mut table, &mut model, &mut rng, now);

@@ -21,7 +21,7 @@ mod check;
 mod delete;
 mod insert;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use crate::nand::buffer::{BufferConfig, BufferPool, BufferStats, Replacement};
 use crate::nand::log::LogRecord;

@@ -7,9 +7,10 @@ use crate::nand::buffer::Lru;
 use crate::nand::storage::ipl::Ipl;
 use flashkit_core::Geometry;
 
-/// A healthy tree of three levels: 2,000 keys inserted in a scrambled order, then every
-/// fifth removed (so leaves have borrowed and merged).
-fn busy_tree() -> BTree<Ipl, Lru> {
+/// A tree over a fresh 256-block IPL device with a buffer of `buffer_pages` pages: 2,000
+/// keys inserted in a scrambled order, then every fifth removed (so leaves have borrowed and
+/// merged). The storage manager's tests boot from the flash it leaves.
+pub(crate) fn scrambled_tree(buffer_pages: u64) -> BTree<Ipl, Lru> {
     let geometry = Geometry::builder()
         .page_size_bytes(512)
         .pages_per_block(16)
@@ -18,7 +19,7 @@ fn busy_tree() -> BTree<Ipl, Lru> {
         .build()
         .expect("valid geometry");
     let buffer = BufferConfig {
-        capacity_bytes: 64 * 512,
+        capacity_bytes: buffer_pages * 512,
         window: 0.5,
         sector_bytes: 128,
     };
@@ -30,6 +31,12 @@ fn busy_tree() -> BTree<Ipl, Lru> {
     for i in (0..2000u64).step_by(5) {
         tree.remove(i * 10).expect("remove");
     }
+    tree
+}
+
+/// A healthy tree of three levels ([`scrambled_tree`] with a 64-page buffer).
+fn busy_tree() -> BTree<Ipl, Lru> {
+    let tree = scrambled_tree(64);
     assert!(tree.height() >= 3, "height {}", tree.height());
     tree.check_invariants().expect("a healthy tree passes");
     tree

@@ -7,34 +7,12 @@
 //! before them.
 
 use super::*;
-use crate::nand::btree::BTree;
-use crate::nand::buffer::{BufferConfig, Lru};
 use crate::nand::storage::ipl::Ipl;
-use flashkit_core::Geometry;
 
 /// A store found at boot on the flash a B-tree left: 2,000 keys inserted in a scrambled
 /// order, every fifth removed, the tree closed cleanly.
 fn busy_store() -> NodeStore<Ipl> {
-    let geometry = Geometry::builder()
-        .page_size_bytes(512)
-        .pages_per_block(16)
-        .oob_bytes(16)
-        .blocks(256)
-        .build()
-        .expect("valid geometry");
-    let buffer = BufferConfig {
-        capacity_bytes: 16 * 512,
-        window: 0.5,
-        sector_bytes: 128,
-    };
-    let mut tree =
-        BTree::create(NandDevice::new(geometry), Ipl::default(), Lru, buffer).expect("create");
-    for i in 0..2000u64 {
-        tree.put(i * 7919 % 2000 * 10, i).expect("insert");
-    }
-    for i in (0..2000u64).step_by(5) {
-        tree.remove(i * 10).expect("remove");
-    }
+    let tree = crate::nand::btree::tests::scrambled_tree(16);
     let dev = tree.close().expect("close");
     let (store, _) = NodeStore::open(dev, Ipl::default()).expect("boot");
     store.check().expect("a healthy store passes");
