@@ -68,6 +68,23 @@ fn index_bench_json_is_deterministic() {
     assert_eq!(docs[0], docs[1]);
     let doc: serde_json::Value = serde_json::from_str(&docs[0]).expect("valid JSON");
     assert!(doc.get("wall_seconds").is_none());
+    // The state hash: the flash word for word and the structure's RAM, printed too, and
+    // another seed reaches another state.
+    let hash = doc["state_hash"].as_str().expect("a state hash");
+    assert!(
+        hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{hash}"
+    );
+    let other: serde_json::Value =
+        serde_json::from_str(&bench("seed.json", &["--seed", "2"])).expect("JSON");
+    assert_ne!(other["state_hash"].as_str(), Some(hash), "another seed");
+    let mut args = vec!["index", "bench", "--structure", "fatlist"];
+    args.extend(SMALL);
+    let printed = String::from_utf8_lossy(&flashkit(&args).stdout).into_owned();
+    assert!(
+        printed.contains(&format!("state hash: {hash}")),
+        "{printed}"
+    );
     assert!(
         doc["phases"][1]["time"]["write_s"]
             .as_f64()
@@ -351,6 +368,13 @@ fn index_bench_btree_json_is_deterministic_and_grr_beats_ipl_on_writes() {
     }
     assert_eq!(docs[0], docs[1], "same seed, same document");
     assert!(docs[0].get("wall_seconds").is_none(), "not asked for");
+    let hash = |doc: &serde_json::Value| doc["report"]["state_hash"].as_str().map(str::to_owned);
+    assert!(hash(&docs[0]).is_some_and(|h| h.len() == 16));
+    assert_ne!(
+        hash(&docs[0]),
+        hash(&docs[2]),
+        "GRR and IPL leave other flash"
+    );
     let erases = |doc: &serde_json::Value| {
         let e = &doc["report"]["total"]["counters"]["erases"];
         e["host"].as_u64().expect("a count") + e["gc"].as_u64().expect("a count")

@@ -2,6 +2,7 @@
 //! hash; a change that alters behaviour changes it. xxh3 is used because it is fast enough
 //! to hash a 16 MiB page table in a few milliseconds and is stable across platforms.
 
+use crate::{Cause, OpCounters, SimRng};
 use xxhash_rust::xxh3::Xxh3;
 
 /// Streaming hasher over little-endian encodings of the values fed to it.
@@ -41,6 +42,24 @@ impl StateHasher {
     /// Feed raw bytes.
     pub fn bytes(&mut self, bytes: &[u8]) {
         self.inner.update(bytes);
+    }
+
+    /// Feed every counter of `counters`: reads, programs, erases, each by cause in
+    /// [`Cause::ALL`] order.
+    pub fn counters(&mut self, counters: &OpCounters) {
+        for by_cause in [&counters.reads, &counters.programs, &counters.erases] {
+            for cause in Cause::ALL {
+                self.u64(by_cause[cause]);
+            }
+        }
+    }
+
+    /// Feed where a random stream stands: its seed, stream and word position, which
+    /// decide every value it draws next.
+    pub fn rng(&mut self, rng: &SimRng) {
+        self.bytes(&rng.get_seed());
+        self.u64(rng.get_stream());
+        self.bytes(&rng.get_word_pos().to_le_bytes());
     }
 
     /// The 64-bit digest so far.
@@ -90,5 +109,52 @@ mod tests {
             xxhash_rust::xxh3::xxh3_64(&bytes),
             "xxh3 of the little-endian bytes"
         );
+    }
+
+    /// Every counter of every cause reaches the digest, each in a place of its own.
+    #[test]
+    fn every_counter_reaches_the_digest() {
+        let hash = |c: &OpCounters| {
+            let mut hasher = StateHasher::new();
+            hasher.counters(c);
+            hasher.finish()
+        };
+        let base = hash(&OpCounters::default());
+        let mut seen = vec![base];
+        for op in 0..3 {
+            for cause in Cause::ALL {
+                let mut c = OpCounters::default();
+                let by_cause = [&mut c.reads, &mut c.programs, &mut c.erases];
+                let counter = by_cause.into_iter().nth(op).expect("three operations");
+                counter[cause] = 1;
+                let h = hash(&c);
+                assert!(
+                    !seen.contains(&h),
+                    "operation {op} {cause:?} hashes like another"
+                );
+                seen.push(h);
+            }
+        }
+    }
+
+    /// A random stream's seed, stream and position each reach the digest: two streams that
+    /// would draw different values next hash differently.
+    #[test]
+    fn where_a_random_stream_stands_reaches_the_digest() {
+        use rand::{RngCore, SeedableRng};
+        let hash = |rng: &SimRng| {
+            let mut hasher = StateHasher::new();
+            hasher.rng(rng);
+            hasher.finish()
+        };
+        let fresh = SimRng::seed_from_u64(1);
+        assert_eq!(hash(&fresh), hash(&SimRng::seed_from_u64(1)));
+        assert_ne!(hash(&fresh), hash(&SimRng::seed_from_u64(2)), "seed");
+        let mut drawn = fresh.clone();
+        drawn.next_u32();
+        assert_ne!(hash(&fresh), hash(&drawn), "position");
+        let mut other_stream = fresh.clone();
+        other_stream.set_stream(1);
+        assert_ne!(hash(&fresh), hash(&other_stream), "stream");
     }
 }

@@ -2,7 +2,7 @@
 
 use crate::store::PayloadStore;
 use crate::{BlockStatus, DeviceError, FlashDevice, PageRead};
-use flashkit_core::{BlockId, Cause, Geometry, Lpn, OpCounters, Ppn, Stamp};
+use flashkit_core::{BlockId, Cause, Geometry, Lpn, OpCounters, Ppn, Stamp, StateHasher};
 
 /// Per-block physical state: 8 bytes a block.
 #[derive(Clone, Copy, Debug, Default)]
@@ -56,6 +56,24 @@ impl<S: PayloadStore> NandDevice<S> {
     /// physics of a program have been checked (`page_bytes.rs`).
     pub(crate) fn store_mut(&mut self) -> &mut S {
         &mut self.store
+    }
+
+    /// Feed the device's whole state to `hasher`: each block's erase count and write
+    /// pointer (or that it is bad), what the store keeps of every programmed page, and the
+    /// operation counters. Two devices that hash alike read alike.
+    pub fn hash_state(&self, hasher: &mut StateHasher) {
+        for (b, state) in self.blocks.iter().enumerate() {
+            hasher.u32(state.erase_count);
+            hasher.u32(state.write_pointer);
+            if state.write_pointer != BAD {
+                for offset in 0..state.write_pointer {
+                    let ppn = self.geometry.ppn(BlockId(b as u32), offset);
+                    self.store.hash_page(ppn, hasher);
+                }
+            }
+        }
+        hasher.u32(self.endurance_cycles);
+        hasher.counters(&self.counters);
     }
 
     /// Account for `pages` pages copied into `dest`: as many reads and programs.
@@ -320,6 +338,70 @@ mod tests {
 
     fn stamp(lpn: u32, seq: u64) -> Stamp {
         Stamp::new(Lpn(lpn), seq)
+    }
+
+    fn hash<S: PayloadStore>(dev: &NandDevice<S>) -> u64 {
+        let mut hasher = StateHasher::new();
+        dev.hash_state(&mut hasher);
+        hasher.finish()
+    }
+
+    /// Every part of a device's state reaches its state hash, each in a place of its own:
+    /// each block's erase count and write pointer, a bad block, the endurance, the counters,
+    /// and the stamps a store keeps (a store that keeps none hashes none).
+    #[test]
+    fn every_part_of_the_state_reaches_the_state_hash() {
+        let written = || {
+            let mut dev = NandDevice::<Stamps>::new(geometry());
+            dev.program(Ppn(4), stamp(9, 1), Cause::Host)
+                .expect("program");
+            dev
+        };
+        let base = hash(&written());
+        assert_eq!(hash(&written()), base, "the same writes, the same hash");
+        type Change = (&'static str, fn(&mut NandDevice<Stamps>));
+        let changes: [Change; 8] = [
+            ("a stamp's page", |dev| {
+                dev.erase(BlockId(1), Cause::Host).expect("erase");
+                dev.program(Ppn(4), stamp(8, 1), Cause::Host)
+                    .expect("program");
+                dev.counters.erases.host = 0;
+                dev.blocks[1].erase_count = 0;
+            }),
+            ("a stamp's sequence", |dev| {
+                dev.erase(BlockId(1), Cause::Host).expect("erase");
+                dev.program(Ppn(4), stamp(9, 2), Cause::Host)
+                    .expect("program");
+                dev.counters.erases.host = 0;
+                dev.blocks[1].erase_count = 0;
+            }),
+            ("a write pointer", |dev| dev.blocks[2].write_pointer = 1),
+            ("an erase count", |dev| dev.blocks[0].erase_count = 5),
+            ("which block's erase count", |dev| {
+                dev.blocks[2].erase_count = 5
+            }),
+            ("a bad block", |dev| dev.blocks[1].write_pointer = BAD),
+            ("the endurance", |dev| dev.endurance_cycles = 10),
+            ("the counters", |dev| dev.counters.erases.metadata = 1),
+        ];
+        let mut seen = vec![base];
+        for (part, change) in changes {
+            let mut dev = written();
+            change(&mut dev);
+            let h = hash(&dev);
+            assert!(
+                !seen.contains(&h),
+                "{part} does not reach the state hash on its own"
+            );
+            seen.push(h);
+        }
+        let mut counts_only = NandDevice::<CountsOnly>::new(geometry());
+        let blank = hash(&counts_only);
+        counts_only
+            .program(Ppn(4), stamp(9, 1), Cause::Host)
+            .expect("program");
+        counts_only.counters = OpCounters::default();
+        assert_ne!(hash(&counts_only), blank, "the write pointer moved");
     }
 
     #[test]

@@ -16,7 +16,7 @@
 //! of an index object costs one bounds check, not one call per word.
 
 use crate::DeviceError;
-use flashkit_core::{BlockId, Cause, OpCounters, Timing};
+use flashkit_core::{BlockId, Cause, OpCounters, StateHasher, Timing};
 use serde::Serialize;
 use std::fmt;
 use thiserror::Error;
@@ -415,6 +415,24 @@ impl NorDevice {
         &self.counters
     }
 
+    /// Feed the device's whole state to `hasher`: every word, each block's erase count and
+    /// whether it is bad, the endurance, and the operation counters.
+    pub fn hash_state(&self, hasher: &mut StateHasher) {
+        let mut bytes = [0u8; 4096];
+        for chunk in self.words.chunks(bytes.len() / 2) {
+            for (slot, word) in bytes.chunks_exact_mut(2).zip(chunk) {
+                slot.copy_from_slice(&word.to_le_bytes());
+            }
+            hasher.bytes(&bytes[..chunk.len() * 2]);
+        }
+        hasher.u32s(&self.erase_counts);
+        for &bad in &self.bad {
+            hasher.u32(u32::from(bad));
+        }
+        hasher.u32(self.endurance_cycles);
+        hasher.counters(&self.counters);
+    }
+
     /// Heap bytes the model holds.
     pub fn heap_bytes(&self) -> usize {
         self.words.capacity() * 2 + self.erase_counts.capacity() * 4 + self.bad.capacity()
@@ -437,6 +455,45 @@ mod tests {
 
     fn small() -> NorDevice {
         NorDevice::new(NorGeometry::new(64, 4).expect("valid"))
+    }
+
+    fn hash(nor: &NorDevice) -> u64 {
+        let mut hasher = StateHasher::new();
+        nor.hash_state(&mut hasher);
+        hasher.finish()
+    }
+
+    /// Every part of the device's state reaches its state hash, each in a place of its own:
+    /// the indexes' state hashes rest on it.
+    #[test]
+    fn every_part_of_the_state_reaches_the_state_hash() {
+        let base = hash(&small());
+        type Change = (&'static str, fn(&mut NorDevice));
+        let changes: [Change; 8] = [
+            ("a word's value", |n| n.words[70] = 0x1234),
+            ("which word holds it", |n| n.words[71] = 0x1234),
+            ("the last word", |n| {
+                let last = n.words.len() - 1;
+                n.words[last] = 0
+            }),
+            ("an erase count", |n| n.erase_counts[1] = 1),
+            ("which block was erased", |n| n.erase_counts[2] = 1),
+            ("a bad block", |n| n.bad[3] = true),
+            ("the endurance", |n| n.endurance_cycles = 10),
+            ("the counters", |n| n.counters.reads.gc = 1),
+        ];
+        let mut seen = vec![base];
+        for (part, change) in changes {
+            let mut nor = small();
+            change(&mut nor);
+            let h = hash(&nor);
+            assert!(
+                !seen.contains(&h),
+                "{part} does not reach the state hash on its own"
+            );
+            seen.push(h);
+        }
+        assert_eq!(hash(&small()), base, "the same device, the same hash");
     }
 
     #[test]

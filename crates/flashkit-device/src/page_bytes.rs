@@ -14,7 +14,7 @@
 use crate::nand::NandDevice;
 use crate::store::PayloadStore;
 use crate::{DeviceError, FlashDevice};
-use flashkit_core::{Cause, Geometry, Lpn, Ppn, Stamp};
+use flashkit_core::{Cause, Geometry, Lpn, Ppn, Stamp, StateHasher};
 
 /// The stamp an erased page holds: all ones, as erased flash reads.
 const ERASED: Stamp = Stamp {
@@ -118,6 +118,15 @@ impl PayloadStore for PageBytes {
         // Pages of one block may copy within it; take the bytes out first.
         let bytes = source.data[start..start + len].to_vec();
         self.write_bytes(to, &bytes);
+    }
+
+    fn hash_page(&self, ppn: Ppn, hasher: &mut StateHasher) {
+        let stamp = self.load(ppn).unwrap_or(ERASED);
+        hasher.u32(stamp.lpn.0);
+        hasher.u64(stamp.seq);
+        let bytes = self.bytes(ppn);
+        hasher.u32(bytes.len() as u32);
+        hasher.bytes(bytes);
     }
 
     fn erase(&mut self, first: Ppn, pages: u32) {
@@ -230,6 +239,70 @@ mod tests {
 
     fn device() -> NandDevice<PageBytes> {
         NandDevice::new(geometry())
+    }
+
+    fn hash(dev: &NandDevice<PageBytes>) -> u64 {
+        let mut hasher = StateHasher::new();
+        dev.hash_state(&mut hasher);
+        hasher.finish()
+    }
+
+    /// A device with two pages programmed in block 1.
+    fn written() -> NandDevice<PageBytes> {
+        let mut dev = device();
+        let first = dev.geometry().first_ppn(BlockId(1));
+        dev.program_page(first, Stamp::new(Lpn(1), 1), b"ab", Cause::Host)
+            .expect("program");
+        dev.program_page(Ppn(first.0 + 1), Stamp::new(Lpn(2), 2), b"cd", Cause::Host)
+            .expect("program");
+        dev
+    }
+
+    /// Every part of a device's state reaches its state hash, each in a place of its own:
+    /// the block states, every programmed page's stamp and bytes (what boot reads back),
+    /// and the counters. The NAND B-tree's state hash rests on it.
+    #[test]
+    fn every_part_of_the_state_reaches_the_state_hash() {
+        let base = hash(&written());
+        assert_eq!(hash(&written()), base, "the same writes, the same hash");
+        let first = geometry().first_ppn(BlockId(1));
+        // Block 1 erased and written again, its first page with this stamp and these bytes.
+        let rewritten = |lpn: u32, seq: u64, bytes: &[u8]| {
+            let mut dev = written();
+            dev.erase(BlockId(1), Cause::Host).expect("erase");
+            dev.program_page(first, Stamp::new(Lpn(lpn), seq), bytes, Cause::Host)
+                .expect("program");
+            dev.program_page(Ppn(first.0 + 1), Stamp::new(Lpn(2), 2), b"cd", Cause::Host)
+                .expect("program");
+            hash(&dev)
+        };
+        let erased_again = rewritten(1, 1, b"ab");
+        assert_ne!(erased_again, base, "an erase and its count reach the hash");
+        let mut seen = vec![base, erased_again];
+        let rewrites: [(&str, u32, u64, &[u8]); 4] = [
+            ("a page's bytes", 1, 1, b"ax"),
+            (
+                "a page's length (erased bytes past it read alike)",
+                1,
+                1,
+                b"ab\xFF",
+            ),
+            ("a stamp's page", 9, 1, b"ab"),
+            ("a stamp's sequence", 1, 9, b"ab"),
+        ];
+        for (part, lpn, seq, bytes) in rewrites {
+            let h = rewritten(lpn, seq, bytes);
+            assert!(
+                !seen.contains(&h),
+                "{part} does not reach the state hash on its own"
+            );
+            seen.push(h);
+        }
+        let mut dev = written();
+        let third = Ppn(first.0 + 2);
+        dev.program_page(third, Stamp::new(Lpn(3), 3), b"", Cause::Host)
+            .expect("program");
+        assert!(!seen.contains(&hash(&dev)), "one more page programmed");
     }
 
     #[test]

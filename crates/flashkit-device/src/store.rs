@@ -1,6 +1,6 @@
 //! Payload stores: what a [`crate::NandDevice`] remembers about the data in a page.
 
-use flashkit_core::{Geometry, Lpn, Ppn, Stamp};
+use flashkit_core::{Geometry, Lpn, Ppn, Stamp, StateHasher};
 
 /// Keeps (or deliberately forgets) the stamp of every programmed page.
 pub trait PayloadStore {
@@ -22,6 +22,15 @@ pub trait PayloadStore {
     fn copy(&mut self, from: Ppn, to: Ppn, stamp: Stamp) {
         let _ = from;
         self.store(to, stamp);
+    }
+
+    /// Feed what the store keeps of the programmed page `ppn` to `hasher` (by default its
+    /// stamp, if the store keeps one).
+    fn hash_page(&self, ppn: Ppn, hasher: &mut StateHasher) {
+        if let Some(stamp) = self.load(ppn) {
+            hasher.u32(stamp.lpn.0);
+            hasher.u64(stamp.seq);
+        }
     }
 
     /// Forget the pages `[first, first + pages)` (a block erase).

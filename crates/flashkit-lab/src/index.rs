@@ -419,6 +419,7 @@ enum Ran {
         phases: Vec<PhaseReport>,
         boot_word_reads: Option<f64>,
         counters: Vec<(&'static str, u64)>,
+        state_hash: String,
     },
     Nand {
         spec: Box<NandSpec>,
@@ -435,6 +436,7 @@ struct NorDocument<'a> {
     phases: &'a [PhaseReport],
     boot_word_reads: Option<f64>,
     counters: &'a [(&'static str, u64)],
+    state_hash: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
     wall_seconds: Option<f64>,
 }
@@ -461,6 +463,7 @@ impl IndexBench {
                 phases,
                 boot_word_reads,
                 counters,
+                state_hash,
             } => Document::of(
                 "bench.json",
                 &NorDocument {
@@ -470,6 +473,7 @@ impl IndexBench {
                     phases,
                     boot_word_reads: *boot_word_reads,
                     counters,
+                    state_hash,
                     wall_seconds,
                 },
             ),
@@ -579,7 +583,7 @@ fn run_nor(
     let timing = NorPreset::K8C1215.timing;
     let mut index = index_spec.build(geometry).map_err(index_error)?;
     let started = Instant::now();
-    let (phases, boot_word_reads) = if workload == IndexWorkload::Micro {
+    let (phases, boot_word_reads, state_hash) = if workload == IndexWorkload::Micro {
         let keys = u32::try_from(spec.keys)
             .ok()
             .filter(|&k| k > 0)
@@ -598,7 +602,7 @@ fn run_nor(
             seed: spec.seed,
         };
         let report = bench::micro(index.as_mut(), timing, &micro).map_err(index_error)?;
-        (report.phases, report.boot_word_reads)
+        (report.phases, report.boot_word_reads, report.state_hash)
     } else {
         let sensor = SensorSpec {
             readings: spec.readings,
@@ -608,7 +612,7 @@ fn run_nor(
         };
         let report = bench::sensor(index.as_mut(), timing, &sensor, &[spec.range_queries])
             .map_err(index_error)?;
-        (report.phases, None)
+        (report.phases, None, report.state_hash)
     };
     let wall_seconds = started.elapsed().as_secs_f64();
     let counters = index.stats().counters;
@@ -634,6 +638,7 @@ fn run_nor(
     }
     let line: Vec<String> = counters.iter().map(|(k, v)| format!("{k} {v}")).collect();
     out.line(format!("\nstructure: {}", line.join(", ")));
+    out.line(format!("state hash: {state_hash}"));
     Ok(IndexBench {
         printed: out.into_printed(),
         phases: table,
@@ -645,6 +650,7 @@ fn run_nor(
             phases,
             boot_word_reads,
             counters,
+            state_hash,
         },
     })
 }
@@ -814,6 +820,7 @@ fn nand_summary(out: &mut Printer, report: &NandReport) {
         st.sets_opened,
         st.fetch_log_pages
     ));
+    out.line(format!("state hash: {}", report.state_hash));
 }
 
 fn secs(x: f64) -> String {

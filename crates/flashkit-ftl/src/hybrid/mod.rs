@@ -419,12 +419,7 @@ impl<D: FlashDevice, S: LogScheme> crate::Verify for HybridFtl<D, S> {
         for b in 0..core.geometry.blocks() {
             hasher.u32(core.device.block_status(BlockId(b)).erase_count);
         }
-        let counters = core.device.counters();
-        for by_cause in [counters.reads, counters.programs, counters.erases] {
-            for cause in Cause::ALL {
-                hasher.u64(by_cause[cause]);
-            }
-        }
+        hasher.counters(core.device.counters());
     }
 }
 

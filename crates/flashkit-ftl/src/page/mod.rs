@@ -744,12 +744,7 @@ impl<D: FlashDevice, M: Mapping> crate::Verify for PageFtl<D, M> {
         for block in &self.free {
             hasher.u32(block.0);
         }
-        let counters = self.device.counters();
-        for by_cause in [counters.reads, counters.programs, counters.erases] {
-            for cause in Cause::ALL {
-                hasher.u64(by_cause[cause]);
-            }
-        }
+        hasher.counters(self.device.counters());
         hasher.u64(self.clock);
     }
 }

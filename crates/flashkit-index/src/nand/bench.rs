@@ -133,6 +133,8 @@ pub struct NandReport {
     pub height: u32,
     /// Keys at the end.
     pub keys: u64,
+    /// The tree's state hash at the end ([`BTree::hash_state`], 16 hex digits).
+    pub state_hash: String,
 }
 
 type Tree = BTree<AnyPlacement, AnyReplacement>;
@@ -316,6 +318,11 @@ pub fn run(spec: &NandSpec, workload: &FileWorkload) -> Result<NandReport, NandI
         tree: tree.tree_stats(),
         height: tree.height(),
         keys: driver.files.iter().map(|f| f.len() as u64).sum(),
+        state_hash: {
+            let mut hasher = flashkit_core::StateHasher::new();
+            tree.hash_state(&mut hasher);
+            format!("{:016x}", hasher.finish())
+        },
     })
 }
 
@@ -427,12 +434,7 @@ mod tests {
     fn fingerprint(report: &NandReport) -> u64 {
         let mut h = flashkit_core::StateHasher::new();
         for p in &report.phases {
-            let c = &p.counters;
-            for by in [&c.reads, &c.programs, &c.erases] {
-                for n in [by.host, by.gc, by.wear_leveling, by.metadata] {
-                    h.u64(n);
-                }
-            }
+            h.counters(&p.counters);
             h.u64(p.buffer.hits);
             h.u64(p.buffer.references);
             h.u64(p.store.merge_page_copies);
@@ -451,13 +453,21 @@ mod tests {
             0x135b_7476_cbb3_9bd6,
             0x7e31_2a40_798f_edd3,
         ];
-        let got: Vec<u64> = schemes()
+        let reports: Vec<NandReport> = schemes()
             .into_iter()
-            .map(|p| fingerprint(&run(&spec(p, AnyReplacement::CfSemi), &tiny()).expect("runs")))
+            .map(|p| run(&spec(p, AnyReplacement::CfSemi), &tiny()).expect("runs"))
             .collect();
+        let got: Vec<u64> = reports.iter().map(fingerprint).collect();
         assert_eq!(
             got, pinned,
             "new fingerprints (ipl, grr, grr adaptive): {got:#x?}"
+        );
+        // The state at the end: every page on flash, the store's and the buffer's RAM.
+        let hashes: Vec<&str> = reports.iter().map(|r| r.state_hash.as_str()).collect();
+        assert_eq!(
+            hashes,
+            ["0794622be06dd47d", "c8f9f268b935aad7", "15a4eab89f4469bb"],
+            "new state hashes (ipl, grr, grr adaptive)"
         );
     }
 }

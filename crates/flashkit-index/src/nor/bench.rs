@@ -254,6 +254,8 @@ pub struct MicroReport {
     pub boot_word_reads: Option<f64>,
     /// Structure counters at the end.
     pub counters: Vec<(&'static str, u64)>,
+    /// The index's state hash at the end ([`NorIndex::hash_state`], 16 hex digits).
+    pub state_hash: String,
 }
 
 /// Keys from the micro-benchmark's Gaussian.
@@ -353,6 +355,7 @@ pub fn micro(
         boot_word_reads: (spec.boot_trials > 0)
             .then(|| boot_reads as f64 / f64::from(spec.boot_trials)),
         counters: index.stats().counters,
+        state_hash: crate::nor::state_hash(index),
     })
 }
 
@@ -422,6 +425,8 @@ pub struct MacroReport {
     pub distinct_keys: u64,
     /// Pairs returned by all range queries.
     pub pairs_returned: u64,
+    /// The index's state hash at the end ([`NorIndex::hash_state`], 16 hex digits).
+    pub state_hash: String,
 }
 
 /// Run the macro-benchmark: insert the sensor stream in order, then a phase of range
@@ -480,6 +485,7 @@ pub fn sensor(
         phases: runner.phases,
         distinct_keys: model.len() as u64,
         pairs_returned: returned,
+        state_hash: crate::nor::state_hash(index),
     })
 }
 
@@ -519,12 +525,7 @@ mod tests {
     fn fingerprint(report: &MicroReport) -> u64 {
         let mut h = flashkit_core::StateHasher::new();
         for p in &report.phases {
-            let c = &p.counters;
-            for by in [&c.reads, &c.programs, &c.erases] {
-                for n in [by.host, by.gc, by.wear_leveling, by.metadata] {
-                    h.u64(n);
-                }
-            }
+            h.counters(&p.counters);
             let s = &p.probes;
             for n in [
                 s.pointers_visited,
@@ -560,13 +561,21 @@ mod tests {
             (Structure::MuTree, PINNED_MU),
         ];
         let mut got = Vec::new();
+        let mut hashes = Vec::new();
         for (structure, _) in pinned {
             let mut index = IndexSpec::new(structure, 3).build(geometry).expect("build");
             let report = micro(index.as_mut(), NorPreset::K8C1215.timing, &spec).expect("runs");
             got.push(fingerprint(&report));
+            hashes.push(report.state_hash);
         }
         let want: Vec<u64> = pinned.iter().map(|p| p.1).collect();
         assert_eq!(got, want, "new fingerprints (fat, soft, mu): {got:#x?}");
+        // The state at the end: the flash word for word and what RAM keeps.
+        assert_eq!(
+            hashes,
+            ["f59f46f48bef4d46", "84b6ced08c7ca589", "98ef9a94d3753347"],
+            "new state hashes (fat, soft, mu)"
+        );
     }
 
     #[test]

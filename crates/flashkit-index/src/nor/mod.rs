@@ -24,6 +24,7 @@ pub use mu_tree::{MuTree, MuTreeConfig};
 pub use soft_list::{SoftList, SoftListConfig};
 pub use stats::{BootReport, IndexStats, ProbeStats};
 
+use flashkit_core::StateHasher;
 use flashkit_device::{DeviceError, NorDevice};
 use thiserror::Error;
 
@@ -110,6 +111,18 @@ pub trait NorIndex {
 
     /// Check the structure's invariants with uncounted peeks; the first violation found.
     fn check_invariants(&self) -> Result<(), String>;
+
+    /// Feed the structure's whole state to `hasher`: the flash (every word, erase counts,
+    /// counters) and everything it keeps in RAM between operations. Two runs with the same
+    /// inputs hash alike; the reports print it.
+    fn hash_state(&self, hasher: &mut StateHasher);
+}
+
+/// The state hash of `index` as the reports print it: 16 hex digits.
+pub fn state_hash(index: &dyn NorIndex) -> String {
+    let mut hasher = StateHasher::new();
+    index.hash_state(&mut hasher);
+    format!("{:016x}", hasher.finish())
 }
 
 fn check_key(key: Key) -> Result<(), IndexError> {

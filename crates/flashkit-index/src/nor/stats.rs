@@ -23,6 +23,21 @@ pub struct ProbeStats {
 }
 
 impl ProbeStats {
+    /// Feed every counter to `hasher`.
+    pub(crate) fn hash_state(&self, hasher: &mut flashkit_core::StateHasher) {
+        for n in [
+            self.pointers_visited,
+            self.probes,
+            self.successful,
+            self.low,
+            self.over,
+            self.back,
+            self.null,
+        ] {
+            hasher.u64(n);
+        }
+    }
+
     /// Counts since an earlier snapshot.
     pub fn since(&self, earlier: &ProbeStats) -> ProbeStats {
         ProbeStats {

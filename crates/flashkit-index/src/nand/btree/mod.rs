@@ -28,6 +28,7 @@ use crate::nand::log::LogRecord;
 use crate::nand::node::{Node, NodeLayout};
 use crate::nand::storage::{BootReport, NodeStore, Placement, StoreStats};
 use crate::nand::{Key, NandIndexError, NodeId, Value};
+use flashkit_core::StateHasher;
 use flashkit_device::{NandDevice, PageBytes};
 use serde::Serialize;
 
@@ -265,5 +266,37 @@ impl<P: Placement, R: Replacement> BTree<P, R> {
     /// The root.
     pub fn root(&self) -> NodeId {
         self.root
+    }
+
+    /// Feed the tree's whole state to `hasher`: the storage manager (the flash and its RAM
+    /// bookkeeping), the buffer pool, the root, its epoch, the height and the tree's
+    /// counters. Two runs with the same inputs hash alike; the reports print it. The search
+    /// path and the scratch node hold nothing between operations.
+    pub fn hash_state(&self, hasher: &mut StateHasher) {
+        self.store.hash_state(hasher);
+        self.pool.hash_state(hasher);
+        hasher.u32(self.root.0);
+        hasher.u32(self.epoch);
+        hasher.u32(self.height);
+        let TreeStats {
+            leaf_splits,
+            inner_splits,
+            root_splits,
+            borrows,
+            node_merges,
+            root_collapses,
+            restarts,
+        } = self.stats;
+        for x in [
+            leaf_splits,
+            inner_splits,
+            root_splits,
+            borrows,
+            node_merges,
+            root_collapses,
+            restarts,
+        ] {
+            hasher.u64(x);
+        }
     }
 }

@@ -43,6 +43,7 @@ use crate::nand::log::{LogRecord, apply_all};
 use crate::nand::node::Node;
 use crate::nand::storage::{NodeStore, Placement};
 use crate::nand::{NandIndexError, NodeId};
+use flashkit_core::StateHasher;
 use serde::Serialize;
 
 const NIL: u32 = u32::MAX;
@@ -205,6 +206,58 @@ impl<R: Replacement> BufferPool<R> {
     /// Counters.
     pub fn stats(&self) -> BufferStats {
         self.stats
+    }
+
+    /// Feed the pool's state to `hasher`: the units from the most to the least recently
+    /// used, each with its node, its image (when it holds one), whether that image is on
+    /// flash, and its log sector; the bytes in use; the counters. Which slot of the unit
+    /// table holds a unit, and the table's spare slots and lookups, follow from the rest.
+    pub fn hash_state(&self, hasher: &mut StateHasher) {
+        let mut u = self.mru;
+        while u != NIL {
+            let Unit {
+                node,
+                image,
+                has_image,
+                on_flash,
+                sector,
+                newer: _,
+                older,
+            } = &self.units[u as usize];
+            hasher.u32(node.0);
+            hasher.u32(u32::from(*has_image));
+            if *has_image {
+                image.hash_state(hasher);
+            }
+            hasher.u32(u32::from(*on_flash));
+            hasher.u64(sector.len() as u64);
+            hasher.bytes(sector);
+            u = *older;
+        }
+        hasher.u32(NIL);
+        hasher.u64(self.used);
+        let BufferStats {
+            references,
+            hits,
+            misses,
+            clean_evictions,
+            dirty_evictions,
+            new_node_evictions,
+            image_drops,
+            full_sector_flushes,
+        } = self.stats;
+        for x in [
+            references,
+            hits,
+            misses,
+            clean_evictions,
+            dirty_evictions,
+            new_node_evictions,
+            image_drops,
+            full_sector_flushes,
+        ] {
+            hasher.u64(x);
+        }
     }
 
     /// The configuration.

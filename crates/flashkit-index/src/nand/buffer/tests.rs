@@ -1,10 +1,11 @@
 //! The buffer unit's state transitions of Fig. 4 (GRR paper section 3.4), each arrow caused
 //! on a real pool over a real storage manager, with the pool's own consistency check (flash
-//! image + log sector = buffered image, bytes add up) after every step.
+//! image + log sector = buffered image, bytes add up) after every step. And the pool's
+//! state hash shown to change with every part of the state it covers.
 
 use super::*;
 use crate::nand::storage::ipl::Ipl;
-use flashkit_core::Geometry;
+use flashkit_core::{Geometry, StateHasher};
 use flashkit_device::{FlashDevice, NandDevice, PageBytes};
 
 const PAGE: u32 = 512;
@@ -385,5 +386,88 @@ mod corrupted {
             e.contains("flash image plus log sector differs from the buffered image"),
             "{e}"
         );
+    }
+}
+
+fn state_hash<R: Replacement>(pool: &BufferPool<R>) -> u64 {
+    let mut hasher = StateHasher::new();
+    pool.hash_state(&mut hasher);
+    hasher.finish()
+}
+
+/// Every part of the pool's state reaches its state hash: each change below, made on top of
+/// the ones before it, gives a hash not seen before (a part left out of the hash would give
+/// the previous one again). The pool holds two units: `a` written and updated (semi-clean,
+/// the least recently used), `b` new (dirty, the most recently used).
+#[test]
+fn every_part_of_the_state_reaches_the_state_hash() {
+    let (mut store, mut pool) = (store(), pool(CfSemi));
+    let a = store.allocate_id();
+    pool.create(a, &Node::empty_leaf(), &mut store)
+        .expect("create");
+    pool.flush_all(&mut store).expect("flush");
+    pool.modify(a, insert(1), &mut store).expect("modify");
+    let b = store.allocate_id();
+    pool.create(b, &Node::empty_leaf(), &mut store)
+        .expect("create");
+    assert_eq!(pool.state(a), Some(UnitState::SemiClean));
+    assert_eq!(pool.state(b), Some(UnitState::Dirty));
+    let (ua, ub) = (pool.slot[a.index()], pool.slot[b.index()]);
+    assert_eq!((pool.mru, pool.lru), (ub, ua));
+
+    let mut seen = vec![state_hash(&pool)];
+    let mut step = |part: &str, pool: &BufferPool<CfSemi>| {
+        let h = state_hash(pool);
+        assert!(
+            !seen.contains(&h),
+            "{part} does not reach the state hash on its own"
+        );
+        seen.push(h);
+    };
+    pool.units[ua as usize].sector.push(0);
+    step("a log sector's bytes", &pool);
+    let last = pool.units[ua as usize].sector.len() - 1;
+    pool.units[ua as usize].sector[last] = 1;
+    step("a log sector's last byte", &pool);
+    pool.units[ua as usize].on_flash ^= true;
+    step("an image on flash", &pool);
+    pool.units[ua as usize].image.keys.push(5);
+    step("a buffered image", &pool);
+    pool.units[ub as usize].image.values.push(5);
+    step("the newest unit's image", &pool);
+    pool.units[ub as usize].has_image = false;
+    step("a unit without its image", &pool);
+    let without = state_hash(&pool);
+    pool.units[ub as usize].image.values.push(6);
+    assert_eq!(
+        state_hash(&pool),
+        without,
+        "an image the unit does not hold is not part of the state"
+    );
+    pool.units[ub as usize].node = NodeId(99);
+    step("a unit's node", &pool);
+    // The recency order, reversed.
+    pool.units[ua as usize].newer = NIL;
+    pool.units[ua as usize].older = ub;
+    pool.units[ub as usize].newer = ua;
+    pool.units[ub as usize].older = NIL;
+    (pool.mru, pool.lru) = (ua, ub);
+    step("the recency order", &pool);
+    pool.used += 1;
+    step("the bytes in use", &pool);
+    type Change = (&'static str, fn(&mut BufferStats));
+    let counters: [Change; 8] = [
+        ("references", |s| s.references += 1),
+        ("hits", |s| s.hits += 1),
+        ("misses", |s| s.misses += 1),
+        ("clean evictions", |s| s.clean_evictions += 1),
+        ("dirty evictions", |s| s.dirty_evictions += 1),
+        ("new-node evictions", |s| s.new_node_evictions += 1),
+        ("image drops", |s| s.image_drops += 1),
+        ("full sector flushes", |s| s.full_sector_flushes += 1),
+    ];
+    for (part, change) in counters {
+        change(&mut pool.stats);
+        step(part, &pool);
     }
 }

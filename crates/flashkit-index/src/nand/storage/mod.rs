@@ -43,7 +43,7 @@ use crate::nand::log::apply_all;
 use crate::nand::node::Node;
 use crate::nand::page::{BlockTag, PageHeader, PageKind};
 use crate::nand::{NandIndexError, NodeId};
-use flashkit_core::{BlockId, Cause, Geometry, Lpn, Stamp, Timing};
+use flashkit_core::{BlockId, Cause, Geometry, Lpn, Stamp, StateHasher, Timing};
 use flashkit_device::{FlashDevice, NandDevice, PageBytes, PageData};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -324,6 +324,134 @@ impl<P: Placement> NodeStore<P> {
     /// Counters.
     pub fn stats(&self) -> StoreStats {
         self.stats
+    }
+
+    /// Feed the store's state to `hasher`: the device (every page's bytes, the block
+    /// states, the counters), then what RAM keeps: where each node's image is, each block's
+    /// bookkeeping, the free list in order, the sets, the counters of the set being opened,
+    /// and the store's counters. The policy is configuration, and the scratch buffers hold
+    /// nothing between operations.
+    pub fn hash_state(&self, hasher: &mut StateHasher) {
+        self.dev.hash_state(hasher);
+        let Ram {
+            map,
+            blocks,
+            free,
+            sets,
+            open,
+            next_set,
+            next_node,
+            seq,
+            since_set,
+        } = &self.ram;
+        hasher.u64(map.len() as u64);
+        for loc in map {
+            hasher.u32(loc.block);
+            hasher.u32(loc.page);
+        }
+        for info in blocks {
+            let BlockInfo {
+                in_use,
+                tag,
+                pages,
+                data_pages,
+                log_pages,
+                log_area,
+                live,
+                fetches,
+                flushes,
+            } = info;
+            hasher.u32(u32::from(*in_use));
+            hasher.u32(tag.set);
+            for x in [tag.set_blocks, tag.position, tag.base_log_pages] {
+                hasher.u32(u32::from(x));
+            }
+            hasher.u64(pages.len() as u64);
+            for (kind, node) in pages {
+                hasher.u32(*kind as u32);
+                hasher.u32(node.0);
+            }
+            for x in [data_pages, log_pages, log_area, live] {
+                hasher.u32(*x);
+            }
+            hasher.u64(*fetches);
+            hasher.u64(*flushes);
+        }
+        hasher.u64(free.len() as u64);
+        for block in free {
+            hasher.u32(block.0);
+        }
+        hasher.u64(sets.len() as u64);
+        for (id, set) in sets {
+            let Set {
+                blocks,
+                last,
+                opened_with,
+                log_pages,
+            } = set;
+            hasher.u32(*id);
+            hasher.u64(blocks.len() as u64);
+            for block in blocks {
+                hasher.u32(block.0);
+            }
+            hasher.u32(u32::from(last.is_some()));
+            hasher.u64(last.map_or(0, |i| i as u64));
+            hasher.u32(*opened_with);
+            hasher.u32(*log_pages);
+        }
+        hasher.u32(u32::from(open.is_some()));
+        hasher.u32(open.unwrap_or(0));
+        hasher.u32(*next_set);
+        hasher.u32(*next_node);
+        hasher.u64(*seq);
+        let StoreView {
+            free_blocks,
+            last_set_blocks,
+            grows,
+            merges_for_room,
+            merges_at_limit,
+        } = *since_set;
+        hasher.u32(free_blocks);
+        hasher.u32(last_set_blocks);
+        for x in [grows, merges_for_room, merges_at_limit] {
+            hasher.u64(x);
+        }
+        let StoreStats {
+            node_fetches,
+            fetch_log_pages,
+            node_writes,
+            log_flushes,
+            log_pages_written,
+            log_area_grows,
+            merges,
+            merges_for_room,
+            merges_at_limit,
+            spread_merges,
+            merge_page_copies,
+            sets_opened,
+            blocks_reclaimed,
+            nodes_freed,
+            peak_blocks_in_use,
+        } = self.stats;
+        for x in [
+            node_fetches,
+            fetch_log_pages,
+            node_writes,
+            log_flushes,
+            log_pages_written,
+            log_area_grows,
+            merges,
+            merges_for_room,
+            merges_at_limit,
+            spread_merges,
+            merge_page_copies,
+            sets_opened,
+            blocks_reclaimed,
+            nodes_freed,
+            peak_blocks_in_use,
+        ] {
+            hasher.u64(x);
+        }
     }
 
     /// The geometry.

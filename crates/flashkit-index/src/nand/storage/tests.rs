@@ -1,5 +1,6 @@
 //! The storage manager's checker shown to fire on deliberately corrupted RAM bookkeeping:
-//! one corruption per condition it checks.
+//! one corruption per condition it checks. And its state hash shown to change with every
+//! part of the state it covers.
 //!
 //! Not covered: a listed page that reads erased, and a page header that does not decode.
 //! Both need a page rewritten on flash, which the simulated NAND device does not allow (a
@@ -180,4 +181,133 @@ fn catches_an_open_set_that_does_not_exist() {
         e.contains(&format!("the open set {} does not exist", u32::MAX)),
         "{e}"
     );
+}
+
+fn state_hash(store: &NodeStore<Ipl>) -> u64 {
+    let mut hasher = StateHasher::new();
+    store.hash_state(&mut hasher);
+    hasher.finish()
+}
+
+/// Every part of the store's state reaches its state hash: each change below, made on top
+/// of the ones before it, gives a hash not seen before (a part left out of the hash would
+/// give the previous one again).
+#[test]
+fn every_part_of_the_state_reaches_the_state_hash() {
+    type Change = (&'static str, fn(&mut NodeStore<Ipl>));
+    let changes: Vec<Change> = vec![
+        ("the flash", |s| {
+            use flashkit_device::FlashDevice;
+            s.dev
+                .read(flashkit_core::Ppn(0), Cause::Host)
+                .expect("read");
+        }),
+        ("a node's block", |s| s.ram.map[0].block += 1),
+        ("a node's page", |s| s.ram.map[0].page += 1),
+        ("one more node", |s| s.ram.map.push(Loc::NONE)),
+        ("a block in use", |s| s.ram.blocks[0].in_use ^= true),
+        ("a block's set", |s| s.ram.blocks[0].tag.set += 1),
+        ("its set's size", |s| s.ram.blocks[0].tag.set_blocks += 1),
+        ("its place in the set", |s| {
+            s.ram.blocks[0].tag.position += 1
+        }),
+        ("its first log area", |s| {
+            s.ram.blocks[0].tag.base_log_pages += 1
+        }),
+        ("one more page", |s| {
+            s.ram.blocks[0].pages.push((PageKind::Node, NodeId(0)))
+        }),
+        ("a page's kind", |s| {
+            let last = s.ram.blocks[0].pages.len() - 1;
+            s.ram.blocks[0].pages[last].0 = PageKind::Log
+        }),
+        ("a page's node", |s| {
+            let last = s.ram.blocks[0].pages.len() - 1;
+            s.ram.blocks[0].pages[last].1 = NodeId(1)
+        }),
+        ("data pages", |s| s.ram.blocks[0].data_pages += 1),
+        ("log pages", |s| s.ram.blocks[0].log_pages += 1),
+        ("the log area", |s| s.ram.blocks[0].log_area += 1),
+        ("live nodes", |s| s.ram.blocks[0].live += 1),
+        ("fetches", |s| s.ram.blocks[0].fetches += 1),
+        ("flushes", |s| s.ram.blocks[0].flushes += 1),
+        ("the last block's bookkeeping", |s| {
+            let last = s.ram.blocks.len() - 1;
+            s.ram.blocks[last].live += 1
+        }),
+        ("the free list's order", |s| {
+            let first = s.ram.free.pop_front().expect("a free block");
+            s.ram.free.push_back(first)
+        }),
+        ("a free block taken", |s| {
+            s.ram.free.pop_back();
+        }),
+        ("a set's blocks", |s| {
+            let set = s.ram.sets.values_mut().next().expect("a set");
+            set.blocks.push(BlockId(0))
+        }),
+        ("a set's last block", |s| {
+            let set = s.ram.sets.values_mut().next().expect("a set");
+            set.last = Some(set.last.map_or(0, |i| i + 1))
+        }),
+        ("a set's opening size", |s| {
+            s.ram.sets.values_mut().next().expect("a set").opened_with += 1
+        }),
+        ("a set's log pages", |s| {
+            s.ram.sets.values_mut().next().expect("a set").log_pages += 1
+        }),
+        ("a set's number", |s| {
+            let (&id, _) = s.ram.sets.iter().next().expect("a set");
+            let set = s.ram.sets.remove(&id).expect("the set");
+            s.ram.sets.insert(id + 1000, set);
+        }),
+        ("one more set", |s| {
+            let set = s.ram.sets.values().next().expect("a set").clone();
+            s.ram.sets.insert(5000, set);
+        }),
+        ("the open set", |s| s.ram.open = Some(77)),
+        ("another open set", |s| s.ram.open = Some(78)),
+        ("the next set's number", |s| s.ram.next_set += 1),
+        ("the next node's number", |s| s.ram.next_node += 1),
+        ("the page sequence", |s| s.ram.seq += 1),
+        ("since the set: free blocks", |s| {
+            s.ram.since_set.free_blocks += 1
+        }),
+        ("since the set: its size", |s| {
+            s.ram.since_set.last_set_blocks += 1
+        }),
+        ("since the set: grows", |s| s.ram.since_set.grows += 1),
+        ("since the set: merges for room", |s| {
+            s.ram.since_set.merges_for_room += 1
+        }),
+        ("since the set: merges at the limit", |s| {
+            s.ram.since_set.merges_at_limit += 1
+        }),
+        ("node fetches", |s| s.stats.node_fetches += 1),
+        ("log pages fetched", |s| s.stats.fetch_log_pages += 1),
+        ("node writes", |s| s.stats.node_writes += 1),
+        ("log flushes", |s| s.stats.log_flushes += 1),
+        ("log pages written", |s| s.stats.log_pages_written += 1),
+        ("log area grows", |s| s.stats.log_area_grows += 1),
+        ("merges", |s| s.stats.merges += 1),
+        ("merges for room", |s| s.stats.merges_for_room += 1),
+        ("merges at the limit", |s| s.stats.merges_at_limit += 1),
+        ("spread merges", |s| s.stats.spread_merges += 1),
+        ("pages copied by merges", |s| s.stats.merge_page_copies += 1),
+        ("sets opened", |s| s.stats.sets_opened += 1),
+        ("blocks reclaimed", |s| s.stats.blocks_reclaimed += 1),
+        ("nodes freed", |s| s.stats.nodes_freed += 1),
+        ("peak blocks in use", |s| s.stats.peak_blocks_in_use += 1),
+    ];
+    let mut store = busy_store();
+    let mut seen = vec![state_hash(&store)];
+    for (part, change) in changes {
+        change(&mut store);
+        let h = state_hash(&store);
+        assert!(
+            !seen.contains(&h),
+            "{part} does not reach the state hash on its own"
+        );
+        seen.push(h);
+    }
 }

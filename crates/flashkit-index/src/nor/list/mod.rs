@@ -35,7 +35,7 @@ pub use search::Probe;
 
 use crate::nor::stats::ProbeStats;
 use crate::nor::{IndexError, Key};
-use flashkit_core::{Cause, SimRng};
+use flashkit_core::{Cause, SimRng, StateHasher};
 use flashkit_device::nor::{NorDevice, WordAddr};
 use layout::{Kind, Layout, Ptr};
 use smallvec::SmallVec;
@@ -217,6 +217,48 @@ impl Engine {
         }
     }
 
+    /// Feed the engine's state to `hasher`: the flash, then what RAM keeps between
+    /// operations (the spares, the head and tail, the random streams, the counters, the
+    /// lazy-merge queue) and how much of an operation is open (nothing, between two).
+    pub fn hash_state(&self, hasher: &mut StateHasher) {
+        self.nor.hash_state(hasher);
+        hasher.u32s(&self.spare);
+        for handle in [self.head, self.tail] {
+            hasher.u32(handle.frame.block);
+            hasher.u32(u32::from(handle.frame.offset));
+            hasher.u32(handle.epoch);
+        }
+        hasher.u32(self.cause as u32);
+        hasher.rng(&self.level_rng);
+        hasher.rng(&self.alloc_rng);
+        hasher.u64(self.seed);
+        hasher.u64(self.boots);
+        self.probes.hash_state(hasher);
+        let c = &self.counts;
+        for n in [
+            c.objects_written,
+            c.splits,
+            c.merges,
+            c.shift_merges,
+            c.compactions,
+            c.relocations,
+            c.gc_runs,
+            c.gc_objects_moved,
+        ] {
+            hasher.u64(n);
+        }
+        hasher.u64(self.merge_queue.len() as u64);
+        hasher.u32s(&self.merge_queue);
+        for open in [
+            self.moves.len(),
+            self.deferred_tails.len(),
+            self.tasks.len(),
+        ] {
+            hasher.u64(open as u64);
+        }
+        hasher.u32(u32::from(self.draining));
+    }
+
     /// Close the move log: the head and tail handles, the only ones kept between
     /// operations, are brought up to date first.
     fn settle(&mut self) {
@@ -387,6 +429,12 @@ impl ListIndex {
             counters: self.engine.counters(),
         }
     }
+
+    /// The engine's state and whether a failed boot made the index unusable.
+    pub fn hash_state(&self, hasher: &mut StateHasher) {
+        self.engine.hash_state(hasher);
+        hasher.u32(u32::from(self.lost.is_some()));
+    }
 }
 
 /// The [`crate::nor::NorIndex`] methods of a wrapper holding a [`ListIndex`] as `inner`.
@@ -433,6 +481,9 @@ macro_rules! forward_list_index {
         }
         fn check_invariants(&self) -> Result<(), String> {
             self.inner.engine.check()
+        }
+        fn hash_state(&self, hasher: &mut flashkit_core::StateHasher) {
+            self.inner.hash_state(hasher)
         }
     };
 }

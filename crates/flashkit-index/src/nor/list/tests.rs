@@ -1,6 +1,7 @@
 //! The invariant checker (`check`) shown to fire on a deliberately corrupted fat list: one
 //! corruption per condition it checks, each on a healthy list spread over several
 //! turnstiles. Flash is corrupted by rewriting words in place; RAM by editing the engine.
+//! And the state hash shown to change with every part of the state it covers.
 //!
 //! Not caught (an ignored test at the end): an object whose level is above the list's top
 //! level, which the checker accepts and boot can panic on.
@@ -496,4 +497,88 @@ fn catches_a_head_whose_level_is_above_the_lists_top_level() {
         }
     }
     panic!("no reboot met the head, whose level is above the top");
+}
+
+fn state_hash(index: &super::ListIndex) -> u64 {
+    let mut hasher = flashkit_core::StateHasher::new();
+    index.hash_state(&mut hasher);
+    hasher.finish()
+}
+
+/// Every part of the fat list's state reaches its state hash, each in a place of its own:
+/// the flash (through the device's own hash, here its counters), and each field RAM keeps.
+#[test]
+fn every_part_of_the_state_reaches_the_state_hash() {
+    use rand::RngCore;
+    let busy = super::ListIndex::new(busy_list(), "fatlist");
+    let base = state_hash(&busy);
+    type Change = (&'static str, fn(&mut super::ListIndex));
+    let changes: Vec<Change> = vec![
+        ("the flash", |l| {
+            l.engine.nor.read(WordAddr(0), Cause::Host);
+        }),
+        ("a spare block", |l| l.engine.spare[1] += 1),
+        ("the head's frame", |l| l.engine.head.frame.offset += 1),
+        ("the head's block", |l| l.engine.head.frame.block += 1),
+        ("the head's epoch", |l| l.engine.head.epoch += 1),
+        ("the tail's frame", |l| l.engine.tail.frame.offset += 1),
+        ("the tail's epoch", |l| l.engine.tail.epoch += 1),
+        ("the cause charged", |l| l.engine.cause = Cause::Gc),
+        ("the level stream", |l| {
+            l.engine.level_rng.next_u32();
+        }),
+        ("the allocation stream", |l| {
+            l.engine.alloc_rng.next_u32();
+        }),
+        ("the seed", |l| l.engine.seed += 1),
+        ("the boots", |l| l.engine.boots += 1),
+        ("probes: pointers visited", |l| {
+            l.engine.probes.pointers_visited += 1
+        }),
+        ("probes: probes", |l| l.engine.probes.probes += 1),
+        ("probes: successful", |l| l.engine.probes.successful += 1),
+        ("probes: low", |l| l.engine.probes.low += 1),
+        ("probes: over", |l| l.engine.probes.over += 1),
+        ("probes: back", |l| l.engine.probes.back += 1),
+        ("probes: null", |l| l.engine.probes.null += 1),
+        ("objects written", |l| l.engine.counts.objects_written += 1),
+        ("splits", |l| l.engine.counts.splits += 1),
+        ("merges", |l| l.engine.counts.merges += 1),
+        ("shift merges", |l| l.engine.counts.shift_merges += 1),
+        ("compactions", |l| l.engine.counts.compactions += 1),
+        ("relocations", |l| l.engine.counts.relocations += 1),
+        ("collections", |l| l.engine.counts.gc_runs += 1),
+        ("objects collected", |l| {
+            l.engine.counts.gc_objects_moved += 1
+        }),
+        ("a queued merge", |l| l.engine.merge_queue.push(30)),
+        ("which merge is queued", |l| l.engine.merge_queue.push(40)),
+        ("an open move log", |l| {
+            l.engine.moves.push(Move::Block { from: 0, to: 7 })
+        }),
+        ("a deferred tail", |l| {
+            let tail = l.engine.tail;
+            l.engine.deferred_tails.push(tail)
+        }),
+        ("queued work", |l| {
+            let head = l.engine.head;
+            l.engine.tasks.push(Task::NewHead(head))
+        }),
+        ("a loop draining it", |l| l.engine.draining = true),
+        ("a lost index", |l| {
+            l.lost = Some(crate::nor::IndexError::KeyReserved { key: 0 })
+        }),
+    ];
+    let mut seen = vec![base];
+    for (part, change) in changes {
+        let mut index = super::ListIndex::new(busy_list(), "fatlist");
+        assert_eq!(state_hash(&index), base, "the same writes, the same hash");
+        change(&mut index);
+        let h = state_hash(&index);
+        assert!(
+            !seen.contains(&h),
+            "{part} does not reach the state hash on its own"
+        );
+        seen.push(h);
+    }
 }

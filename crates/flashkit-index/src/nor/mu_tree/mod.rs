@@ -27,7 +27,7 @@
 
 use crate::nor::stats::ProbeStats;
 use crate::nor::{BootReport, IndexError, IndexStats, Key, NorIndex, Value, check_key};
-use flashkit_core::{BlockId, Cause};
+use flashkit_core::{BlockId, Cause, StateHasher};
 use flashkit_device::NorDevice;
 use flashkit_device::nor::{ERASED_WORD, WordAddr};
 use smallvec::{SmallVec, smallvec};
@@ -619,5 +619,21 @@ impl NorIndex for MuTree {
 
     fn check_invariants(&self) -> Result<(), String> {
         self.walk().map(|_| ())
+    }
+
+    fn hash_state(&self, hasher: &mut StateHasher) {
+        self.nor.hash_state(hasher);
+        hasher.u32(u32::from(self.root));
+        hasher.u32(self.height);
+        hasher.u32(self.seq);
+        hasher.u32(self.active);
+        hasher.u32(self.next_page);
+        hasher.u64(self.free_blocks.len() as u64);
+        hasher.u32s(&self.free_blocks);
+        hasher.u32s(&self.valid);
+        hasher.u32(self.cause as u32);
+        for &n in &self.counts {
+            hasher.u64(n);
+        }
     }
 }
