@@ -159,11 +159,6 @@ impl LogArea {
         self.linked
     }
 
-    /// Log pages per slot.
-    pub fn pages_per_block(&self) -> u32 {
-        self.ppb
-    }
-
     /// The first slot holding no block.
     pub fn unused_slot(&self) -> Option<u32> {
         self.slots

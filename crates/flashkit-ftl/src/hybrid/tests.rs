@@ -497,12 +497,247 @@ fn filled<F: Simulated>(mut ftl: F) -> F {
     ftl
 }
 
-/// The schemes' names, which every report and sweep keys on.
+/// The schemes' names, which every report and sweep keys on, and the configuration each
+/// FTL keeps.
 #[test]
 fn the_schemes_are_named_as_the_command_line_names_them() {
     assert_eq!(LogScheme::name(&bast(2).scheme), "bast");
     assert_eq!(LogScheme::name(&fast(2, true, false).scheme), "fast");
     assert_eq!(LogScheme::name(&fast(2, true, true).scheme), "ofast");
+    let block = HybridFtl::block(Dev::new(geometry())).expect("builds");
+    assert_eq!(LogScheme::name(&block.scheme), "block");
+    assert_eq!(block.name(), "block");
+    assert_eq!(bast(2).name(), "bast");
+    assert_eq!(fast(2, true, true).name(), "ofast");
+    assert_eq!(fast(3, false, false).config(), &config(3, false));
+    assert_eq!(block.config(), &config(0, true), "no log blocks");
+}
+
+/// A configuration that does not fit is refused with a message naming the scheme as the
+/// papers do and what it lacks: log blocks, or spare blocks for them and a merge.
+#[test]
+fn a_refused_configuration_names_the_scheme_and_what_it_lacks() {
+    let refused = |scheme, geometry: &Geometry, config: HybridConfig| {
+        check_config(scheme, geometry, &config)
+            .expect_err("refused")
+            .to_string()
+    };
+    let g = geometry();
+    let bast = refused(SchemeKind::Bast, &g, config(0, true));
+    assert!(
+        bast.ends_with(": BAST needs at least 1 log block (--log-blocks)"),
+        "{bast}"
+    );
+    let fast = refused(SchemeKind::Fast, &g, config(1, true));
+    assert!(
+        fast.contains("FAST needs at least 2 log blocks (--log-blocks): one SW"),
+        "{fast}"
+    );
+    let ofast = refused(SchemeKind::OFast, &g, config(0, false));
+    assert!(
+        ofast.contains("O-FAST needs at least 1 log block"),
+        "{ofast}"
+    );
+    let fast = refused(SchemeKind::Fast, &g, config(4, true));
+    assert!(
+        fast.contains("the FAST FTL needs at least 5 spare blocks (4 log blocks plus one free"),
+        "{fast}"
+    );
+    // The block-mapped FTL keeps no log blocks, whatever the configuration says: it needs
+    // only the one free block a merge writes into.
+    assert!(check_config(SchemeKind::Block, &g, &config(4, true)).is_ok());
+    let no_spare = Geometry::builder()
+        .page_size_bytes(512)
+        .pages_per_block(4)
+        .blocks(16)
+        .over_provisioning(0.0)
+        .build()
+        .expect("valid geometry");
+    let block = refused(SchemeKind::Block, &no_spare, config(4, true));
+    assert!(
+        block.contains(
+            "the block-mapped FTL needs at least 1 spare blocks (one free block to merge into)"
+        ),
+        "{block}"
+    );
+}
+
+/// The memory estimate on a worked example: 16 logical blocks of 4 pages and 3 log blocks.
+/// Beside the shared state, BAST keeps a 4-byte log slot for each logical block (64 B);
+/// FAST keeps its queues of log blocks at twice their length, 8 B an entry (2 x 3 x 8 =
+/// 48 B), and the data blocks of a victim, at most one a page, twice, 4 B each (2 x 3 x 4 x
+/// 4 = 96 B); the block-mapped FTL keeps no log blocks, whatever the configuration says.
+#[test]
+fn the_memory_estimate_adds_each_schemes_tables_to_the_shared_state() {
+    let g = geometry();
+    let c = config(3, true);
+    let core = |slots| machinery::core_heap_estimate(&g, slots);
+    assert_eq!(SchemeKind::Block.heap_estimate(&g, &c), core(0));
+    assert_eq!(SchemeKind::Bast.heap_estimate(&g, &c), core(3) + 64);
+    assert_eq!(SchemeKind::Fast.heap_estimate(&g, &c), core(3) + 48 + 96);
+    assert_eq!(SchemeKind::OFast.heap_estimate(&g, &c), core(3) + 48 + 96);
+    assert!(core(3) > core(0), "log slots cost memory");
+    // What the schemes hold: BAST its slot table, one u32 a logical block; the block-mapped
+    // FTL nothing; each FTL its shared state and its scheme's tables.
+    let bast = bast(3);
+    assert_eq!(bast.scheme.heap_bytes(), 16 * 4);
+    let block = HybridFtl::block(Dev::new(g)).expect("builds");
+    assert_eq!(block.scheme.heap_bytes(), 0);
+    for (heap, core, scheme) in [
+        (bast.mapping_memory().heap_bytes, bast.core.heap_bytes(), 64),
+        (
+            block.mapping_memory().heap_bytes,
+            block.core.heap_bytes(),
+            0,
+        ),
+    ] {
+        assert_eq!(heap, core + scheme);
+    }
+}
+
+/// The statistics a report prints, against the counts they come from: merges by kind and
+/// their sum, erases by kind and their sum, retired blocks, log blocks in use, mapped and
+/// free blocks; the block-mapped FTL reports no log-block figures.
+#[test]
+fn the_statistics_add_up_from_the_counts() {
+    // Writes over a drive whose blocks wear out after 12 erases, until one is retired.
+    let device = Dev::new(geometry()).with_endurance(12);
+    let mut ftl = filled(HybridFtl::fast(device, config(2, true), false).expect("builds"));
+    // Rounds of 12 scattered pages, then one logical block written whole, in order.
+    let mut state = 7u32;
+    let mut seq = 1000u64;
+    'rounds: for round in 0u32.. {
+        let scattered = (0..12).map(|_| {
+            state = state.wrapping_mul(1_103_515_245).wrapping_add(12_345);
+            (state >> 8) % 64
+        });
+        let whole = (0..4).map(|offset| round % 16 * 4 + offset);
+        for lpn in scattered.collect::<Vec<_>>().into_iter().chain(whole) {
+            seq += 1;
+            ftl.write(PageRange::one(Lpn(lpn)), seq).expect("write");
+            if ftl.core.counters.retired > 0 {
+                break 'rounds;
+            }
+        }
+    }
+    ftl.check_invariants().expect("consistent");
+    let c = ftl.core.counters;
+    let stats = ftl.stats();
+    let (switches, partial, full) = (c.switches, c.partial_merges, c.full_merges);
+    assert!(switches > 1 && partial > 1 && full > 1, "{c:?}");
+    assert_ne!(
+        switches + partial,
+        switches * partial,
+        "the workload tells + from *"
+    );
+    assert_eq!(stats.gc_runs, switches + partial + full);
+    assert_eq!(stats.gc_pages_moved, c.pages_copied);
+    assert_eq!(stats.retired_blocks, c.retired);
+    assert!(c.retired > 0);
+    assert_eq!(counter(&stats, Counter::SwitchMerges), switches);
+    assert_eq!(counter(&stats, Counter::PartialMerges), partial);
+    assert_eq!(counter(&stats, Counter::FullMerges), full);
+    let (data, log) = (c.data_erases, c.log_erases);
+    assert!(data > 1 && log > 1 && data + log != data * log, "{c:?}");
+    assert_eq!(counter(&stats, Counter::MergeErases), data + log);
+    assert_eq!(counter(&stats, Counter::MergeErasesDataBlocks), data);
+    assert_eq!(counter(&stats, Counter::MergeErasesLogBlocks), log);
+    assert_eq!(
+        counter(&stats, Counter::PaddingPrograms),
+        c.padding_programs
+    );
+    let in_use = ftl
+        .core
+        .logs
+        .slots()
+        .iter()
+        .filter(|s| s.block.is_some())
+        .count();
+    assert_eq!(stats.extra[&Gauge::LogBlocksInUse], in_use as f64);
+    assert!(stats.means.contains_key(&Average::LogUtilisationPercent));
+    assert_eq!(stats.extra[&Gauge::FreeBlocks], ftl.core.free.len() as f64);
+    let mapped = (0..16)
+        .filter(|&lbn| ftl.core.block_map[lbn] != log::NONE)
+        .count();
+    assert_eq!(mapped, 16, "every logical block holds data");
+    assert_eq!(stats.extra[&Gauge::MappedBlocks], 16.0);
+
+    let mut block = HybridFtl::block(Dev::new(geometry())).expect("builds");
+    block.write(PageRange::new(Lpn(0), 6), 1).expect("write");
+    let stats = block.stats();
+    assert_eq!(stats.extra[&Gauge::MappedBlocks], 2.0, "blocks 0 and 1");
+    assert!(!stats.means.contains_key(&Average::LogUtilisationPercent));
+    assert!(!stats.extra.contains_key(&Gauge::LogBlocksInUse));
+}
+
+fn state_hash<S: LogScheme>(ftl: &HybridFtl<Dev, S>) -> u64 {
+    let mut hasher = StateHasher::new();
+    ftl.hash_state(&mut hasher);
+    hasher.finish()
+}
+
+/// Every part of a hybrid FTL's state reaches its state hash, on which the determinism
+/// promise rests: each change below, made on top of the ones before it, gives a hash not
+/// seen before (a part left out would give the previous one again). The log area's and
+/// FAST's own parts have their own tests; here each is shown to be fed at all.
+#[test]
+fn every_part_of_the_state_reaches_the_state_hash() {
+    let busy = || {
+        let mut ftl = filled(fast(3, true, false));
+        for (seq, lpn) in [5u32, 9, 4, 5, 6, 13, 2].into_iter().enumerate() {
+            ftl.write(PageRange::one(Lpn(lpn)), 100 + seq as u64)
+                .expect("write");
+        }
+        ftl
+    };
+    let mut ftl = busy();
+    assert_eq!(
+        state_hash(&ftl),
+        state_hash(&busy()),
+        "the same writes, the same hash"
+    );
+    let free = ftl.core.free.sorted()[0].1;
+    type Change = (&'static str, fn(&mut FastFtl<Dev>));
+    let changes: Vec<Change> = vec![
+        ("the block map", |f| f.core.block_map[0] ^= 1),
+        ("a write pointer", |f| f.core.data_next[1] -= 1),
+        ("a data bit", |f| f.core.flip_data(3)),
+        ("a role", |f| f.core.roles[0] = machinery::Role::Data(99)),
+        ("the free list", |f| {
+            let (_, block) = f.core.free.sorted()[0];
+            f.core.free.push(block, 0)
+        }),
+        ("the log area", |f| f.core.logs.corrupt_owner(2, 7)),
+        ("the scheme", |f| f.scheme.miscount_victim()),
+        ("the counters", |f| {
+            f.core
+                .device
+                .read(flashkit_core::Ppn(0), Cause::Host)
+                .expect("read");
+        }),
+    ];
+    let mut seen = vec![state_hash(&ftl)];
+    for (part, change) in changes {
+        change(&mut ftl);
+        let h = state_hash(&ftl);
+        assert!(
+            !seen.contains(&h),
+            "{part} does not reach the state hash on its own"
+        );
+        seen.push(h);
+    }
+    // Which block was erased: the same counts, another block's erase count.
+    let erased = |block: BlockId| {
+        let mut ftl = busy();
+        ftl.core.device.erase(block, Cause::Gc).expect("erase");
+        state_hash(&ftl)
+    };
+    let other = busy().core.free.sorted()[1].1;
+    assert_ne!(
+        erased(free),
+        erased(other),
+        "erase counts reach the state hash"
+    );
 }
 
 /// FAST's SW log block utilisation: the share of the block written when it is switched,
@@ -541,4 +776,42 @@ fn the_checker_sees_a_foreign_page_in_the_sw_log_block() {
         violation.contains("the SW log block (lbn 2) holds lpn 4"),
         "{violation}"
     );
+}
+
+/// A merge of the SW block's own logical block leaves the SW block's pages out (they stay
+/// there, newer than what the merge writes), even when they are the only copies: here the
+/// data block of lbn 1 holds padding at offsets 0 and 1 and the SW block their only data,
+/// so the RW victim's merge of lbn 1 pads those offsets again rather than copying them.
+#[test]
+fn a_victim_merge_leaves_the_sw_blocks_pages_where_they_are() {
+    let mut ftl = fast(2, true, false);
+    // lpn 6 in place pads offsets 0 and 1 of lbn 1; lpn 9 pads offset 0 of lbn 2.
+    // Then: lpn 6 again to the RW block, lpns 4 and 5 to the SW block (lbn 1, in order),
+    // and lpn 9 three times to the RW block, which is then full.
+    for (seq, lpn) in [6u32, 9, 6, 4, 5, 9, 9, 9].into_iter().enumerate() {
+        ftl.write(PageRange::one(Lpn(lpn)), seq as u64 + 1)
+            .expect("write");
+    }
+    ftl.check_invariants().expect("consistent");
+    let before = ftl.core.counters;
+    assert_eq!(before.padding_programs, 3);
+    let sw = ftl.core.logs.slot(0);
+    assert_eq!(
+        (sw.owner, sw.written),
+        (Some(1), 2),
+        "the SW block holds lpns 4 and 5"
+    );
+    // The next RW write merges the victim's blocks: lbn 1 (the SW block kept out: offsets
+    // 0 and 1 padded, lpn 6 copied) and lbn 2 (offset 0 padded, lpn 9 copied).
+    ftl.write(PageRange::one(Lpn(9)), 9).expect("write");
+    ftl.check_invariants().expect("consistent");
+    let after = ftl.core.counters;
+    assert_eq!(after.full_merges - before.full_merges, 2);
+    assert_eq!(after.padding_programs - before.padding_programs, 3);
+    assert_eq!(after.pages_copied - before.pages_copied, 2);
+    let mut outcomes = Vec::new();
+    ftl.read(PageRange::new(Lpn(4), 3), &mut |_, o| outcomes.push(o))
+        .expect("read");
+    let stamp = |lpn, seq| ReadOutcome::Mapped(Some(flashkit_core::Stamp::new(Lpn(lpn), seq)));
+    assert_eq!(outcomes, [stamp(4, 4), stamp(5, 5), stamp(6, 3)]);
 }
