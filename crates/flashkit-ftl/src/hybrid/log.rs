@@ -353,6 +353,25 @@ impl LogArea {
     pub fn corrupt_owner(&mut self, slot: u32, owner: u32) {
         self.slots[slot as usize].owner = Some(owner);
     }
+
+    /// Set a log page's state, leaving its slot and lists alone (test corruption).
+    #[cfg(test)]
+    pub(crate) fn corrupt_state(&mut self, page: u32, state: Entry) {
+        self.state[page as usize] = state;
+    }
+
+    /// Flip a slot's in-order flag (test corruption).
+    #[cfg(test)]
+    pub(crate) fn corrupt_in_order(&mut self, slot: u32) {
+        let entry = &mut self.slots[slot as usize];
+        entry.in_order = !entry.in_order;
+    }
+
+    /// Point a page's link to the next older entry at `older` (test corruption).
+    #[cfg(test)]
+    pub(crate) fn corrupt_older(&mut self, page: u32, older: u32) {
+        self.older[page as usize] = older;
+    }
 }
 
 #[cfg(test)]

@@ -424,4 +424,6 @@ impl<D: FlashDevice, S: LogScheme> crate::Verify for HybridFtl<D, S> {
 }
 
 #[cfg(test)]
+mod check_tests;
+#[cfg(test)]
 mod tests;
