@@ -7,6 +7,11 @@
 //!
 //! Several log slots are used, and corruptions are placed in slots 2 and 3, so that a
 //! checker that walked the pages of slot 0 or 1 instead, or none at all, misses them.
+//!
+//! Not tested here: FAST's `check_sw` walks `sw * ppb..sw * ppb + written`, and the SW log
+//! block is always slot 0 (`Fast::new`, the only place `sw` is set), so `sw / ppb` there
+//! gives the same pages: mutants that swap `*` for `/` in that range are equivalent. The
+//! SW block's own checks are exercised in `tests.rs`.
 
 use super::log::{Entry, LogArea, NONE};
 use super::*;
