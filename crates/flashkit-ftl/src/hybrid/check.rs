@@ -127,6 +127,7 @@ impl<D: FlashDevice> Core<D> {
 
     fn check_log_blocks(&self) -> Result<(), InvariantViolation> {
         let ppb = self.ppb;
+        let mut linked = 0u64;
         for (i, slot) in self.logs.slots().iter().enumerate() {
             let i = i as u32;
             let pages = i * ppb..(i + 1) * ppb;
@@ -157,11 +158,19 @@ impl<D: FlashDevice> Core<D> {
                     slot.written
                 );
                 if state == Entry::Linked {
+                    linked += 1;
                     let lpn = self.logs.lpn(page);
                     self.check_stamp(Lpn(lpn), self.geometry.ppn(block, offset))?;
                 }
             }
         }
+        // With the lists' count checked against the same counter, every page marked
+        // linked is on a list: a linked page on none would survive every list walk.
+        ensure_invariant!(
+            linked == self.logs.linked(),
+            "{linked} log pages are marked linked but {} are counted",
+            self.logs.linked()
+        );
         Ok(())
     }
 

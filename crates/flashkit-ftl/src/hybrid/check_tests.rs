@@ -158,6 +158,21 @@ mod core_checks {
         );
     }
 
+    /// A log page marked linked that is on no list: lpn 45's copy in RW slot 2, trimmed
+    /// (its entry invalid, lbn 11's list empty), then marked linked again. The page count
+    /// of `check_log_blocks` fires; no list walk would meet the page.
+    #[test]
+    fn catches_a_linked_log_page_on_no_list() {
+        let mut ftl = fast_three_slots_in_use();
+        let page = 2 * PPB;
+        assert_eq!(ftl.core.logs.lpn(page), 37, "slot 2 holds lpn 37");
+        ftl.trim(PageRange::one(Lpn(37))).expect("trim");
+        ftl.check_invariants().expect("healthy");
+        ftl.core.logs.corrupt_state(page, Entry::Linked);
+        let msg = violation(&ftl);
+        assert!(msg.contains("log pages are marked linked but"), "{msg}");
+    }
+
     /// A written page of a slot marked empty: page 0 of RW slot 2 (an entry linked on
     /// lbn 9's list). `check_log_blocks` fires before the lists are walked.
     #[test]

@@ -897,7 +897,10 @@ mod tests {
     fn the_memory_estimate_on_a_worked_example() {
         assert_eq!(BlockTable::heap_estimate(10, 4, false), 210 + 720 + 262_144);
         assert_eq!(BlockTable::heap_estimate(10, 4, true), 210 + 880 + 262_144);
-        assert_eq!(BlockTable::heap_estimate(3, 100, false), 63 + 3 * 264 + 262_144);
+        assert_eq!(
+            BlockTable::heap_estimate(3, 100, false),
+            63 + 3 * 264 + 262_144
+        );
     }
 
     /// A healthy table: a few blocks sealed, invalidated, collected and erased.
@@ -960,13 +963,20 @@ mod tests {
         let mut table = stale_buckets();
         table.bucket_entries = 36;
         table.settle_greedy();
-        assert_eq!(table.bucket_entries, 36, "at the bound, nothing is compacted");
+        assert_eq!(
+            table.bucket_entries, 36,
+            "at the bound, nothing is compacted"
+        );
         assert_eq!(table.buckets[4], [BlockId(1), BlockId(0)]);
         assert_eq!(table.min_valid_sealed(), Some(BlockId(0)));
         let mut table = stale_buckets();
         table.bucket_entries = 37;
         table.settle_greedy();
-        assert_eq!(table.buckets[4], [BlockId(1)], "past it, the stale entry goes");
+        assert_eq!(
+            table.buckets[4],
+            [BlockId(1)],
+            "past it, the stale entry goes"
+        );
         assert!(table.buckets[3].is_empty());
         assert_eq!(table.buckets[2], [BlockId(0)]);
         assert_eq!(table.bucket_entries, 2);
@@ -982,7 +992,11 @@ mod tests {
         let mut table = stale_buckets();
         table.age_entries = 37;
         table.settle_ages();
-        assert_eq!((table.age_entries, stale(&table)), (2, 0), "past it, both go");
+        assert_eq!(
+            (table.age_entries, stale(&table)),
+            (2, 0),
+            "past it, both go"
+        );
     }
 
     /// Pruning the FIFO drops the stale entries at its front, up to the first current one,
