@@ -458,4 +458,24 @@ mod tests {
             assert_ne!(hash(&changed), base, "{part} does not reach the state hash");
         }
     }
+
+    /// The heap figure against the allocations counted one by one, before and after the
+    /// area is used (nothing of it grows), and the estimate equal to it: 3 slots of 4 pages
+    /// over 16 logical blocks hold the slots, four 12-entry arrays of the log pages (the
+    /// lpn, state, older and newer link), a 16-entry head array and 4 scratch flags.
+    #[test]
+    fn heap_bytes_count_every_allocation_and_the_estimate_is_exact() {
+        let mut area = LogArea::new(3, 4, 16);
+        let expected = 3 * std::mem::size_of::<LogSlot>()
+            + 12 * (4 + std::mem::size_of::<Entry>() + 4 + 4)
+            + 16 * 4
+            + 4;
+        assert_eq!(area.heap_bytes(), expected as u64);
+        assert_eq!(LogArea::heap_estimate(3, 4, 16), expected as u64);
+        area.open(1, BlockId(7), Some(2));
+        for lpn in [8, 9, 8] {
+            area.append(1, lpn, 2);
+        }
+        assert_eq!(area.heap_bytes(), expected as u64, "nothing grows");
+    }
 }
