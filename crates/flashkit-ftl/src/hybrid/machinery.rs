@@ -58,13 +58,8 @@ impl FreePool {
     }
 
     /// Blocks in the pool.
-    pub fn len(&self) -> usize {
+    pub fn count(&self) -> usize {
         self.heap.len()
-    }
-
-    /// Whether the pool is empty.
-    pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
     }
 
     /// The blocks with the erase counts they were added with, least worn first.
@@ -638,5 +633,26 @@ impl<D: FlashDevice> Core<D> {
     pub fn flip_data(&mut self, lpn: u32) {
         let has = self.has_data(lpn);
         self.set_data(lpn, !has);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The free pool's heap figure is its heap's allocation, 8 bytes an entry (an erase
+    /// count and a block number), whatever it holds.
+    #[test]
+    fn the_free_pools_heap_figure_is_its_allocation() {
+        let mut pool = FreePool::default();
+        assert_eq!(pool.heap_bytes(), 0);
+        for b in 0..5 {
+            pool.push(BlockId(b), 7 - b);
+        }
+        assert_eq!(std::mem::size_of::<Reverse<(u32, u32)>>(), 8);
+        assert!(pool.heap.capacity() >= 5);
+        assert_eq!(pool.heap_bytes(), pool.heap.capacity() * 8);
+        assert_eq!(pool.count(), 5);
+        assert_eq!(pool.pop(), Some(BlockId(4)), "least worn first");
     }
 }

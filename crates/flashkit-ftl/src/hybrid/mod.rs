@@ -378,7 +378,7 @@ impl<D: FlashDevice, S: LogScheme> crate::Inspect for HybridFtl<D, S> {
         }
         stats
             .extra
-            .insert(Gauge::FreeBlocks, self.core.free.len() as f64);
+            .insert(Gauge::FreeBlocks, self.core.free.count() as f64);
         let mapped = self.core.block_map.iter().filter(|&&b| b != log::NONE);
         stats
             .extra

@@ -577,6 +577,15 @@ fn the_memory_estimate_adds_each_schemes_tables_to_the_shared_state() {
     assert_eq!(SchemeKind::Fast.heap_estimate(&g, &c), core(3) + 48 + 96);
     assert_eq!(SchemeKind::OFast.heap_estimate(&g, &c), core(3) + 48 + 96);
     assert!(core(3) > core(0), "log slots cost memory");
+    // The shared state: block map and write pointers (16 x 8), the data bits (64 pages in
+    // one 8-byte word), a role a block (20), the free pool at twice the blocks (2 x 20 x
+    // 8), the merge plan (two bitmaps of one word, 16, and a source a page, 16), the moves
+    // (a page's, 4 x 8) and the log area.
+    let role = std::mem::size_of::<machinery::Role>() as u64;
+    assert_eq!(
+        core(3),
+        128 + 8 + 20 * role + 320 + 32 + 32 + log::LogArea::heap_estimate(3, 4, 16)
+    );
     // What the schemes hold: BAST its slot table, one u32 a logical block; the block-mapped
     // FTL nothing; each FTL its shared state and its scheme's tables.
     let bast = bast(3);
@@ -655,7 +664,14 @@ fn the_statistics_add_up_from_the_counts() {
         .count();
     assert_eq!(stats.extra[&Gauge::LogBlocksInUse], in_use as f64);
     assert!(stats.means.contains_key(&Average::LogUtilisationPercent));
-    assert_eq!(stats.extra[&Gauge::FreeBlocks], ftl.core.free.len() as f64);
+    let free = ftl
+        .core
+        .roles
+        .iter()
+        .filter(|r| **r == machinery::Role::Free);
+    let free = free.count();
+    assert!(free > 0, "{free} free blocks");
+    assert_eq!(stats.extra[&Gauge::FreeBlocks], free as f64);
     let mapped = (0..16)
         .filter(|&lbn| ftl.core.block_map[lbn] != log::NONE)
         .count();
@@ -666,6 +682,11 @@ fn the_statistics_add_up_from_the_counts() {
     block.write(PageRange::new(Lpn(0), 6), 1).expect("write");
     let stats = block.stats();
     assert_eq!(stats.extra[&Gauge::MappedBlocks], 2.0, "blocks 0 and 1");
+    assert_eq!(
+        stats.extra[&Gauge::FreeBlocks],
+        18.0,
+        "20 blocks, 2 of them data"
+    );
     assert!(!stats.means.contains_key(&Average::LogUtilisationPercent));
     assert!(!stats.extra.contains_key(&Gauge::LogBlocksInUse));
 }
