@@ -655,4 +655,22 @@ mod tests {
         assert_eq!(pool.count(), 5);
         assert_eq!(pool.pop(), Some(BlockId(4)), "least worn first");
     }
+
+    /// Every role reaches the state hash with a code of its own: a data block's logical
+    /// block and a log block's slot included, and a data block never coded as the log
+    /// block of the same number.
+    #[test]
+    fn roles_have_distinct_codes() {
+        let roles = [
+            Role::Free,
+            Role::Data(0),
+            Role::Data(1),
+            Role::Data(u32::MAX),
+            Role::Log(0),
+            Role::Log(1),
+            Role::Retired,
+        ];
+        let codes: std::collections::BTreeSet<u64> = roles.iter().map(|r| r.code()).collect();
+        assert_eq!(codes.len(), roles.len(), "{codes:?}");
+    }
 }
