@@ -836,3 +836,19 @@ fn a_victim_merge_leaves_the_sw_blocks_pages_where_they_are() {
     let stamp = |lpn, seq| ReadOutcome::Mapped(Some(flashkit_core::Stamp::new(Lpn(lpn), seq)));
     assert_eq!(outcomes, [stamp(4, 4), stamp(5, 5), stamp(6, 3)]);
 }
+
+/// The log-block utilisation a report prints: the share of a log block written when it is
+/// replaced, averaged. BAST with one log block: lbn 1 writes 2 of its 4 pages there, then
+/// lbn 2 takes the block (50%); lbn 2 writes 3 pages, then lbn 1 takes it back (75%).
+#[test]
+fn log_utilisation_is_the_share_of_a_log_block_written_when_it_is_replaced() {
+    let mut ftl = filled(bast(1));
+    for (seq, lpn) in [5u32, 6, 9, 10, 11, 4].into_iter().enumerate() {
+        ftl.write(PageRange::one(Lpn(lpn)), 100 + seq as u64)
+            .expect("write");
+    }
+    ftl.check_invariants().expect("consistent");
+    let stats = ftl.stats();
+    let mean = stats.means[&Average::LogUtilisationPercent];
+    assert_eq!(mean.value(), Some(62.5), "(50 + 75) / 2");
+}
