@@ -852,3 +852,66 @@ fn log_utilisation_is_the_share_of_a_log_block_written_when_it_is_replaced() {
     let mean = stats.means[&Average::LogUtilisationPercent];
     assert_eq!(mean.value(), Some(62.5), "(50 + 75) / 2");
 }
+
+/// A victim merge of the SW block's own logical block writes the new data block at least
+/// as far as the SW block reaches, so that no later in-place write can overtake the SW
+/// block's pages: here lbn 1's only data (lpn 7) was trimmed, the RW block holds lpn 5 and
+/// the SW block lpns 4, 5 and 6; the merge pads offsets 0 and 2 around lpn 5's copy and
+/// leaves the write pointer at 3.
+#[test]
+fn a_victim_merge_writes_as_far_as_the_sw_block_reaches() {
+    let mut ftl = fast(2, true, false);
+    // lpn 7 in place (offsets 0 to 2 padded), trimmed; lpn 5 collides to the RW block; lpns
+    // 4, 5, 6 to the SW block in order; lpn 9 in place, then three times to the RW block,
+    // which is then full.
+    ftl.write(PageRange::one(Lpn(7)), 1).expect("write");
+    ftl.trim(PageRange::one(Lpn(7))).expect("trim");
+    for (seq, lpn) in [5u32, 4, 5, 6, 9, 9, 9, 9].into_iter().enumerate() {
+        ftl.write(PageRange::one(Lpn(lpn)), seq as u64 + 2)
+            .expect("write");
+    }
+    ftl.check_invariants().expect("consistent");
+    let sw = ftl.core.logs.slot(0);
+    assert_eq!((sw.owner, sw.written), (Some(1), 3));
+    let before = ftl.core.counters;
+    assert_eq!(ftl.core.logs.slot(1).written, 4, "the RW block is full");
+    ftl.write(PageRange::one(Lpn(9)), 20)
+        .expect("the RW victim merges");
+    ftl.check_invariants().expect("consistent");
+    assert_eq!(ftl.core.counters.full_merges - before.full_merges, 2);
+    assert_eq!(ftl.core.data_next[1], 3, "as far as the SW block's 3 pages");
+    let mut outcomes = Vec::new();
+    ftl.read(PageRange::new(Lpn(4), 4), &mut |_, o| outcomes.push(o))
+        .expect("read");
+    let stamp = |lpn, seq| ReadOutcome::Mapped(Some(flashkit_core::Stamp::new(Lpn(lpn), seq)));
+    assert_eq!(
+        outcomes,
+        [stamp(4, 3), stamp(5, 4), stamp(6, 5), ReadOutcome::Unmapped]
+    );
+    assert_eq!(
+        ftl.core.counters.padding_programs - before.padding_programs,
+        3,
+        "offsets 0 and 2 of lbn 1, offset 0 of lbn 2"
+    );
+}
+
+/// A merge of a logical block with nothing left to copy unmaps it rather than writing an
+/// empty data block: BAST's log block of lbn 1 is replaced after all of lbn 1 was trimmed.
+#[test]
+fn a_merge_with_nothing_to_copy_unmaps_the_block() {
+    let mut ftl = filled(bast(1));
+    ftl.write(PageRange::one(Lpn(5)), 100).expect("write");
+    ftl.trim(PageRange::new(Lpn(4), 4)).expect("trim");
+    let free = ftl.core.free.count();
+    ftl.write(PageRange::one(Lpn(9)), 101)
+        .expect("lbn 2 takes the log block");
+    ftl.check_invariants().expect("consistent");
+    assert_eq!(ftl.core.block_map[1], log::NONE, "lbn 1 is unmapped");
+    assert_eq!(ftl.core.data_next[1], 0);
+    assert_eq!(ftl.stats().extra[&Gauge::MappedBlocks], 15.0);
+    assert_eq!(
+        ftl.core.free.count(),
+        free + 1,
+        "its old data block is free again"
+    );
+}
