@@ -673,4 +673,46 @@ mod tests {
         let codes: std::collections::BTreeSet<u64> = roles.iter().map(|r| r.code()).collect();
         assert_eq!(codes.len(), roles.len(), "{codes:?}");
     }
+
+    /// The shared state's heap figure against its allocations counted one by one, on a
+    /// FAST FTL whose merges have used the move buffer: the block map and write pointers (4
+    /// bytes a logical block each), the data bits (8 bytes a word), a role a block, the
+    /// free pool, the merge plan (two bitmaps of 8-byte words, a 4-byte source a page), the
+    /// moves (8 bytes each) and the log area.
+    #[test]
+    fn the_shared_states_heap_figure_counts_every_allocation() {
+        use crate::Ftl;
+        use flashkit_core::PageRange;
+        let geometry = Geometry::builder()
+            .page_size_bytes(512)
+            .pages_per_block(4)
+            .blocks(20)
+            .over_provisioning(0.25)
+            .build()
+            .expect("valid geometry");
+        let device = flashkit_device::NandDevice::<flashkit_device::Stamps>::new(geometry);
+        let config = super::super::HybridConfig {
+            log_blocks: 3,
+            sw_log_block: true,
+        };
+        let mut ftl = super::super::HybridFtl::fast(device, config, false).expect("builds");
+        for i in 0..200u32 {
+            let lpn = i * 7 % 64;
+            ftl.write(PageRange::one(Lpn(lpn)), u64::from(i) + 1)
+                .expect("write");
+        }
+        let core = &ftl.core;
+        assert!(core.moves.capacity() > 0, "merges used the move buffer");
+        let plan = &core.plan;
+        let expected = core.block_map.capacity() * 4
+            + core.data_next.capacity() * 4
+            + core.bits.capacity() * 8
+            + core.roles.capacity() * std::mem::size_of::<Role>()
+            + core.free.heap.capacity() * 8
+            + (plan.data.capacity() + plan.over.capacity()) * 8
+            + plan.src.capacity() * 4
+            + core.moves.capacity() * 8;
+        assert_eq!(core.heap_bytes(), expected as u64 + core.logs.heap_bytes());
+        assert!(core.block_map.capacity() >= 16 && core.bits.capacity() >= 1);
+    }
 }
