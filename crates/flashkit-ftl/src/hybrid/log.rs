@@ -466,6 +466,7 @@ mod tests {
     #[test]
     fn heap_bytes_count_every_allocation_and_the_estimate_is_exact() {
         let mut area = LogArea::new(3, 4, 16);
+        assert_eq!(std::mem::size_of::<Entry>(), 1, "a state is a byte");
         let expected = 3 * std::mem::size_of::<LogSlot>()
             + 12 * (4 + std::mem::size_of::<Entry>() + 4 + 4)
             + 16 * 4
