@@ -981,6 +981,27 @@ mod tests {
         assert_eq!(table.buckets[2], [BlockId(0)]);
         assert_eq!(table.bucket_entries, 2);
         assert_eq!(table.check_indexes(), Ok(()));
+        // A stale entry in a bucket below its block's current one (block 0 sealed with 1
+        // valid page, collected, erased, then sealed full) goes too, though the compaction
+        // meets it before the current entry; block 1, sealed empty, keeps the settle from
+        // popping it as a top.
+        let mut table = BlockTable::new(4, 4);
+        table.activate(BlockId(1));
+        table.seal(BlockId(1), 1);
+        table.activate(BlockId(0));
+        table.add_valid(BlockId(0), 1);
+        table.seal(BlockId(0), 1);
+        table.begin_collect(BlockId(0));
+        table.remove_valid_many(BlockId(0), 1);
+        table.erased(BlockId(0));
+        table.activate(BlockId(0));
+        table.add_valid(BlockId(0), 4);
+        table.seal(BlockId(0), 2);
+        assert_eq!(table.buckets[1], [BlockId(0)], "stale");
+        table.bucket_entries = 37;
+        table.settle_greedy();
+        let held: Vec<usize> = table.buckets.iter().map(Vec::len).collect();
+        assert_eq!(held, [1, 0, 0, 0, 1], "only the current entries are left");
         // The same for the cost-benefit heaps, past 4 x (4 + 5) = 36 entries: block 0's
         // entries under 4 and 3 valid pages are stale; a settle pops the one on top.
         let stale = |table: &BlockTable| stale_entries(table);
