@@ -357,24 +357,19 @@ mod tests {
                 .expect("program");
             dev
         };
+        // Page 4 programmed again with `stamp`, its erase taken back out of the counts.
+        fn restamp(dev: &mut NandDevice<Stamps>, stamp: Stamp) {
+            dev.erase(BlockId(1), Cause::Host).expect("erase");
+            dev.program(Ppn(4), stamp, Cause::Host).expect("program");
+            dev.counters.erases.host = 0;
+            dev.blocks[1].erase_count = 0;
+        }
         let base = hash(&written());
         assert_eq!(hash(&written()), base, "the same writes, the same hash");
         type Change = (&'static str, fn(&mut NandDevice<Stamps>));
         let changes: [Change; 8] = [
-            ("a stamp's page", |dev| {
-                dev.erase(BlockId(1), Cause::Host).expect("erase");
-                dev.program(Ppn(4), stamp(8, 1), Cause::Host)
-                    .expect("program");
-                dev.counters.erases.host = 0;
-                dev.blocks[1].erase_count = 0;
-            }),
-            ("a stamp's sequence", |dev| {
-                dev.erase(BlockId(1), Cause::Host).expect("erase");
-                dev.program(Ppn(4), stamp(9, 2), Cause::Host)
-                    .expect("program");
-                dev.counters.erases.host = 0;
-                dev.blocks[1].erase_count = 0;
-            }),
+            ("a stamp's page", |dev| restamp(dev, stamp(8, 1))),
+            ("a stamp's sequence", |dev| restamp(dev, stamp(9, 2))),
             ("a write pointer", |dev| dev.blocks[2].write_pointer = 1),
             ("an erase count", |dev| dev.blocks[0].erase_count = 5),
             ("which block's erase count", |dev| {

@@ -526,18 +526,7 @@ mod tests {
         let mut h = flashkit_core::StateHasher::new();
         for p in &report.phases {
             h.counters(&p.counters);
-            let s = &p.probes;
-            for n in [
-                s.pointers_visited,
-                s.probes,
-                s.successful,
-                s.low,
-                s.over,
-                s.back,
-                s.null,
-            ] {
-                h.u64(n);
-            }
+            p.probes.hash_state(&mut h);
         }
         h.finish()
     }
