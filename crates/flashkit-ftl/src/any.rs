@@ -203,25 +203,29 @@ impl<S: PayloadStore> AnyFtl<S> {
             FtlKind::OFast => AnyFtl::Fast(HybridFtl::fast(device, options.hybrid, true)?),
             FtlKind::Vet => {
                 options.vet.check(pages)?;
-                let (scheme, page) = (options.vet.insert, options.page);
+                let (vet, page) = (&options.vet, options.page);
                 match (options.vet.nodes, options.vet.table) {
                     (VetNodes::Pf, VetTable::Cuckoo) => {
-                        AnyFtl::VetPf(PageFtl::new(device, Vet::new(pages, scheme), page)?)
+                        AnyFtl::VetPf(PageFtl::new(device, Vet::with_config(pages, vet), page)?)
                     }
                     (VetNodes::Pd, VetTable::Cuckoo) => {
-                        AnyFtl::VetPd(PageFtl::new(device, Vet::new(pages, scheme), page)?)
+                        AnyFtl::VetPd(PageFtl::new(device, Vet::with_config(pages, vet), page)?)
                     }
-                    (VetNodes::Pf, VetTable::Swiss) => {
-                        AnyFtl::VetPfSwiss(PageFtl::new(device, Vet::new(pages, scheme), page)?)
-                    }
-                    (VetNodes::Pd, VetTable::Swiss) => {
-                        AnyFtl::VetPdSwiss(PageFtl::new(device, Vet::new(pages, scheme), page)?)
-                    }
+                    (VetNodes::Pf, VetTable::Swiss) => AnyFtl::VetPfSwiss(PageFtl::new(
+                        device,
+                        Vet::with_config(pages, vet),
+                        page,
+                    )?),
+                    (VetNodes::Pd, VetTable::Swiss) => AnyFtl::VetPdSwiss(PageFtl::new(
+                        device,
+                        Vet::with_config(pages, vet),
+                        page,
+                    )?),
                     (VetNodes::Pf, VetTable::Std) => {
-                        AnyFtl::VetPfStd(PageFtl::new(device, Vet::new(pages, scheme), page)?)
+                        AnyFtl::VetPfStd(PageFtl::new(device, Vet::with_config(pages, vet), page)?)
                     }
                     (VetNodes::Pd, VetTable::Std) => {
-                        AnyFtl::VetPdStd(PageFtl::new(device, Vet::new(pages, scheme), page)?)
+                        AnyFtl::VetPdStd(PageFtl::new(device, Vet::with_config(pages, vet), page)?)
                     }
                 }
             }
@@ -324,3 +328,4 @@ impl<S: PayloadStore> crate::Verify for AnyFtl<S> {
         dispatch!(self, ftl => ftl.hash_state(hasher))
     }
 }
+

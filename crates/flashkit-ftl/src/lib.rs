@@ -36,7 +36,7 @@ pub use hybrid::{
 pub use mapping::{
     Canonical, Chunked, EMT_CHUNK, Emt, EmtRun, Extent, ExtentIndex, InsertScheme, Mapping,
     MappingHints, NodeLayout, PREFETCH_PAGES, PageTable, Pd, Pf, PhysRun, Purpose, Vet, VetConfig,
-    VetNodes, VetTable, extent, hash_runs, vet,
+    VetNodes, VetSearch, VetTable, extent, hash_runs, vet,
 };
 pub use page::{PageFtl, PageFtlConfig};
 pub use policy::{BlockView, CostBenefit, Fifo, GcPolicy, Greedy, SealedBlock, VictimPolicy};

@@ -79,6 +79,8 @@ stat_names! {
         VetInternalNodes = "vet_internal_nodes",
         /// VET: leaves.
         VetLeaves = "vet_leaves",
+        /// VET: hash-table probes a read's searches made, on average.
+        VetProbesPerRead = "vet_probes_per_read",
         /// VET: runs merged into a neighbour by garbage-collection relocations.
         VetRelocationMerges = "vet_relocation_merges",
         /// VET: runs garbage collection relocated.

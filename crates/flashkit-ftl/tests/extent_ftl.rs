@@ -10,7 +10,7 @@ use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig};
 use flashkit_ftl::{
     AnyFtl, FtlKind, FtlOptions, GcPolicy, InsertScheme, PageFtlConfig, VetConfig, VetNodes,
-    VetTable,
+    VetSearch, VetTable,
 };
 use flashkit_ftl::{Inspect, Verify};
 
@@ -58,17 +58,19 @@ fn variants() -> Vec<(String, FtlKind, FtlOptions)> {
     }
     // The other hash tables, each under one layout (the table is below the trie, so the
     // layouts' paths through it are the same as with the default table).
-    for (nodes, table) in [
-        (VetNodes::Pf, VetTable::Swiss),
-        (VetNodes::Pd, VetTable::Std),
+    // Our guided search beside Algorithm 2 as published (the default), under one of them.
+    for (nodes, table, search) in [
+        (VetNodes::Pf, VetTable::Swiss, VetSearch::Paper),
+        (VetNodes::Pd, VetTable::Std, VetSearch::Guided),
     ] {
         let vet = VetConfig {
             insert: InsertScheme::Bis,
             nodes,
             table,
+            search,
         };
         all.push((
-            format!("vet/bis/{nodes}/{table}"),
+            format!("vet/bis/{nodes}/{table}/{search}"),
             FtlKind::Vet,
             FtlOptions {
                 page,

@@ -5,7 +5,9 @@
 use flashkit_core::{Lpn, PageRange, Ppn, SimRng, SimRngExt};
 use flashkit_ftl::extent::canonical_pieces;
 use flashkit_ftl::vet::{PfNode, Swiss};
-use flashkit_ftl::{Canonical, Emt, EmtRun, Extent, InsertScheme, Mapping, PageTable, Pd, Pf, Vet};
+use flashkit_ftl::{
+    Canonical, Emt, EmtRun, Extent, InsertScheme, Mapping, PageTable, Pd, Pf, Vet, VetSearch,
+};
 use proptest::prelude::*;
 use rand::Rng;
 use std::collections::BTreeMap;
@@ -339,6 +341,19 @@ fn subjects(pages: u32) -> Vec<Box<dyn Subject>> {
         Box::new((
             "vet/lis/pd/swiss".to_string(),
             Vet::<Pd, Swiss<u32>>::new(pages, InsertScheme::Lis),
+        )),
+        // Our guided search beside Algorithm 2 as published (the default above).
+        Box::new((
+            "vet/bis/pf/guided".to_string(),
+            Vet::<Pf>::new(pages, InsertScheme::Bis).with_search(VetSearch::Guided),
+        )),
+        Box::new((
+            "vet/lis/pd/guided".to_string(),
+            Vet::<Pd>::new(pages, InsertScheme::Lis).with_search(VetSearch::Guided),
+        )),
+        Box::new((
+            "vet/bis/pd/swiss/guided".to_string(),
+            Vet::<Pd, Swiss<u32>>::new(pages, InsertScheme::Bis).with_search(VetSearch::Guided),
         )),
     ]
 }

@@ -11,7 +11,7 @@ use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig, HarnessFailure};
 use flashkit_ftl::{
     AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, HybridConfig, InsertScheme, Inspect, PageFtlConfig,
-    Simulated, Verify, VetConfig, VetNodes,
+    Simulated, Verify, VetConfig, VetNodes, VetSearch,
 };
 
 /// Every scheme under test, with the option variants worth covering.
@@ -68,6 +68,19 @@ fn schemes() -> Vec<(String, FtlKind, FtlOptions)> {
             ));
         }
     }
+    // Our guided search beside Algorithm 2 as published (the default above).
+    schemes.push((
+        "vet/bis/pf/guided".into(),
+        FtlKind::Vet,
+        FtlOptions {
+            page,
+            vet: VetConfig {
+                search: VetSearch::Guided,
+                ..VetConfig::default()
+            },
+            ..FtlOptions::default()
+        },
+    ));
     schemes.push(("block".into(), FtlKind::Block, FtlOptions::default()));
     // Log-block schemes: every test geometry has at least 6 spare blocks, room for up to 5
     // log blocks plus the merge block. Few log blocks make replacements frequent.

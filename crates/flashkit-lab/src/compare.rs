@@ -6,7 +6,7 @@
 //! run's outcome or failure in the plan's order.
 
 use crate::exec::{Executor, Finished, JobPanic};
-use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, VetConfig, VetTable};
+use flashkit_ftl::{FtlKind, FtlOptions, GcPolicy, VetConfig, VetSearch, VetTable};
 use flashkit_report::Table;
 use flashkit_sim::{
     DeviceSpec, MetricValue, Precondition, Progress, RunOutcome, RunSpec, SimError, Source,
@@ -118,8 +118,12 @@ pub fn label(kind: FtlKind, options: &FtlOptions) -> String {
             VetTable::Cuckoo => String::new(),
             other => format!("/{other}"),
         };
+        let search = match options.vet.search {
+            VetSearch::Paper => String::new(),
+            other => format!("/{other}"),
+        };
         format!(
-            "vet/{}/{}{table}/{}",
+            "vet/{}/{}{table}{search}/{}",
             options.vet.insert, options.vet.nodes, options.page.gc_policy
         )
     } else if kind.uses_gc_policy() {
@@ -339,9 +343,9 @@ mod tests {
         s.vet_variants = [VetNodes::Pf, VetNodes::Pd]
             .into_iter()
             .map(|nodes| VetConfig {
-                insert: VetConfig::default().insert,
                 nodes,
                 table: VetTable::Swiss,
+                ..VetConfig::default()
             })
             .collect();
         let plan = s.plan();

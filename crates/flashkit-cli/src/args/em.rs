@@ -110,6 +110,8 @@ pub const VET_INSERT_HELP: &str = "With --ftl vet: the insertion scheme (lis, bi
 pub const VET_NODES_HELP: &str = "With --ftl vet: the node layout (pd, pf) [default: pf]";
 pub const VET_TABLE_HELP: &str =
     "With --ftl vet: the hash table (cuckoo, swiss, std) [default: cuckoo]";
+pub const VET_SEARCH_HELP: &str =
+    "With --ftl vet: the read search (paper, guided) [default: paper]";
 
 #[derive(Args, Debug)]
 #[command(group(ArgGroup::new("source").required(true).args(["input", "records"])))]
@@ -121,6 +123,7 @@ pub const VET_TABLE_HELP: &str =
 #[command(mut_arg("vet_insert", |a| a.help(VET_INSERT_HELP).value_name("SCHEME")))]
 #[command(mut_arg("vet_nodes", |a| a.help(VET_NODES_HELP).value_name("LAYOUT")))]
 #[command(mut_arg("vet_table", |a| a.help(VET_TABLE_HELP).value_name("TABLE")))]
+#[command(mut_arg("vet_search", |a| a.help(VET_SEARCH_HELP).value_name("SEARCH")))]
 pub struct SortArgs {
     /// Input file of raw little-endian records.
     #[arg(long, value_name = "FILE")]
@@ -206,6 +209,7 @@ impl SortArgs {
 #[command(mut_arg("vet_insert", |a| a.help(VET_INSERT_HELP).value_name("SCHEME")))]
 #[command(mut_arg("vet_nodes", |a| a.help(VET_NODES_HELP).value_name("LAYOUT")))]
 #[command(mut_arg("vet_table", |a| a.help(VET_TABLE_HELP).value_name("TABLE")))]
+#[command(mut_arg("vet_search", |a| a.help(VET_SEARCH_HELP).value_name("SEARCH")))]
 pub struct GraphArgs {
     /// Graph: grid (square) or random (sparse, 2|V| random edges).
     #[arg(long, default_value = "grid", value_name = "KIND")]

@@ -104,6 +104,7 @@ ftl      | sw_log_block     | "on"           | onoff | !"x" | ftl fast
 ftl      | vet_insert       | "bis"          | list  | !"nope" | ftl vet
 ftl      | vet_nodes        | "pf"           | list  | !"nope" | ftl vet
 ftl      | vet_table        | "cuckoo"       | list  | !"nope" | ftl vet
+ftl      | vet_search       | "paper"        | list  | !"nope" | ftl vet
 trace    | format           | "csv"          | text  | !"nope"
 trace    | asu              | 0              | int   | !65536; !-1
 trace    | skip_bad_lines   | true           | bool  |

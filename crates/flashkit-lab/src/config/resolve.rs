@@ -186,6 +186,7 @@ pub fn unused_ftl_options(
                 (!flags.vet_insert.is_empty(), "--vet-insert"),
                 (!flags.vet_nodes.is_empty(), "--vet-nodes"),
                 (!flags.vet_table.is_empty(), "--vet-table"),
+                (!flags.vet_search.is_empty(), "--vet-search"),
             ],
         ),
     ];
@@ -216,6 +217,10 @@ pub fn listed_ftl_options(flags: &FtlSection, file: &FtlSection) -> Vec<&'static
             count(flags.vet_table.len(), file.vet_table.len()),
             "--vet-table",
         ),
+        (
+            count(flags.vet_search.len(), file.vet_search.len()),
+            "--vet-search",
+        ),
     ]
     .into_iter()
     .filter(|&(values, _)| values > 1)
@@ -223,8 +228,8 @@ pub fn listed_ftl_options(flags: &FtlSection, file: &FtlSection) -> Vec<&'static
     .collect()
 }
 
-/// The VET variants to run (every insertion scheme by every node layout asked for), the
-/// defaults where none is given.
+/// The VET variants to run (every insertion scheme by every node layout, table and search
+/// asked for), the defaults where none is given.
 pub fn vet_variants(flags: &FtlSection, file: &FtlSection) -> Vec<VetConfig> {
     fn pick<T: Clone>(a: &[T], b: &[T]) -> Vec<T> {
         if a.is_empty() { b.to_vec() } else { a.to_vec() }
@@ -241,15 +246,22 @@ pub fn vet_variants(flags: &FtlSection, file: &FtlSection) -> Vec<VetConfig> {
     if tables.is_empty() {
         tables.push(VetConfig::default().table);
     }
+    let mut searches = pick(&flags.vet_search, &file.vet_search);
+    if searches.is_empty() {
+        searches.push(VetConfig::default().search);
+    }
     let mut variants = Vec::new();
     for &insert in &inserts {
         for &nodes in &layouts {
             for &table in &tables {
-                variants.push(VetConfig {
-                    insert,
-                    nodes,
-                    table,
-                });
+                for &search in &searches {
+                    variants.push(VetConfig {
+                        insert,
+                        nodes,
+                        table,
+                        search,
+                    });
+                }
             }
         }
     }

@@ -10,7 +10,7 @@ use super::values::{
     gc_threshold, non_negative, one_or_many, over_provisioning, page_size, pages_per_block, parsed,
     pattern, positive_count, positive_size, power_of_two, preset, stddev, theta,
 };
-use flashkit_ftl::{GcPolicy, InsertScheme, VetNodes, VetTable};
+use flashkit_ftl::{GcPolicy, InsertScheme, VetNodes, VetSearch, VetTable};
 use serde::Deserialize;
 
 /// How to read trace files (`[trace]` in the config file).
@@ -178,6 +178,16 @@ pub struct FtlSection {
     )]
     #[serde(deserialize_with = "one_or_many")]
     pub vet_table: Vec<VetTable>,
+    /// VET read searches (paper, guided), comma separated; compare runs each
+    /// [default: paper]. paper is Algorithm 2 as published (a binary search on levels for
+    /// every address), guided ours (the level of the last leaf first; the same answers in
+    /// fewer probes).
+    #[cfg_attr(
+        feature = "clap",
+        arg(long, value_delimiter = ',', value_name = "LIST")
+    )]
+    #[serde(deserialize_with = "one_or_many")]
+    pub vet_search: Vec<VetSearch>,
 }
 
 /// Run options (`[run]` in the config file).

@@ -420,7 +420,7 @@ pub fn run_with_mapping_times(
     spec.check()?;
     let device = NandDevice::<CountsOnly>::new(geometry).with_endurance(endurance);
     let pages = geometry.logical_pages();
-    let scheme = spec.options.vet.insert;
+    let vet_config = &spec.options.vet;
     match spec.ftl {
         FtlKind::Page => timed(
             spec,
@@ -435,27 +435,27 @@ pub fn run_with_mapping_times(
             let (nodes, table) = (spec.options.vet.nodes, spec.options.vet.table);
             match (nodes, table) {
                 (VetNodes::Pf, VetTable::Cuckoo) => {
-                    let vet = Vet::<Pf>::new(pages, scheme);
+                    let vet = Vet::<Pf>::with_config(pages, vet_config);
                     timed(spec, device, vet, requests, trace, progress)
                 }
                 (VetNodes::Pd, VetTable::Cuckoo) => {
-                    let vet = Vet::<Pd>::new(pages, scheme);
+                    let vet = Vet::<Pd>::with_config(pages, vet_config);
                     timed(spec, device, vet, requests, trace, progress)
                 }
                 (VetNodes::Pf, VetTable::Swiss) => {
-                    let vet = Vet::<Pf, Swiss<PfNode, Fold>>::new(pages, scheme);
+                    let vet = Vet::<Pf, Swiss<PfNode, Fold>>::with_config(pages, vet_config);
                     timed(spec, device, vet, requests, trace, progress)
                 }
                 (VetNodes::Pd, VetTable::Swiss) => {
-                    let vet = Vet::<Pd, Swiss<u32, Fold>>::new(pages, scheme);
+                    let vet = Vet::<Pd, Swiss<u32, Fold>>::with_config(pages, vet_config);
                     timed(spec, device, vet, requests, trace, progress)
                 }
                 (VetNodes::Pf, VetTable::Std) => {
-                    let vet = Vet::<Pf, Swiss<PfNode, Sip>>::new(pages, scheme);
+                    let vet = Vet::<Pf, Swiss<PfNode, Sip>>::with_config(pages, vet_config);
                     timed(spec, device, vet, requests, trace, progress)
                 }
                 (VetNodes::Pd, VetTable::Std) => {
-                    let vet = Vet::<Pd, Swiss<u32, Sip>>::new(pages, scheme);
+                    let vet = Vet::<Pd, Swiss<u32, Sip>>::with_config(pages, vet_config);
                     timed(spec, device, vet, requests, trace, progress)
                 }
             }

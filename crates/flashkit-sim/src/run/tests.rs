@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::NoProgress;
-use flashkit_ftl::{Inspect, Verify};
+use flashkit_ftl::{Gauge, Inspect, Verify, VetSearch};
 use flashkit_trace::workload::{Pattern, SizeDist};
 
 fn spec() -> RunSpec {
@@ -198,6 +198,28 @@ fn timing_the_mapping_changes_nothing_and_every_mapping_reaches_the_same_state()
         let requests = r.host.read_requests + r.host.write_requests;
         assert_eq!(times.prefetch.summary().requests, requests, "{ftl} {nodes}");
     }
+}
+
+/// The timed run builds its own mapping (its type is a parameter of the timing wrapper):
+/// it must build the VET the options name. Each read search probes as many times a read in
+/// the timed run as in the plain one, and the two searches differ (single-page reads: the
+/// guided search's first probe is at the last leaf's level, the published one's at the
+/// middle level).
+#[test]
+fn the_timed_run_builds_the_vet_its_options_name() {
+    let mut probes = Vec::new();
+    for search in VetSearch::ALL {
+        let mut s = spec();
+        s.ftl = FtlKind::Vet;
+        s.options.vet.search = search;
+        let plain = run(&s, &workload(), &NoProgress).expect("runs").report;
+        let (timed, _) = run_with_mapping_times(&s, &workload(), &NoProgress).expect("runs");
+        let per_read = |r: &RunReport| r.ftl_stats.extra[&Gauge::VetProbesPerRead];
+        assert_eq!(per_read(&timed.report), per_read(&plain), "{search}");
+        assert_eq!(timed.report.state_hash, plain.state_hash, "{search}");
+        probes.push(per_read(&plain));
+    }
+    assert!(probes[1] < probes[0], "guided probes fewer: {probes:?}");
 }
 
 #[test]

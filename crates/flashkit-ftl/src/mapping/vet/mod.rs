@@ -9,9 +9,11 @@
 //!   address: a leaf ends it, an internal node sends it down, a missing node up. A leaf
 //!   gives the whole input extent, so the search starts over after its end. The paper keeps
 //!   the next search key on a stack; it never holds more than one key, so `SearchKey` is
-//!   a variable here. *Departures* (the same answers in fewer probes): a walk probes first
-//!   the level of the last leaf found, and its later addresses look low in the trie first
-//!   (`Vet::search_next`).
+//!   a variable here. [`VetSearch::Paper`], the default, is Algorithm 2 as published: every
+//!   search starts at the middle level. [`VetSearch::Guided`] is ours (the same answers in
+//!   fewer probes): a walk probes first the level of the last leaf found, and its later
+//!   addresses look low in the trie first (`Vet::search_next`). `vet_probes_per_read`
+//!   counts the hash-table probes a read makes under either.
 //! - **Insertion**: LIS (Algorithm 1) creates every ancestor of a leaf; BIS (Algorithm 3)
 //!   only those the binary search for the leaf visits ([`InsertScheme::vital_levels`]).
 //! - **Partial invalidation** (Fig. 3): a write that covers part of an extent removes the
@@ -57,6 +59,34 @@ use std::fmt;
 /// bottom are looked up by probing those levels directly ([`Vet::search_next`]): at most as
 /// many probes as a binary search over the trie's 20-odd levels takes.
 const DIRECT_LEVELS: u32 = 3;
+
+/// How a read searches the trie for an address.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum VetSearch {
+    /// Algorithm 2 as published: a binary search on levels from the middle level for every
+    /// address (after a leaf, the search starts over at the address past its end).
+    #[default]
+    Paper,
+    /// Ours: a search first probes the level where the last one found its leaf, and a walk's
+    /// later addresses probe their few possible levels bottom-up before falling back to the
+    /// binary search. The same leaves and holes in fewer probes where neighbouring extents
+    /// are the same size (a fragmented map's one-page leaves: one probe, not four or five).
+    Guided,
+}
+
+impl VetSearch {
+    /// Both searches.
+    pub const ALL: [VetSearch; 2] = [VetSearch::Paper, VetSearch::Guided];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            VetSearch::Paper => "paper",
+            VetSearch::Guided => "guided",
+        }
+    }
+}
 
 /// How internal nodes are created for a new leaf.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -186,6 +216,7 @@ macro_rules! named_enum {
 named_enum!(InsertScheme, "VET insertion scheme");
 named_enum!(VetNodes, "VET node layout");
 named_enum!(VetTable, "VET hash table");
+named_enum!(VetSearch, "VET read search");
 
 /// Options of the Virtual Extent Trie.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -197,6 +228,8 @@ pub struct VetConfig {
     pub nodes: VetNodes,
     /// The hash table under the trie.
     pub table: VetTable,
+    /// How reads search the trie.
+    pub search: VetSearch,
 }
 
 impl VetConfig {
@@ -237,6 +270,10 @@ struct VetCounts {
     overlapped: u64,
     reads: Cell<u64>,
     returned: Cell<u64>,
+    /// Hash-table probes made by searches, reads' and writes' alike.
+    probes: Cell<u64>,
+    /// Of those, the probes reads made.
+    read_probes: Cell<u64>,
     relocation_runs: u64,
     relocation_merges: u64,
 }
@@ -247,6 +284,7 @@ pub struct Vet<L: NodeLayout = Pf, T: NodeTable<L::Node> = <L as NodeLayout>::Ta
     table: T,
     layout: L,
     scheme: InsertScheme,
+    search: VetSearch,
     bits: u32,
     logical_pages: u32,
     /// The vital internal levels of a leaf, by the leaf's level.
@@ -291,6 +329,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
             table: T::default(),
             layout: L::default(),
             scheme,
+            search: VetSearch::default(),
             bits,
             logical_pages,
             vital: (0..=bits).map(|l| scheme.vital_levels(l, bits)).collect(),
@@ -302,6 +341,36 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
             last_leaf_level: Cell::new(0),
             scratch: Vec::new(),
         }
+    }
+
+    /// An empty trie with `config`'s insertion scheme and search (its node layout and
+    /// table are the type's).
+    pub fn with_config(logical_pages: u32, config: &VetConfig) -> Self {
+        Self::new(logical_pages, config.insert).with_search(config.search)
+    }
+
+    /// The same trie searched by `search` ([`VetSearch::Paper`] unless set).
+    pub fn with_search(mut self, search: VetSearch) -> Self {
+        self.search = search;
+        self
+    }
+
+    /// How reads search the trie.
+    pub fn search_kind(&self) -> VetSearch {
+        self.search
+    }
+
+    /// Hash-table probes made by searches so far, and of those the probes reads made.
+    pub fn probes(&self) -> (u64, u64) {
+        (self.counts.probes.get(), self.counts.read_probes.get())
+    }
+
+    /// A search's probe: the node of `lpn`'s canonical extent at `level`, counted.
+    #[inline(always)]
+    fn probe(&self, lpn: u32, level: u32) -> Option<L::Node> {
+        let c = &self.counts;
+        c.probes.set(c.probes.get() + 1);
+        self.table.get(Canonical::containing(lpn, level).key())
     }
 
     /// Address bits of the trie (its levels are `0..=bits`).
@@ -337,12 +406,16 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         self.search_in(lpn, 0, self.bits as i32, None)
     }
 
-    /// One address's search outside a walk (a page lookup, a GC move): [`Self::search_near`]
-    /// at the level where the last walk found its last leaf. Where leaves are one page long,
-    /// as on a map that GC has fragmented, the first probe is the answer.
+    /// One address's search outside a walk (a page lookup, a GC move): Algorithm 2, or
+    /// under [`VetSearch::Guided`] [`Self::search_near`] at the level where the last walk
+    /// found its last leaf (where leaves are one page long, as on a map that GC has
+    /// fragmented, the first probe is the answer).
     #[inline]
     fn search_guessed(&self, lpn: u32) -> Found<L::Node> {
-        self.search_near(lpn, Some(self.last_leaf_level.get()))
+        match self.search {
+            VetSearch::Paper => self.search(lpn),
+            VetSearch::Guided => self.search_near(lpn, Some(self.last_leaf_level.get())),
+        }
     }
 
     /// Algorithm 2 from one of its states: the levels `lo..=hi` left to search, and the
@@ -357,10 +430,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
                 return Found::Hole(hole.unwrap_or(0));
             }
             let mid = (key.lo + key.hi) / 2;
-            match self
-                .table
-                .get(Canonical::containing(key.lpn, mid as u32).key())
-            {
+            match self.probe(key.lpn, mid as u32) {
                 Some(node) => match L::refs(node) {
                     None => return Found::Leaf(node, mid as u32),
                     Some(_) => key.hi = mid - 1,
@@ -383,7 +453,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
     #[inline]
     fn search_near(&self, lpn: u32, level: Option<u32>) -> Found<L::Node> {
         if let Some(level) = level {
-            let found = self.table.get(Canonical::containing(lpn, level).key());
+            let found = self.probe(lpn, level);
             if let Some(node) = found
                 && L::refs(node).is_none()
             {
@@ -424,7 +494,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         while above != 0 {
             let m = above.trailing_zeros();
             above &= above - 1;
-            match self.table.get(Canonical::containing(lpn, m).key()) {
+            match self.probe(lpn, m) {
                 Some(node) => {
                     if L::refs(node).is_none() {
                         return Found::Leaf(node, m);
@@ -450,7 +520,7 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
     fn search_next(&self, lpn: u32, hint: Option<u32>) -> Found<L::Node> {
         if let Some(top) = self.direct_top(lpn) {
             for level in 0..=top {
-                if let Some(node) = self.table.get(Canonical::containing(lpn, level).key())
+                if let Some(node) = self.probe(lpn, level)
                     && L::refs(node).is_none()
                 {
                     return Found::Leaf(node, level);
@@ -476,8 +546,12 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
     /// map is fragmented (homes), most leaves are one page long and the first probe at
     /// level 0 is the answer, instead of the three or four of a binary search; a wrong
     /// guess costs one probe.
+    /// Under [`VetSearch::Paper`], Algorithm 2 for every address.
     #[inline]
     fn step(&self, at: u32, start: u32, leaf_level: &mut Option<u32>) -> Found<L::Node> {
+        if self.search == VetSearch::Paper {
+            return self.search(at);
+        }
         let found = if at == start {
             self.search_near(at, Some(self.last_leaf_level.get()))
         } else {
@@ -870,6 +944,18 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> MappingHints for Vet<L, T> {
                 .prefetch(Canonical::containing(start, level).key());
         }
         let end = start + range.count.min(PREFETCH_PAGES as u32);
+        if self.search == VetSearch::Paper {
+            // Each later page's binary search takes the same path down to a one-page leaf.
+            for lpn in start + 1..end {
+                let mut levels = self.search_path;
+                while levels != 0 {
+                    let level = levels.trailing_zeros();
+                    levels &= levels - 1;
+                    self.table.prefetch(Canonical::containing(lpn, level).key());
+                }
+            }
+            return;
+        }
         for lpn in start + 1..end {
             // Where search_next falls back to a binary search, its leaf level is a guess;
             // level 0 is the one a fragmented map needs.
@@ -890,10 +976,13 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
     }
 
     fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
-        let returned = self.walk(range.start.0, range.end() as u32, out);
         let c = &self.counts;
+        let before = c.probes.get();
+        let returned = self.walk(range.start.0, range.end() as u32, out);
         c.reads.set(c.reads.get() + 1);
         c.returned.set(c.returned.get() + returned);
+        c.read_probes
+            .set(c.read_probes.get() + c.probes.get() - before);
     }
 
     fn update(&mut self, start: Lpn, ppn: Ppn, len: u32, invalidated: &mut impl FnMut(Ppn)) {
@@ -971,6 +1060,10 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Mapping for Vet<L, T> {
         extra.insert(
             Gauge::VetCanonicalReturnedPerRead,
             per(c.returned.get(), c.reads.get()),
+        );
+        extra.insert(
+            Gauge::VetProbesPerRead,
+            per(c.read_probes.get(), c.reads.get()),
         );
         extra.insert(Gauge::VetRelocationRuns, c.relocation_runs as f64);
         extra.insert(Gauge::VetRelocationMerges, c.relocation_merges as f64);
@@ -1138,6 +1231,40 @@ mod tests {
             guesses_agree::<Pf, Cuckoo<PfNode, 4>>(scheme);
             guesses_agree::<Pd, Cuckoo<u32, 8>>(scheme);
             guesses_agree::<Pf, Swiss<PfNode>>(scheme);
+        }
+    }
+
+    /// The published search probes the levels of a binary search for every page: on a trie
+    /// of one-page leaves, a read of `n` pages probes the search path to level 0 `n` times
+    /// (over levels 0..=10, levels 5, 2 and 0: an internal node at 5 and at 2 sends the
+    /// search down; LIS's extra ancestors change nothing). The guided search finds each leaf in one
+    /// probe once it has seen the level. Both find the same runs, and a write's searches
+    /// are not counted as a read's.
+    #[test]
+    fn the_published_search_probes_every_level_of_the_binary_search() {
+        for scheme in InsertScheme::ALL {
+            let paper = |search| {
+                let mut vet = Vet::<Pf>::new(1 << 10, scheme).with_search(search);
+                for lpn in 0..64u32 {
+                    // One-page extents: every other physical page, so none continues another.
+                    vet.update(Lpn(lpn), Ppn(2 * lpn), 1, &mut |_| {});
+                }
+                let writes = vet.probes();
+                assert_eq!(writes.1, 0, "{search:?}: no read yet");
+                assert!(writes.0 > 0, "{search:?}: writes search too");
+                let mut runs = Vec::new();
+                vet.translate(PageRange::new(Lpn(8), 16), &mut |r| runs.push(r));
+                let (all, reads) = vet.probes();
+                assert_eq!(all - writes.0, reads, "{search:?}");
+                (runs, reads, vet.search_path)
+            };
+            let (paper_runs, paper_probes, path) = paper(VetSearch::Paper);
+            let (guided_runs, guided_probes, _) = paper(VetSearch::Guided);
+            assert_eq!(paper_runs, guided_runs, "{scheme:?}");
+            assert_eq!(paper_runs.len(), 16);
+            assert_eq!(path.count_ones(), 3, "levels 5, 2 and 0");
+            assert_eq!(paper_probes, 16 * 3, "{scheme:?}");
+            assert_eq!(guided_probes, 16, "{scheme:?}");
         }
     }
 }

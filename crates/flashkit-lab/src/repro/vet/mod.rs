@@ -130,6 +130,8 @@ struct Row {
     canonical_generated_per_write: Option<f64>,
     canonical_overlapped_per_write: Option<f64>,
     canonical_returned_per_read: Option<f64>,
+    /// VET: hash-table probes a read's searches made, on average.
+    probes_per_read: Option<f64>,
     gc_runs: u64,
     state_hash: String,
     /// Timed runs of the replay ([`VetSpec::runs`]); each summary above is from the median

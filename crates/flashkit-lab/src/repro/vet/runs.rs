@@ -117,6 +117,7 @@ fn run_one(
             Gauge::VetCanonicalReturnedPerRead,
             Some(Gauge::EmtReturnedPerRead),
         ),
+        probes_per_read: extra(Gauge::VetProbesPerRead, None),
         gc_runs: r.ftl_stats.gc_runs,
         state_hash: r.state_hash.clone(),
         runs: 1,
