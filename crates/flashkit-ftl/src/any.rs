@@ -329,3 +329,144 @@ impl<S: PayloadStore> crate::Verify for AnyFtl<S> {
     }
 }
 
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Verify;
+    use flashkit_device::Stamps;
+
+    fn geometry() -> Geometry {
+        Geometry::builder()
+            .page_size_bytes(512)
+            .pages_per_block(4)
+            .blocks(40)
+            .over_provisioning(0.5)
+            .build()
+            .expect("valid geometry")
+    }
+
+    fn build(kind: FtlKind) -> AnyFtl<Stamps> {
+        AnyFtl::build(kind, NandDevice::new(geometry()), &FtlOptions::default()).expect("builds")
+    }
+
+    /// The names every report, sweep and command line keys on, both ways, and which options
+    /// apply to which scheme.
+    #[test]
+    fn names_parse_back_and_say_which_options_apply() {
+        let names: Vec<_> = FtlKind::ALL.iter().map(|k| k.name()).collect();
+        assert_eq!(
+            names,
+            ["page", "block", "bast", "fast", "ofast", "vet", "emt"]
+        );
+        for kind in FtlKind::ALL {
+            assert_eq!(kind.to_string(), kind.name());
+            assert_eq!(kind.name().parse::<FtlKind>(), Ok(kind));
+        }
+        let refused = "pagee".parse::<FtlKind>().expect_err("unknown");
+        assert!(
+            refused.contains("\"pagee\"") && refused.contains("ofast"),
+            "{refused}"
+        );
+        let log: Vec<_> = FtlKind::ALL
+            .into_iter()
+            .filter(|k| k.uses_log_blocks())
+            .collect();
+        assert_eq!(log, [FtlKind::Bast, FtlKind::Fast, FtlKind::OFast]);
+        let gc: Vec<_> = FtlKind::ALL
+            .into_iter()
+            .filter(|k| k.uses_gc_policy())
+            .collect();
+        assert_eq!(gc, [FtlKind::Page, FtlKind::Vet, FtlKind::Emt]);
+    }
+
+    /// `check` refuses what `build` refuses, for each family, without building.
+    #[test]
+    fn check_refuses_what_build_refuses() {
+        let g = geometry();
+        let too_many_logs = FtlOptions {
+            hybrid: HybridConfig {
+                log_blocks: g.spare_blocks() + 1,
+                ..HybridConfig::default()
+            },
+            ..FtlOptions::default()
+        };
+        let high_threshold = FtlOptions {
+            page: PageFtlConfig {
+                gc_threshold_blocks: g.spare_blocks(),
+                ..PageFtlConfig::default()
+            },
+            ..FtlOptions::default()
+        };
+        for kind in FtlKind::ALL {
+            let bad = if kind.uses_log_blocks() {
+                &too_many_logs
+            } else {
+                &high_threshold
+            };
+            let ok = FtlOptions::default();
+            assert!(kind.check(&g, &ok).is_ok(), "{kind}");
+            assert!(AnyFtl::build(kind, NandDevice::<Stamps>::new(g), &ok).is_ok());
+            if kind == FtlKind::Block {
+                continue; // no option of its own to get wrong
+            }
+            assert!(kind.check(&g, bad).is_err(), "{kind}");
+            assert!(AnyFtl::build(kind, NandDevice::<Stamps>::new(g), bad).is_err());
+        }
+    }
+
+    /// The extent mappings' estimate: the worst case of one extent a logical page, at the
+    /// measured bytes an extent, plus the page FTL's bookkeeping.
+    #[test]
+    fn the_extent_mappings_estimate_is_an_extent_a_page() {
+        type Device = NandDevice<flashkit_device::CountsOnly>;
+        let g = geometry();
+        let options = FtlOptions::default();
+        let pages = u64::from(g.logical_pages());
+        let bookkeeping = PageFtl::<Device, Emt>::bookkeeping_heap_estimate(&g, &options.page);
+        assert_eq!(
+            FtlKind::Vet.heap_estimate(&g, &options),
+            pages * 104 + bookkeeping
+        );
+        assert_eq!(
+            FtlKind::Emt.heap_estimate(&g, &options),
+            pages * 28 + bookkeeping
+        );
+    }
+
+    /// The enum hands every call to the FTL inside: a merge's read is a read, the state
+    /// hash is the scheme's own, and a corrupted state fails the check.
+    #[test]
+    fn every_call_reaches_the_ftl_inside() {
+        for kind in FtlKind::ALL {
+            let mut ftl = build(kind);
+            ftl.write(PageRange::new(Lpn(0), 6), 1).expect("write");
+            let (mut read, mut merged) = (Vec::new(), Vec::new());
+            let range = PageRange::new(Lpn(0), 8);
+            ftl.read(range, &mut |lpn, out| read.push((lpn, out)))
+                .expect("read");
+            ftl.read_for_merge(range, &mut |lpn, out| merged.push((lpn, out)))
+                .expect("read for merge");
+            assert_eq!(read.len(), 8, "{kind}");
+            assert_eq!(merged, read, "{kind}");
+            ftl.flush().expect("flush");
+            ftl.check_invariants().expect("healthy");
+            let mut whole = StateHasher::new();
+            ftl.hash_state(&mut whole);
+            let mut inner = StateHasher::new();
+            let inside = &ftl;
+            dispatch!(inside, f => f.hash_state(&mut inner));
+            assert_eq!(whole.finish(), inner.finish(), "{kind}");
+            assert_ne!(whole.finish(), StateHasher::new().finish(), "{kind}");
+        }
+        let mut bast = build(FtlKind::Bast);
+        bast.write(PageRange::new(Lpn(0), 4), 1)
+            .expect("fill block 0");
+        bast.write(PageRange::one(Lpn(1)), 2).expect("a log page");
+        bast.check_invariants().expect("healthy");
+        let AnyFtl::Bast(inner) = &mut bast else {
+            unreachable!("built as BAST")
+        };
+        inner.core_mut().logs.corrupt_owner(0, 7);
+        assert!(bast.check_invariants().is_err());
+    }
+}

@@ -240,6 +240,24 @@ mod tests {
     use super::*;
     use crate::page::blocks::BlockKind;
 
+    /// Only cost-benefit reads the age index, so only its FTL pays for it (the bookkeeping
+    /// heap figure counts the index where it is kept).
+    #[test]
+    fn only_cost_benefit_keeps_the_age_index() {
+        let keeps: Vec<_> = GcPolicy::ALL
+            .into_iter()
+            .map(|p| (p, p.build().uses_age_index()))
+            .collect();
+        assert_eq!(
+            keeps,
+            [
+                (GcPolicy::Greedy, false),
+                (GcPolicy::CostBenefit, true),
+                (GcPolicy::Fifo, false)
+            ]
+        );
+    }
+
     /// Blocks 0..4 sealed at times 10, 20, 30, 40 with the given valid counts (8 pages each).
     fn table(valid: [u32; 4]) -> BlockTable {
         let mut table = BlockTable::new(6, 8);

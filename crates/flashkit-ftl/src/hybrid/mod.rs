@@ -138,6 +138,14 @@ pub struct HybridFtl<D, S> {
     config: HybridConfig,
 }
 
+#[cfg(test)]
+impl<D, S> HybridFtl<D, S> {
+    /// The shared state, for tests that corrupt it.
+    pub(crate) fn core_mut(&mut self) -> &mut Core<D> {
+        &mut self.core
+    }
+}
+
 /// The block-mapped FTL.
 pub type BlockFtl<D> = HybridFtl<D, BlockMapping>;
 /// BAST.

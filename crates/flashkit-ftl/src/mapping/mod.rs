@@ -20,7 +20,7 @@ pub mod vet;
 pub use emt::{CHUNK as EMT_CHUNK, Chunked, Emt, ExtentIndex, Run as EmtRun};
 pub use extent::{Canonical, Extent};
 pub use page_table::PageTable;
-pub use vet::{InsertScheme, NodeLayout, Pd, Pf, Vet, VetConfig, VetNodes, VetTable};
+pub use vet::{InsertScheme, NodeLayout, Pd, Pf, Vet, VetConfig, VetNodes, VetSearch, VetTable};
 
 use crate::{Gauge, InvariantViolation, MappingMemory};
 use flashkit_core::{Lpn, PageRange, Ppn, StateHasher};
@@ -70,12 +70,7 @@ pub trait Mapping: MappingHints {
 
     /// Garbage collection moved `lpn` from `from` to `to`. The caller guarantees that `lpn`
     /// maps to `from`, and accounts for `from` itself, so nothing is reported back.
-    #[inline]
-    fn relocate(&mut self, lpn: Lpn, from: Ppn, to: Ppn) {
-        self.update(lpn, to, 1, &mut |old| {
-            debug_assert_eq!(old, from, "invariant: relocated {lpn} was at {from}");
-        });
-    }
+    fn relocate(&mut self, lpn: Lpn, from: Ppn, to: Ppn);
 
     /// Garbage collection moved `moved[i].0` from `moved[i].1` to `to + i`, for every `i`.
     /// The default relocates page by page (the page table's behaviour, unchanged); extent
