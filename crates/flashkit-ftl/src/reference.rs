@@ -582,6 +582,21 @@ mod tests {
         }
     }
 
+    /// The invariants are checked after every `check_every`-th operation (the first check
+    /// after operation `check_every`, not before the first), and once more at the end.
+    #[test]
+    fn invariants_are_checked_after_every_nth_operation_and_at_the_end() {
+        for (ops, every, checks) in [(3, 2, 2), (4, 2, 3), (1, 1, 2), (10, 20, 1)] {
+            let config = HarnessConfig {
+                ops,
+                check_every: every,
+                allow_no_space: false,
+            };
+            let r = run(&mut page_ftl(), 2, &config).expect("passes");
+            assert_eq!(r.invariant_checks, checks, "{ops} ops, every {every}");
+        }
+    }
+
     /// An FTL whose fifth write fails with an error other than running out of space.
     struct FailsAtFive(AnyFtl<Stamps>);
 
