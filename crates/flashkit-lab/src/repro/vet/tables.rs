@@ -3,7 +3,9 @@
 //! scalability (Fig. 16).
 
 use super::inputs::SCHEMES;
-use super::paper::{HMT_LOG_SHARE, TABLE4_PAPER, published, published_for, published_times};
+use super::paper::{
+    HMT_LOG_SHARE, HMT_LOG_SHARE_OF_FLASH, TABLE4_PAPER, published, published_for, published_times,
+};
 use super::{Results, Row, ScaleRow, find, workloads};
 use crate::repro::Printer;
 use flashkit_core::units::format_size;
@@ -40,8 +42,10 @@ fn print_setting(out: &mut Printer, results: &Results) {
     out.line("Extent mapping (Suh et al., JSA 2014): PMT, HMT, VET and EMT in one page FTL");
     out.line(format!(
         "Table-1-shaped workloads at scale {} (requests and address space), fresh drive, \
-         mlc-4k pages (4 KiB, 128 a block); HMT counted with {:.0}% of blocks as log blocks.\n",
+         mlc-4k pages (4 KiB, 128 a block); HMT counted with log blocks {:.0}% of the flash \
+         ({:.1}% of the logical blocks; the size the paper's Fig. 15 ratios imply).\n",
         results.scale,
+        HMT_LOG_SHARE_OF_FLASH * 100.0,
         HMT_LOG_SHARE * 100.0
     ));
     for trace in &results.paper_traces {
