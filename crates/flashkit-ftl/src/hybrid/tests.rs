@@ -1,4 +1,4 @@
-//! The paper's worked examples (sections 2.4, 3.1, 3.3-3.6 and Fig. 7), counted in merges
+//! The paper's worked examples (sections 2.4, 3.1, 3.3-3.7 and Figs. 7-9), counted in merges
 //! and erases, with 4 pages a block on a drive whose data blocks are full, as the paper
 //! assumes ("all the original data blocks are already filled").
 
@@ -256,6 +256,84 @@ fn case_2_3_full_merge_of_the_sw_block() {
             ..Cost::default()
         },
         "S4 and S6 from the SW block, S7 from the data block, S5 new"
+    );
+}
+
+/// Section 3.7's write sequence, reconstructed from the text (Figs. 8 and 9 are lost):
+/// `k1` small writes alternating S1 and S9, the large sequential write S27, S28, ...
+/// (`len` sectors: S28-S31 fill a block and S32 opens the next), then S1 and S9 again, 20 of
+/// them in all; 4 log blocks (FAST: one SW, three RW) of 4 sectors.
+fn section_3_7(k1: usize, len: u32) -> Vec<u32> {
+    let alternate = |i: usize| if i % 2 == 0 { 1 } else { 9 };
+    let mut writes: Vec<u32> = (0..k1).map(alternate).collect();
+    writes.extend(27..27 + len);
+    writes.extend((k1..20).map(alternate));
+    writes
+}
+
+/// The erases each write of `writes` caused, as (write number from 1, sector, erases), after
+/// the fill.
+fn erase_events<F: Simulated>(ftl: &mut F, writes: &[u32]) -> Vec<(usize, u32, u64)> {
+    for lpn in 0..ftl.geometry().logical_pages() {
+        ftl.write(PageRange::one(Lpn(lpn)), 1).expect("fill");
+    }
+    let mut events = Vec::new();
+    for (i, &sector) in writes.iter().enumerate() {
+        let before = ftl.device().counters().erases.total();
+        ftl.write(PageRange::one(Lpn(sector)), 100 + i as u64)
+            .expect("write");
+        let erased = ftl.device().counters().erases.total() - before;
+        if erased > 0 {
+            events.push((i + 1, sector, erased));
+        }
+    }
+    events
+}
+
+/// Section 3.7 (Figs. 8 and 9): "FAST requires seven erase operations ..., while BAST needs
+/// nine", O-FAST five; BAST's merges cost two erases each; FAST's first victim replacement
+/// three ("one for the victim block and two for the data blocks 1 and 3"), O-FAST's one
+/// (the victim's S1s and S9s all have newer copies). Every sequence of the reconstructed
+/// family gives the paper's three totals: 4 to 7 writes before the sequential run, which is
+/// 6 to 9 sectors long.
+#[test]
+fn section_3_7_bast_nine_fast_seven_ofast_five() {
+    let g = Geometry::builder()
+        .page_size_bytes(512)
+        .pages_per_block(4)
+        .blocks(16)
+        .over_provisioning(0.6)
+        .build()
+        .expect("valid geometry");
+    let bast = || HybridFtl::bast(Dev::new(g), config(4, true)).expect("BAST builds");
+    let fast = |lazy| HybridFtl::fast(Dev::new(g), config(4, true), lazy).expect("FAST builds");
+    for k1 in 4..=7 {
+        for len in 6..=9 {
+            let writes = section_3_7(k1, len);
+            let totals = (
+                cost_of(&mut bast(), &writes).erases,
+                cost_of(&mut fast(false), &writes).erases,
+                cost_of(&mut fast(true), &writes).erases,
+            );
+            assert_eq!(totals, (9, 7, 5), "{writes:?}");
+        }
+    }
+    // One of them, write by write: S32 switches the SW block (one erase) in every scheme.
+    let writes = section_3_7(4, 6);
+    assert_eq!(
+        erase_events(&mut bast(), &writes),
+        [(10, 32, 1), (15, 1, 2), (16, 9, 2), (23, 1, 2), (24, 9, 2)],
+        "BAST: the switch, then four merges of two erases"
+    );
+    assert_eq!(
+        erase_events(&mut fast(false), &writes),
+        [(10, 32, 1), (18, 9, 3), (22, 9, 2), (26, 9, 1)],
+        "FAST: the first victim (write 1 in the paper's figure) merges blocks 1 and 3"
+    );
+    assert_eq!(
+        erase_events(&mut fast(true), &writes),
+        [(10, 32, 1), (18, 9, 1), (22, 9, 2), (26, 9, 1)],
+        "O-FAST: the first victim is erased alone"
     );
 }
 
