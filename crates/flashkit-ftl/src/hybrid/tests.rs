@@ -264,7 +264,7 @@ fn case_2_3_full_merge_of_the_sw_block() {
 /// (`len` sectors: S28-S31 fill a block and S32 opens the next), then S1 and S9 again, 20 of
 /// them in all; 4 log blocks (FAST: one SW, three RW) of 4 sectors.
 fn section_3_7(k1: usize, len: u32) -> Vec<u32> {
-    let alternate = |i: usize| if i % 2 == 0 { 1 } else { 9 };
+    let alternate = |i: usize| if i.is_multiple_of(2) { 1 } else { 9 };
     let mut writes: Vec<u32> = (0..k1).map(alternate).collect();
     writes.extend(27..27 + len);
     writes.extend((k1..20).map(alternate));
