@@ -489,7 +489,7 @@ mod tests {
             doc["claims"].as_array().expect("claims").len(),
             r.claims.len()
         );
-        assert_eq!(r.claims.len(), 13);
+        assert_eq!(r.claims.len(), 16);
         let erases = r
             .figures
             .iter()

@@ -187,6 +187,13 @@ pub fn ledger(done: &[Done]) -> Vec<Assessment> {
                 log_blocks: d.job.log_blocks,
                 erases: erases(&d.report),
                 switch_merges: counter(&d.report, Counter::SwitchMerges),
+                elapsed_ns: d.report.elapsed_ns,
+                log_utilisation_percent: d
+                    .report
+                    .ftl_stats
+                    .means
+                    .get(&Average::LogUtilisationPercent)
+                    .and_then(|m| m.value()),
             }),
             _ => None,
         })
