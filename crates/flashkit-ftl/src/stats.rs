@@ -244,6 +244,10 @@ mod tests {
     fn a_window_subtracts_counters_and_means_but_not_gauges() {
         let mut before = FtlStats {
             gc_runs: 2,
+            gc_pages_moved: 10,
+            wear_level_runs: 1,
+            wear_level_pages_moved: 20,
+            retired_blocks: 1,
             extra: [(Gauge::FreeBlocks, 9.0)].into(),
             counters: [(Counter::SwitchMerges, 4)].into(),
             ..FtlStats::default()
@@ -255,6 +259,10 @@ mod tests {
             .add(50.0);
         let mut now = before.clone();
         now.gc_runs = 5;
+        now.gc_pages_moved = 25;
+        now.wear_level_runs = 4;
+        now.wear_level_pages_moved = 50;
+        now.retired_blocks = 2;
         now.extra.insert(Gauge::FreeBlocks, 3.0);
         now.counters.insert(Counter::SwitchMerges, 10);
         now.counters.insert(Counter::FullMerges, 1);
@@ -263,7 +271,17 @@ mod tests {
             .or_default()
             .add(100.0);
         let window = now.since(&before);
-        assert_eq!(window.gc_runs, 3);
+        assert_eq!(
+            (
+                window.gc_runs,
+                window.gc_pages_moved,
+                window.wear_level_runs,
+                window.wear_level_pages_moved,
+                window.retired_blocks
+            ),
+            (3, 15, 3, 30, 1)
+        );
+        assert_eq!(Mean::default().value(), None, "no observation, no average");
         assert_eq!(window.extra[&Gauge::FreeBlocks], 3.0);
         assert_eq!(window.counters[&Counter::SwitchMerges], 6);
         assert_eq!(window.counters[&Counter::FullMerges], 1);

@@ -64,3 +64,51 @@ impl WearLevelPolicy for StaticWearLeveling {
             .filter(|&b| max - view.erase_count(b) > self.spread_threshold)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Erase `block` `times` times (it holds no data meanwhile).
+    fn wear(table: &mut BlockTable, block: u32, times: u32) {
+        for t in 0..times {
+            table.activate(BlockId(block));
+            table.seal(BlockId(block), u64::from(t));
+            table.begin_collect(BlockId(block));
+            table.erased(BlockId(block));
+        }
+    }
+
+    /// Blocks erased 5, 5, 3 and 2 times; block 2 holds data (sealed), block 3 is free.
+    fn table() -> BlockTable {
+        let mut table = BlockTable::new(4, 8);
+        for (block, times) in [(0, 5), (1, 5), (2, 3), (3, 2)] {
+            wear(&mut table, block, times);
+        }
+        table.activate(BlockId(2));
+        table.add_valid(BlockId(2), 8);
+        table.seal(BlockId(2), 100);
+        table
+    }
+
+    #[test]
+    fn the_view_reports_the_erase_counts() {
+        let t = table();
+        let view = WearView::new(&t);
+        assert_eq!((view.min_erase_count(), view.max_erase_count()), (2, 5));
+        assert_eq!(view.erase_count(BlockId(2)), 3);
+        assert_eq!(view.coldest_sealed(), Some(BlockId(2)));
+    }
+
+    /// The spread is 3 (5 - 2), but the only sealed block is 3 erases old, 2 below the
+    /// most worn: it moves when its own gap exceeds the threshold, not the spread alone.
+    #[test]
+    fn the_coldest_sealed_block_moves_only_past_the_threshold() {
+        let t = table();
+        let view = WearView::new(&t);
+        let choose = |spread_threshold| StaticWearLeveling { spread_threshold }.choose(&view);
+        assert_eq!(choose(3), None, "spread 3 is within 3");
+        assert_eq!(choose(2), None, "block 2's gap is 2, not past 2");
+        assert_eq!(choose(1), Some(BlockId(2)));
+    }
+}
