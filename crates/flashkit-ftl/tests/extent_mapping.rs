@@ -180,6 +180,7 @@ fn fig7_in_emt() {
     write(&mut emt, 80, 160, 9000);
     let extents: Vec<_> = emt.iter().map(|e| (e.start, e.len)).collect();
     assert_eq!(extents, [(0, 80), (80, 160), (240, 16)], "e1', e7, e3'");
+    assert_eq!(emt.extents(), 3);
 }
 
 #[test]

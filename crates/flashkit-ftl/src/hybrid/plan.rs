@@ -135,7 +135,8 @@ mod tests {
     #[test]
     fn bit_windows_cross_word_boundaries() {
         let mut bits = vec![0u64; 3];
-        for bit in [3u32, 63, 64, 70, 127, 130] {
+        // 140 lies past the window 60..132: masked off in its second word.
+        for bit in [3u32, 63, 64, 70, 127, 130, 140] {
             bits[(bit >> 6) as usize] |= 1 << (bit & 63);
         }
         let mut out = vec![0u64; 2];
@@ -146,6 +147,10 @@ mod tests {
         assert_eq!(target, vec![1 << 63, 1 | 1 << 6 | 1 << 63, 1 << 2]);
         extract_bits(&bits, 0, 32, &mut out[..1]);
         assert_eq!(out[0], 1 << 3, "bits beyond the window are masked");
+        // A mask's bits past the window's length are not set.
+        let mut target = vec![0u64; 3];
+        or_bits(&mut target, 60, 72, &[0, u64::MAX]);
+        assert_eq!(target, vec![0, 0xff << 60, 0xf]);
     }
 
     #[test]
