@@ -439,21 +439,23 @@ impl Runs<'_> {
     /// The best case of FAST against BAST: over every (pattern, log blocks) both ran, the
     /// largest of the smaller of the two reductions (erases, elapsed time).
     fn best_case_reduction(&self) -> Evidence {
-        let mut best: Option<f64> = None;
-        for fast in self.0.iter().filter(|r| r.scheme == "fast") {
-            let Some(bast) = self.0.iter().find(|r| {
-                r.scheme == "bast" && r.pattern == fast.pattern && r.log_blocks == fast.log_blocks
-            }) else {
-                continue;
-            };
-            if bast.erases == 0 || bast.elapsed_ns == 0 {
-                continue;
-            }
-            let erases = 1.0 - fast.erases as f64 / bast.erases as f64;
-            let time = 1.0 - fast.elapsed_ns as f64 / bast.elapsed_ns as f64;
-            let both = erases.min(time);
-            best = Some(best.map_or(both, |b: f64| b.max(both)));
-        }
+        let best = self
+            .0
+            .iter()
+            .filter(|r| r.scheme == "fast")
+            .filter_map(|fast| {
+                let bast = self.0.iter().find(|r| {
+                    r.scheme == "bast"
+                        && r.pattern == fast.pattern
+                        && r.log_blocks == fast.log_blocks
+                })?;
+                (bast.erases > 0 && bast.elapsed_ns > 0).then(|| {
+                    let erases = 1.0 - fast.erases as f64 / bast.erases as f64;
+                    let time = 1.0 - fast.elapsed_ns as f64 / bast.elapsed_ns as f64;
+                    erases.min(time)
+                })
+            })
+            .reduce(f64::max);
         match best {
             Some(ours) => Evidence::Value { ours, paper: 0.5 },
             None => Evidence::Missing {

@@ -355,11 +355,6 @@ impl<L: NodeLayout, T: NodeTable<L::Node>> Vet<L, T> {
         self
     }
 
-    /// How reads search the trie.
-    pub fn search_kind(&self) -> VetSearch {
-        self.search
-    }
-
     /// Hash-table probes made by searches so far, and of those the probes reads made.
     pub fn probes(&self) -> (u64, u64) {
         (self.counts.probes.get(), self.counts.read_probes.get())
