@@ -30,7 +30,7 @@ mod wear;
 
 pub use any::{AnyFtl, FtlKind, FtlOptions, WithFtl};
 pub use hybrid::{
-    Bast, BastFtl, BastVictim, BlockFtl, BlockMapping, Choice, Fast, FastFtl, HybridConfig,
+    Bast, BastFtl, BastVictim, BlockFtl, BlockMapping, Choice, Fast, FastFtl, FullSw, HybridConfig,
     HybridFtl, LogScheme, LogView, RoundRobin, SchemeKind, hmt_memory, hybrid_mapping_bytes,
 };
 pub use mapping::{

@@ -93,6 +93,9 @@ stat_names! {
     Counter {
         /// Hybrid FTLs: full merges.
         FullMerges = "full_merges",
+        /// Hybrid FTLs: pages written in place after the merge their collision caused left
+        /// their block shorter (trimmed or never-written last pages).
+        InPlaceAfterMerge = "in_place_after_merge",
         /// O-FAST: merges its lazy policy skipped.
         LazyMergesSkipped = "lazy_merges_skipped",
         /// Hybrid FTLs: erases merges caused.

@@ -84,7 +84,11 @@ proptest! {
     fn o_fast_never_erases_more_than_fast(
         (ppb, log_blocks, sw_log_block, fill, sequence) in writes()
     ) {
-        let config = HybridConfig { log_blocks, sw_log_block };
+        let config = HybridConfig {
+            log_blocks,
+            sw_log_block,
+            ..HybridConfig::default()
+        };
         let eager = erases(false, ppb, config, fill, &sequence);
         let lazy = erases(true, ppb, config, fill, &sequence);
         prop_assert!(lazy <= eager, "O-FAST erased {lazy} blocks, FAST {eager}");

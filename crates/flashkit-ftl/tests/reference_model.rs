@@ -10,8 +10,8 @@ use flashkit_core::{Geometry, StateHasher};
 use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig, HarnessFailure};
 use flashkit_ftl::{
-    AnyFtl, Ftl, FtlKind, FtlOptions, GcPolicy, HybridConfig, InsertScheme, Inspect, PageFtlConfig,
-    Simulated, Verify, VetConfig, VetNodes, VetSearch,
+    AnyFtl, Ftl, FtlKind, FtlOptions, FullSw, GcPolicy, HybridConfig, InsertScheme, Inspect,
+    PageFtlConfig, Simulated, Verify, VetConfig, VetNodes, VetSearch,
 };
 
 /// Every scheme under test, with the option variants worth covering.
@@ -84,25 +84,35 @@ fn schemes() -> Vec<(String, FtlKind, FtlOptions)> {
     schemes.push(("block".into(), FtlKind::Block, FtlOptions::default()));
     // Log-block schemes: every test geometry has at least 6 spare blocks, room for up to 5
     // log blocks plus the merge block. Few log blocks make replacements frequent.
+    // FAST's full SW block: merged as Algorithm 2 publishes (the default), and switched.
+    let (merge, switch) = (FullSw::Merge, FullSw::Switch);
     let hybrid = [
-        (FtlKind::Bast, 2, true),
-        (FtlKind::Bast, 5, true),
-        (FtlKind::Fast, 2, true),
-        (FtlKind::Fast, 4, true),
-        (FtlKind::Fast, 3, false),
-        (FtlKind::OFast, 3, true),
-        (FtlKind::OFast, 2, false),
+        (FtlKind::Bast, 2, true, merge),
+        (FtlKind::Bast, 5, true, merge),
+        (FtlKind::Fast, 2, true, merge),
+        (FtlKind::Fast, 4, true, merge),
+        (FtlKind::Fast, 3, true, switch),
+        (FtlKind::Fast, 3, false, merge),
+        (FtlKind::OFast, 3, true, merge),
+        (FtlKind::OFast, 2, true, switch),
+        (FtlKind::OFast, 2, false, merge),
     ];
-    for (kind, log_blocks, sw_log_block) in hybrid {
+    for (kind, log_blocks, sw_log_block, full_sw) in hybrid {
         let options = FtlOptions {
             hybrid: HybridConfig {
                 log_blocks,
                 sw_log_block,
+                full_sw,
             },
             ..FtlOptions::default()
         };
+        let policy = if sw_log_block && kind != FtlKind::Bast {
+            format!("/full-sw={full_sw}")
+        } else {
+            String::new()
+        };
         schemes.push((
-            format!("{kind}/lb={log_blocks}/sw={sw_log_block}"),
+            format!("{kind}/lb={log_blocks}/sw={sw_log_block}{policy}"),
             kind,
             options,
         ));

@@ -218,9 +218,14 @@ pub fn print_and_save(
         .map(|o| o.report.options.hybrid)
     {
         println!(
-            "log-block FTLs: {} log blocks, SW log block {}\n",
+            "log-block FTLs: {} log blocks, SW log block {}{}\n",
             hybrid.log_blocks,
-            if hybrid.sw_log_block { "on" } else { "off" }
+            if hybrid.sw_log_block { "on" } else { "off" },
+            if hybrid.sw_log_block {
+                format!(" (a full one: {})", hybrid.full_sw)
+            } else {
+                String::new()
+            }
         );
     }
     print!("{}", runs_table(outcomes, true).transposed().render());

@@ -101,6 +101,7 @@ ftl      | gc_threshold     | 4              | int   | !0; !1; !-1
 ftl      | wear_leveling    | 100            | wear  | !"x"; !-1; ?0
 ftl      | log_blocks       | 8              | int   | !0; !-1 | ftl fast
 ftl      | sw_log_block     | "on"           | onoff | !"x" | ftl fast
+ftl      | full_sw          | "switch"       | text  | !"nope"; !"on" | ftl fast
 ftl      | vet_insert       | "bis"          | list  | !"nope" | ftl vet
 ftl      | vet_nodes        | "pf"           | list  | !"nope" | ftl vet
 ftl      | vet_table        | "cuckoo"       | list  | !"nope" | ftl vet

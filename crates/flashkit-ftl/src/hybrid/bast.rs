@@ -74,6 +74,7 @@ impl LogScheme for Bast {
             // The merge may have left a shorter data block (its last pages trimmed), beyond
             // which the page no longer collides (Algorithm 1).
             if core.in_place(lbn, core.offset(lpn.0)) {
+                core.counters.in_place_after_merge += 1;
                 return core.write_in_place(lpn.0, seq);
             }
             own

@@ -41,6 +41,7 @@ fn config(log_blocks: u32, sw_log_block: bool) -> HybridConfig {
     HybridConfig {
         log_blocks,
         sw_log_block,
+        ..HybridConfig::default()
     }
 }
 

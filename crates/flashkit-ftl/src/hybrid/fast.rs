@@ -9,7 +9,8 @@
 //! - case 2: a page of the SW block's owner goes there when it continues the sequence
 //!   (2.1); otherwise the SW block is merged with the new page folded in: a partial merge
 //!   when the page lies beyond the pages written (2.2), a full merge when it lies among them
-//!   (2.3). A full SW block is switched first and the page then treated as random;
+//!   (2.3). A full SW block is merged the same way, the page folded in (lines 16-17;
+//!   [`FullSw::Switch`] switches it instead and sends the page to the RW blocks);
 //! - case 3: any other page is appended to the RW log blocks; when they are full, the one
 //!   filled longest ago is the victim ([`RoundRobin`]). The victim merges every logical block
 //!   it holds pages of, which invalidates those blocks' pages in the other log blocks, so
@@ -25,10 +26,10 @@
 //! owner leaves the SW block in place: the merge copies the latest pages outside it, and the
 //! SW block keeps its (newer) pages and can still be switched.
 
-use super::LogScheme;
 use super::log::{Entry, NONE};
 use super::machinery::{Core, NewRun};
 use super::victim::RoundRobin;
+use super::{FullSw, HybridConfig, LogScheme};
 use crate::{Average, Counter, FtlError, FtlStats, InvariantViolation, Mean, ensure_invariant};
 use flashkit_core::{Lpn, StateHasher};
 use flashkit_device::FlashDevice;
@@ -38,6 +39,7 @@ use std::collections::VecDeque;
 #[derive(Clone, Debug)]
 pub struct Fast {
     lazy: bool,
+    full_sw: FullSw,
     /// The SW log block's slot (slot 0), if the scheme has one.
     sw: Option<u32>,
     /// RW slots holding blocks, in fill order.
@@ -59,15 +61,16 @@ impl Fast {
         self.victims += 1;
     }
 
-    /// FAST over `slots` log slots; the first is the SW log block when `sw` is set. O-FAST
-    /// when `lazy`.
-    pub fn new(slots: u32, sw: bool, lazy: bool) -> Self {
-        let first_rw = u32::from(sw);
+    /// FAST over `config.log_blocks` log slots; the first is the SW log block when
+    /// `config.sw_log_block` is set. O-FAST when `lazy`.
+    pub fn new(config: &HybridConfig, lazy: bool) -> Self {
+        let first_rw = u32::from(config.sw_log_block);
         Fast {
             lazy,
-            sw: sw.then_some(0),
+            full_sw: config.full_sw,
+            sw: config.sw_log_block.then_some(0),
             rw: VecDeque::new(),
-            idle: (first_rw..slots).rev().collect(),
+            idle: (first_rw..config.log_blocks).rev().collect(),
             blocks: Vec::new(),
             victims: 0,
             lazy_skips: 0,
@@ -106,7 +109,7 @@ impl Fast {
             count: 1,
             seq,
         };
-        if written == core.ppb {
+        if written == core.ppb && self.full_sw == FullSw::Switch {
             self.retire_sw(core, sw, None)?;
             return self.random(core, lpn, seq);
         }
@@ -158,6 +161,7 @@ impl Fast {
             // pages trimmed): then the page no longer collides (Algorithm 1).
             let (lbn, offset) = (core.lbn(lpn), core.offset(lpn));
             if core.in_place(lbn, offset) {
+                core.counters.in_place_after_merge += 1;
                 return core.write_in_place(lpn, seq);
             }
         }
@@ -342,12 +346,36 @@ mod tests {
     /// left every test passing.
     #[test]
     fn its_own_state_reaches_the_state_hash() {
-        let base = Fast::new(5, true, false);
-        let mut victims = Fast::new(5, true, false);
+        let base = Fast::new(
+            &HybridConfig {
+                log_blocks: 5,
+                ..HybridConfig::default()
+            },
+            false,
+        );
+        let mut victims = Fast::new(
+            &HybridConfig {
+                log_blocks: 5,
+                ..HybridConfig::default()
+            },
+            false,
+        );
         victims.victims = 1;
-        let mut skips = Fast::new(5, true, false);
+        let mut skips = Fast::new(
+            &HybridConfig {
+                log_blocks: 5,
+                ..HybridConfig::default()
+            },
+            false,
+        );
         skips.lazy_skips = 1;
-        let mut in_use = Fast::new(5, true, false);
+        let mut in_use = Fast::new(
+            &HybridConfig {
+                log_blocks: 5,
+                ..HybridConfig::default()
+            },
+            false,
+        );
         let slot = in_use.idle.pop().expect("an idle slot");
         in_use.rw.push_back(slot);
         let hashes = [hash(&base), hash(&victims), hash(&skips), hash(&in_use)];
@@ -358,7 +386,13 @@ mod tests {
     /// The heap figure reports print, against the allocations counted one by one.
     #[test]
     fn heap_bytes_count_its_queues() {
-        let mut fast = Fast::new(6, true, false);
+        let mut fast = Fast::new(
+            &HybridConfig {
+                log_blocks: 6,
+                ..HybridConfig::default()
+            },
+            false,
+        );
         fast.blocks.extend([1, 2, 3]);
         let slot = fast.idle.pop().expect("an idle slot");
         fast.rw.push_back(slot);

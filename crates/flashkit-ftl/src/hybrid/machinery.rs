@@ -152,6 +152,12 @@ pub struct Counters {
     pub padding_programs: u64,
     /// Blocks retired after wearing out.
     pub retired: u64,
+    /// Pages that collided, then, after the merge made for them had rewritten their block
+    /// shorter (its last pages trimmed or never written), lay past its last page and were
+    /// written in place. Algorithm 1 checks for a collision once, before the merge; in the
+    /// paper's model a page collides only when it holds data, so such a page would not have
+    /// collided at all: the check again keeps the two the same.
+    pub in_place_after_merge: u64,
     /// Log blocks replaced, and the percentage of their pages written when replaced.
     pub utilisation: Mean,
 }
@@ -694,6 +700,7 @@ mod tests {
         let config = super::super::HybridConfig {
             log_blocks: 3,
             sw_log_block: true,
+            ..super::super::HybridConfig::default()
         };
         let mut ftl = super::super::HybridFtl::fast(device, config, false).expect("builds");
         for i in 0..200u32 {

@@ -52,6 +52,57 @@ pub struct HybridConfig {
     /// FAST and O-FAST: dedicate one log block to sequential writes (the paper's FAST);
     /// `false` gives the purely fully-associative scheme of section 3.1.
     pub sw_log_block: bool,
+    /// FAST and O-FAST: what an overwrite of a full SW log block's owner does (Algorithm 2,
+    /// lines 16-17).
+    pub full_sw: FullSw,
+}
+
+/// What FAST does when a page of the SW log block's owner arrives, at a non-zero offset,
+/// while the SW block is full. The block was written in order and to the end, so the page
+/// is not `last_lsn + 1` (the next in sequence would be the next block's first page).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FullSw {
+    /// Algorithm 2 as published: "merge the SW log block with its corresponding data block"
+    /// (lines 16-17, cases 2.2 and 2.3), the page written to the new block by the merge: a
+    /// full merge, `pages_per_block` copies and two erases (the data block and the SW block).
+    #[default]
+    Merge,
+    /// Ours: the full SW block, written in order, is switched with its data block (one erase,
+    /// no copy), as a page at offset 0 would switch it (case 1), and the page goes to the RW
+    /// log blocks (case 3), where it is merged later with the other pages its victim holds.
+    Switch,
+}
+
+impl FullSw {
+    /// Both choices.
+    pub const ALL: [FullSw; 2] = [FullSw::Merge, FullSw::Switch];
+
+    /// Command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FullSw::Merge => "merge",
+            FullSw::Switch => "switch",
+        }
+    }
+}
+
+impl std::fmt::Display for FullSw {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl std::str::FromStr for FullSw {
+    type Err = String;
+    fn from_str(text: &str) -> Result<Self, String> {
+        FullSw::ALL
+            .into_iter()
+            .find(|k| k.name() == text)
+            .ok_or_else(|| {
+                format!("unknown full-SW policy {text:?} (expected one of: merge, switch)")
+            })
+    }
 }
 
 impl Default for HybridConfig {
@@ -61,6 +112,7 @@ impl Default for HybridConfig {
         HybridConfig {
             log_blocks: 8,
             sw_log_block: true,
+            full_sw: FullSw::Merge,
         }
     }
 }
@@ -287,7 +339,7 @@ impl<D: FlashDevice> HybridFtl<D, Fast> {
         check_config(kind, device.geometry(), &config)?;
         Ok(HybridFtl {
             core: Core::new(device, config.log_blocks)?,
-            scheme: Fast::new(config.log_blocks, config.sw_log_block, lazy),
+            scheme: Fast::new(&config, lazy),
             config,
         })
     }
@@ -371,6 +423,7 @@ impl<D: FlashDevice, S: LogScheme> crate::Inspect for HybridFtl<D, S> {
             (Counter::MergeErasesDataBlocks, c.data_erases),
             (Counter::MergeErasesLogBlocks, c.log_erases),
             (Counter::PaddingPrograms, c.padding_programs),
+            (Counter::InPlaceAfterMerge, c.in_place_after_merge),
         ];
         for (name, value) in counters {
             stats.counters.insert(name, value);

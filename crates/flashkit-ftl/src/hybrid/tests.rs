@@ -23,6 +23,7 @@ fn config(log_blocks: u32, sw_log_block: bool) -> HybridConfig {
     HybridConfig {
         log_blocks,
         sw_log_block,
+        ..HybridConfig::default()
     }
 }
 
@@ -562,7 +563,63 @@ fn regression_a_page_goes_in_place_when_its_merge_shortened_its_block() {
         assert_eq!(got, Some(ReadOutcome::Mapped(Some(expected))));
         let in_use = ftl.stats().extra[&Gauge::LogBlocksInUse];
         assert_eq!(in_use, logs, "S3 went in place, not to a new log block");
+        assert_eq!(ftl.stats().counters[&Counter::InPlaceAfterMerge], 1);
     }
+}
+
+/// Algorithm 2, lines 16-17: a page of a full SW block's owner (here S1 after S0-S3 filled
+/// it) is not `last_lsn + 1`, so the published FAST merges the SW block with its data block,
+/// the page folded in: 3 copies and S1 into a free block, and the old data block and the SW block
+/// erased. Ours (`FullSw::Switch`) switches the SW block (the old data block erased, no
+/// copy) and appends S1 to an RW log block.
+#[test]
+fn a_full_sw_block_is_merged_as_published_or_switched_as_ours() {
+    for (full_sw, erases, copied, full, switches, rw_pages) in [
+        (FullSw::Merge, 2, 3, 1, 0, 0),
+        (FullSw::Switch, 1, 0, 0, 1, 1),
+    ] {
+        let config = HybridConfig {
+            full_sw,
+            ..config(3, true)
+        };
+        let device = Dev::new(geometry());
+        let mut ftl = filled(HybridFtl::fast(device, config, false).expect("builds"));
+        for (i, lpn) in [0, 1, 2, 3, 1].into_iter().enumerate() {
+            ftl.write(PageRange::one(Lpn(lpn)), 100 + i as u64)
+                .expect("write");
+            ftl.check_invariants().expect("consistent");
+        }
+        let c = ftl.core.counters;
+        let what = format!("{full_sw}: {c:?}");
+        assert_eq!(c.data_erases + c.log_erases, erases, "{what}");
+        assert_eq!(c.pages_copied, copied, "{what}");
+        assert_eq!((c.full_merges, c.switches), (full, switches), "{what}");
+        let rw: u32 = ftl.core.logs.slots()[1..].iter().map(|s| s.written).sum();
+        assert_eq!(rw, rw_pages, "{what}");
+        assert!(
+            ftl.core.logs.slots()[0].block.is_none(),
+            "{what}: the SW slot is free"
+        );
+        for lpn in 0..4u32 {
+            let mut got = None;
+            ftl.read(PageRange::one(Lpn(lpn)), &mut |_, o| got = Some(o))
+                .expect("read");
+            let seq = if lpn == 1 { 104 } else { 100 + u64::from(lpn) };
+            let expected = flashkit_core::Stamp::new(Lpn(lpn), seq);
+            assert_eq!(got, Some(ReadOutcome::Mapped(Some(expected))), "{what}");
+        }
+    }
+    assert_eq!("switch".parse::<FullSw>(), Ok(FullSw::Switch));
+    assert_eq!("merge".parse::<FullSw>(), Ok(FullSw::Merge));
+    assert!(
+        matches!("swap".parse::<FullSw>(), Err(e) if e.contains("merge, switch")),
+        "a wrong name says the right ones"
+    );
+    assert_eq!(
+        HybridConfig::default().full_sw,
+        FullSw::Merge,
+        "the paper's"
+    );
 }
 
 /// `ftl` with every logical page written once, in order (every data block full, as the
@@ -689,7 +746,12 @@ fn the_memory_estimate_adds_each_schemes_tables_to_the_shared_state() {
 fn the_statistics_add_up_from_the_counts() {
     // Writes over a drive whose blocks wear out after 12 erases, until one is retired.
     let device = Dev::new(geometry()).with_endurance(12);
-    let mut ftl = filled(HybridFtl::fast(device, config(2, true), false).expect("builds"));
+    // Switching full SW blocks (rather than merging them) keeps switches frequent.
+    let switching = HybridConfig {
+        full_sw: FullSw::Switch,
+        ..config(2, true)
+    };
+    let mut ftl = filled(HybridFtl::fast(device, switching, false).expect("builds"));
     // Rounds of 12 scattered pages, then one logical block written whole, in order.
     let mut state = 7u32;
     let mut seq = 1000u64;

@@ -119,6 +119,7 @@ pub fn ftl_options(flags: &FtlSection, file: &FtlSection) -> (Vec<GcPolicy>, Ftl
             .sw_log_block
             .or(file.sw_log_block)
             .map_or(base.sw_log_block, |s| s.0),
+        full_sw: flags.full_sw.or(file.full_sw).unwrap_or(base.full_sw),
     };
     let vet = vet_variants(flags, file)[0];
     (policies, FtlOptions { page, hybrid, vet })
@@ -177,7 +178,10 @@ pub fn unused_ftl_options(
         (
             "fast and ofast",
             |kind| matches!(kind, FtlKind::Fast | FtlKind::OFast),
-            vec![(flags.sw_log_block.is_some(), "--sw-log-block")],
+            vec![
+                (flags.sw_log_block.is_some(), "--sw-log-block"),
+                (flags.full_sw.is_some(), "--full-sw"),
+            ],
         ),
         (
             "vet",

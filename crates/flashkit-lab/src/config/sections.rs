@@ -10,7 +10,7 @@ use super::values::{
     gc_threshold, non_negative, one_or_many, over_provisioning, page_size, pages_per_block, parsed,
     pattern, positive_count, positive_size, power_of_two, preset, stddev, theta,
 };
-use flashkit_ftl::{GcPolicy, InsertScheme, VetNodes, VetSearch, VetTable};
+use flashkit_ftl::{FullSw, GcPolicy, InsertScheme, VetNodes, VetSearch, VetTable};
 use serde::Deserialize;
 
 /// How to read trace files (`[trace]` in the config file).
@@ -155,6 +155,11 @@ pub struct FtlSection {
     /// [default: on].
     #[cfg_attr(feature = "clap", arg(long, value_name = "on|off"))]
     pub sw_log_block: Option<OnOff>,
+    /// FAST and O-FAST: an overwrite of a full SW log block's owner "merge"s the SW block
+    /// with its data block, the page folded in (Algorithm 2 as published), or "switch"es it
+    /// and sends the page to the RW log blocks (ours) [default: merge].
+    #[cfg_attr(feature = "clap", arg(long, value_name = "merge|switch"))]
+    pub full_sw: Option<FullSw>,
     /// VET insertion schemes (lis, bis), comma separated; compare runs each [default: bis].
     #[cfg_attr(
         feature = "clap",

@@ -98,11 +98,19 @@ impl PatternName {
         }
     }
 
+    /// The hot-set shape of C and D (`None` for the cameras and uniform writes).
+    pub fn hot_set(self) -> Option<HotSet> {
+        match self.shape() {
+            Shape::HotSet(shape) => Some(shape),
+            _ => None,
+        }
+    }
+
     fn shape(self) -> Shape {
         match self {
             PatternName::A => Shape::Camera(CameraModel::FAST_A),
             PatternName::B => Shape::Camera(CameraModel::FAST_B),
-            PatternName::C => Shape::HotSet(HotSetShape {
+            PatternName::C => Shape::HotSet(HotSet {
                 hot_blocks: 4,
                 small_sectors: (8, 8),
                 small_alignment: 8,
@@ -112,8 +120,10 @@ impl PatternName {
                 sequential_sectors: (16, 128),
                 drift_every: 400,
                 metadata_fraction: 0.1,
+                scattered_share: 0.0,
+                offset_zero_share: None,
             }),
-            PatternName::D => Shape::HotSet(HotSetShape {
+            PatternName::D => Shape::HotSet(HotSet {
                 hot_blocks: 3,
                 small_sectors: (1, 2),
                 small_alignment: 1,
@@ -123,31 +133,50 @@ impl PatternName {
                 sequential_sectors: (8, 64),
                 drift_every: 1000,
                 metadata_fraction: 0.1,
+                scattered_share: 0.0,
+                offset_zero_share: None,
             }),
             PatternName::E => Shape::Uniform,
         }
     }
 }
 
-/// Small writes to a few hot blocks that change now and then, plus sequential writes.
-#[derive(Clone, Copy, Debug)]
-struct HotSetShape {
-    hot_blocks: usize,
-    small_sectors: (u64, u64),
-    small_alignment: u64,
+/// Small writes to a few hot blocks that change now and then, plus sequential writes: the
+/// shape of patterns C and D ([`PatternName::hot_set`]), public so that an experiment can
+/// move one parameter at a time (`reproduce fast`'s sweeps of what decides Fig. 10).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HotSet {
+    /// Hot blocks at any time, in the metadata area.
+    pub hot_blocks: usize,
+    /// Sectors of a small write, inclusive range.
+    pub small_sectors: (u64, u64),
+    /// Small writes start at a multiple of this many sectors within their block.
+    pub small_alignment: u64,
     /// Fixed sectors per hot block that take `hot_sector_share` of its small writes.
-    hot_sectors: usize,
-    hot_sector_share: f64,
-    sequential_share: f64,
-    sequential_sectors: (u64, u64),
-    drift_every: u64,
-    metadata_fraction: f64,
+    pub hot_sectors: usize,
+    /// Share of a hot block's small writes that go to its fixed sectors.
+    pub hot_sector_share: f64,
+    /// Share of requests that are sequential writes, which continue where the last ended.
+    pub sequential_share: f64,
+    /// Sectors of a sequential write, inclusive range.
+    pub sequential_sectors: (u64, u64),
+    /// One hot block is replaced every this many requests.
+    pub drift_every: u64,
+    /// The metadata area (where the hot blocks are) as a share of the space.
+    pub metadata_fraction: f64,
+    /// Share of small writes that go to a uniformly random block of the whole space instead
+    /// of a hot block (cold, scattered overwrites); 0 in patterns C and D.
+    pub scattered_share: f64,
+    /// Share of small writes (not to a hot block's fixed sectors) that start at offset 0 of
+    /// their block; `None`: a uniformly random aligned offset, as in patterns C and D
+    /// (1 in `sectors_per_block / small_alignment`).
+    pub offset_zero_share: Option<f64>,
 }
 
 #[derive(Clone, Copy, Debug)]
 enum Shape {
     Camera(CameraModel),
-    HotSet(HotSetShape),
+    HotSet(HotSet),
     Uniform,
     /// Section 3.5: single-sector writes at uniformly random offsets of `n` fixed blocks.
     HotBlocks(u64),
@@ -191,6 +220,53 @@ pub fn pattern(
         sectors_per_block,
         budget,
         SimRng::for_stream(seed, &label),
+    )
+}
+
+/// A hot-set workload of `shape` (patterns C and D are two: [`PatternName::hot_set`]), its
+/// random stream named by `label`; refused if the device is smaller than a block, or the
+/// shape's shares are not probabilities or its ranges empty.
+pub fn hot_set(
+    shape: HotSet,
+    capacity_bytes: u64,
+    sectors_per_block: u32,
+    budget: u64,
+    seed: u64,
+    label: &str,
+) -> Result<Generator, TraceError> {
+    let shares = [
+        ("scattered_share", shape.scattered_share),
+        ("hot_sector_share", shape.hot_sector_share),
+        ("sequential_share", shape.sequential_share),
+        ("offset_zero_share", shape.offset_zero_share.unwrap_or(0.0)),
+    ];
+    if let Some((name, share)) = shares.iter().find(|(_, s)| !(0.0..=1.0).contains(s)) {
+        return Err(TraceError::Spec(format!(
+            "hot-set workload: {name} {share} is not a share from 0 to 1"
+        )));
+    }
+    let spb = u64::from(sectors_per_block);
+    let (small, sequential) = (shape.small_sectors, shape.sequential_sectors);
+    if shape.hot_blocks == 0
+        || shape.small_alignment == 0
+        || small.0 == 0
+        || small.0 > small.1
+        || small.1 > spb
+        || sequential.0 == 0
+        || sequential.0 > sequential.1
+        || shape.drift_every == 0
+    {
+        return Err(TraceError::Spec(format!(
+            "hot-set workload: {shape:?} needs hot blocks, a non-zero alignment and drift, and \
+             non-empty write sizes, small ones within a block of {spb} sectors"
+        )));
+    }
+    Generator::new(
+        Shape::HotSet(shape),
+        capacity_bytes,
+        sectors_per_block,
+        budget,
+        SimRng::for_stream(seed, label),
     )
 }
 
@@ -259,13 +335,13 @@ impl Generator {
         Ok(generator)
     }
 
-    fn data_region_start(&self, shape: HotSetShape) -> u64 {
+    fn data_region_start(&self, shape: HotSet) -> u64 {
         let metadata = (self.sectors as f64 * shape.metadata_fraction) as u64;
         metadata.next_multiple_of(self.sectors_per_block)
     }
 
     /// A random block of the metadata area and its hot sectors.
-    fn hot_block(&mut self, shape: HotSetShape) -> (u64, Vec<u64>) {
+    fn hot_block(&mut self, shape: HotSet) -> (u64, Vec<u64>) {
         let blocks = (self.data_region_start(shape) / self.sectors_per_block).max(1);
         let block = self.rng.random_range(0..blocks);
         let hot = (0..shape.hot_sectors)
@@ -274,7 +350,7 @@ impl Generator {
         (block, hot)
     }
 
-    fn hot_set_request(&mut self, shape: HotSetShape) -> (u64, u64) {
+    fn hot_set_request(&mut self, shape: HotSet) -> (u64, u64) {
         if self.index > 0 && self.index.is_multiple_of(shape.drift_every) {
             let victim = self.rng.random_range(0..self.hot.blocks.len());
             self.hot.blocks[victim] = self.hot_block(shape);
@@ -292,16 +368,40 @@ impl Generator {
         }
         let (low, high) = shape.small_sectors;
         let len = self.rng.random_range(low..=high);
+        // (Random draws for the sweeps' parameters only where they are set, so that C's and
+        // D's requests stay as pinned.)
+        if shape.scattered_share > 0.0 && self.rng.random_bool(shape.scattered_share) {
+            let block = self
+                .rng
+                .random_range(0..self.sectors / self.sectors_per_block);
+            let offset = self.small_offset(shape).min(self.sectors_per_block - len);
+            return (block * self.sectors_per_block + offset, len);
+        }
         let pick = self.rng.random_range(0..self.hot.blocks.len());
         let (block, hot) = &self.hot.blocks[pick];
+        let block = *block;
         let offset = if !hot.is_empty() && self.rng.random_bool(shape.hot_sector_share) {
             hot[self.rng.random_range(0..hot.len())]
         } else {
-            let slots = self.sectors_per_block / shape.small_alignment;
-            self.rng.random_range(0..slots) * shape.small_alignment
+            self.small_offset(shape)
         };
         let offset = offset.min(self.sectors_per_block - len);
         (block * self.sectors_per_block + offset, len)
+    }
+
+    /// A small write's offset in its block: aligned, at 0 with `offset_zero_share` if set.
+    fn small_offset(&mut self, shape: HotSet) -> u64 {
+        let slots = self.sectors_per_block / shape.small_alignment;
+        match shape.offset_zero_share {
+            Some(share) if slots > 1 => {
+                if self.rng.random_bool(share) {
+                    0
+                } else {
+                    self.rng.random_range(1..slots) * shape.small_alignment
+                }
+            }
+            _ => self.rng.random_range(0..slots) * shape.small_alignment,
+        }
     }
 
     fn next_write(&mut self) -> (u64, u64) {
@@ -448,6 +548,82 @@ mod tests {
         .map(|(name, hash)| (name.to_string(), hash))
         .collect();
         assert_eq!(pinned, expected);
+    }
+
+    /// The sweeps' two parameters do what they say: scattered small writes leave the
+    /// metadata area (where the hot blocks are) at about their share, and the offset-0 share
+    /// decides how many small writes start a block; a share that is not one is refused.
+    #[test]
+    fn a_hot_set_moves_one_parameter_at_a_time() {
+        let c = PatternName::C.hot_set().expect("C is a hot set");
+        assert!(PatternName::A.hot_set().is_none());
+        let metadata_end = (CAPACITY / SECTOR) / 10;
+        let small = |shape: HotSet| -> Vec<Request> {
+            hot_set(shape, CAPACITY, 32, 200_000, 1, "test")
+                .expect("valid")
+                .filter(|r| u64::from(r.size) == 8 * SECTOR)
+                .collect()
+        };
+        let outside = |requests: &[Request]| {
+            let far = requests
+                .iter()
+                .filter(|r| r.offset / SECTOR >= metadata_end + 32);
+            far.count() as f64 / requests.len() as f64
+        };
+        let at_zero = |requests: &[Request]| {
+            let zero = requests
+                .iter()
+                .filter(|r| (r.offset / SECTOR).is_multiple_of(32));
+            zero.count() as f64 / requests.len() as f64
+        };
+        let plain = small(c);
+        assert_eq!(
+            outside(&plain),
+            0.0,
+            "C's small writes stay in its hot blocks"
+        );
+        assert!(
+            (at_zero(&plain) - 0.25).abs() < 0.02,
+            "1 in 4 aligned slots"
+        );
+        let scattered = small(HotSet {
+            scattered_share: 0.4,
+            ..c
+        });
+        // Scattered writes land outside the metadata area nine times in ten.
+        assert!(
+            (outside(&scattered) - 0.36).abs() < 0.03,
+            "{}",
+            outside(&scattered)
+        );
+        for (share, expected) in [(0.0, 0.0), (0.1, 0.1), (1.0, 1.0)] {
+            let requests = small(HotSet {
+                offset_zero_share: Some(share),
+                ..c
+            });
+            let got = at_zero(&requests);
+            assert!((got - expected).abs() < 0.02, "share {share}: {got}");
+        }
+        for bad in [
+            HotSet {
+                scattered_share: 1.5,
+                ..c
+            },
+            HotSet {
+                offset_zero_share: Some(-0.1),
+                ..c
+            },
+            HotSet { hot_blocks: 0, ..c },
+            HotSet {
+                small_sectors: (8, 64),
+                ..c
+            },
+        ] {
+            assert!(
+                hot_set(bad, CAPACITY, 32, 10, 1, "test").is_err(),
+                "{bad:?}"
+            );
+        }
     }
 
     #[test]

@@ -17,6 +17,10 @@
 //!   hot-block count, measured and predicted.
 //! - `traces-1.svg`, `traces-2.svg`, ...: the real trace excerpts' erases through all five
 //!   FTLs, five excerpts a chart, from the fewest erases to the most (not in the paper).
+//! - `fig10-sweep-scattered-C.svg`, `fig10-sweep-scattered-D.svg`,
+//!   `fig10-sweep-offset0-C.svg`: what decides Fig. 10 (not in the paper; [`super::sweep`]):
+//!   FAST's erases as a multiple of BAST's against the swept share, a line per log-block
+//!   count.
 
 use super::report::{TABLE_II, counter, erases, find, predicted, seconds};
 use super::{Done, Experiment, FastSpec, NHB, NLB};
@@ -82,6 +86,7 @@ pub fn all(args: &FastSpec, done: &[Done]) -> Vec<Figure> {
             Chart::GroupedBars(traces_chart(chunk, done, chart + 1, charts)),
         );
     }
+    figures.extend(super::sweep::figures(args, done));
     figures
 }
 

@@ -21,7 +21,7 @@ use super::{Document, LabError, LedgerPlace, Printer, Reproduction, run_all};
 use crate::claims::Paper;
 use flashkit_core::NandPreset;
 use flashkit_device::CountsOnly;
-use flashkit_ftl::{FtlKind, FtlOptions, HybridConfig};
+use flashkit_ftl::{FtlKind, FtlOptions, FullSw, HybridConfig};
 use flashkit_sim::{
     DeviceSpec, NoProgress, Precondition, Progress, RunOutcome, RunReport, RunSpec, Source,
     TraceRecord,
@@ -37,6 +37,7 @@ use std::time::Instant;
 
 mod figures;
 mod report;
+pub mod sweep;
 
 /// What to run: the FAST paper's evaluation and its parameters. Deserializes from TOML or
 /// JSON with every field optional (the defaults are the paper's).
@@ -92,6 +93,7 @@ const QUICK_LOG_BLOCKS: [u32; 2] = [4, 16];
 enum Input {
     Pattern(PatternName),
     HotBlocks(u64),
+    HotSet(sweep::SweepPoint),
     Trace(Arc<PreparedTrace>),
 }
 
@@ -104,6 +106,8 @@ pub enum Experiment {
     HotBlocks(u64),
     /// A real trace excerpt, by file name.
     Trace(String),
+    /// A point of the sweeps of what decides Fig. 10 ([`sweep`]).
+    Sweep(sweep::SweepPoint),
 }
 
 /// One run.
@@ -157,6 +161,7 @@ pub fn run(spec: &FastSpec, progress: &dyn Progress) -> Result<Reproduction, Lab
     let device = card(&args);
     let mut jobs = pattern_jobs(&args, &device, &patterns);
     jobs.extend(hot_block_jobs(&args, &device));
+    jobs.extend(sweep::jobs(&args, &patterns));
     let mut trace_notes = Vec::new();
     if !args.no_traces {
         jobs.extend(trace_jobs(&args, &mut trace_notes)?);
@@ -244,21 +249,24 @@ fn scaled(args: &FastSpec, writes: u64) -> u64 {
 }
 
 fn pattern_jobs(args: &FastSpec, device: &DeviceSpec, patterns: &[PatternName]) -> Vec<Job> {
-    // "fast-rw" is not one of the paper's schemes: FAST without its SW log block, run to
-    // show what Algorithm 2's SW block costs or saves on each pattern.
+    // Not the paper's schemes: "fast-rw" is FAST without its SW log block, run to show what
+    // Algorithm 2's SW block costs or saves on each pattern; "fast-switch" is FAST with ours
+    // for a full SW block (switched, the page sent to the RW blocks) beside the paper's merge.
     let schemes = [
-        ("bast", FtlKind::Bast, true),
-        ("fast", FtlKind::Fast, true),
-        ("ofast", FtlKind::OFast, true),
-        ("fast-rw", FtlKind::Fast, false),
+        ("bast", FtlKind::Bast, true, FullSw::Merge),
+        ("fast", FtlKind::Fast, true, FullSw::Merge),
+        ("ofast", FtlKind::OFast, true, FullSw::Merge),
+        ("fast-rw", FtlKind::Fast, false, FullSw::Merge),
+        ("fast-switch", FtlKind::Fast, true, FullSw::Switch),
     ];
     let mut jobs = Vec::new();
     for &pattern in patterns {
         for &log_blocks in &args.log_blocks {
-            for (scheme, kind, sw_log_block) in schemes {
+            for (scheme, kind, sw_log_block, full_sw) in schemes {
                 let hybrid = HybridConfig {
                     log_blocks,
                     sw_log_block,
+                    full_sw,
                 };
                 let label = format!("{}/{scheme}/{log_blocks}", pattern.letter());
                 jobs.push(Job {
@@ -289,6 +297,7 @@ fn hot_block_jobs(args: &FastSpec, device: &DeviceSpec) -> Vec<Job> {
             let hybrid = HybridConfig {
                 log_blocks,
                 sw_log_block,
+                ..HybridConfig::default()
             };
             jobs.push(Job {
                 experiment: Experiment::HotBlocks(nhb),
@@ -445,6 +454,22 @@ fn run_job(job: &Job) -> Result<RunOutcome, String> {
                 job.budget
             ),
         ),
+        Input::HotSet(point) => generated(
+            fast::hot_set(
+                point.shape(),
+                capacity,
+                ppb,
+                job.budget,
+                seed,
+                &format!("reproduce-fast/sweep/{}", point.label()),
+            ),
+            format!(
+                "pattern {}'s shape, {}, {} sector writes, seed {seed}",
+                point.base.letter(),
+                point.label(),
+                job.budget
+            ),
+        ),
         Input::Trace(prepared) => {
             flashkit_sim::run(&job.spec, &Source::Trace(Arc::clone(prepared)), &NoProgress)
         }
@@ -477,8 +502,9 @@ mod tests {
     fn a_small_run_returns_every_part_of_the_evaluation() {
         let r = run(&small(), &NoProgress).expect("runs");
         assert_eq!(r.paper, Paper::Fast);
-        // 2 patterns x 2 log-block counts x 4 schemes, and 4 hot-block counts x 3 schemes.
-        assert_eq!(r.runs, 16 + 12);
+        // 2 patterns x 2 log-block counts x 5 schemes, and 4 hot-block counts x 3 schemes
+        // (no sweep: its base patterns, C and D, did not run).
+        assert_eq!(r.runs, 20 + 12);
         let rows = r.rows.as_ref().expect("rows");
         assert_eq!(rows.rows.len(), r.runs);
         let doc: serde_json::Value =

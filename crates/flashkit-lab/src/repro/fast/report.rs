@@ -78,6 +78,7 @@ pub fn render(args: &FastSpec, device: &DeviceSpec, done: &[Done], notes: &[Stri
     }
     out.push_str(&table_ii(args, done));
     out.push_str(&section_3_5(done));
+    out.push_str(&super::sweep::render(args, done));
     out.push_str(&traces(done, notes, &args.traces));
     out.push_str(&render_ledger(&ledger(done)));
     out
@@ -97,14 +98,15 @@ fn fig_10(args: &FastSpec, done: &[Done], pattern: PatternName) -> Option<String
         "O-FAST s",
         "BAST util %",
         "FAST no-SW erases",
+        "FAST switch erases",
     ]);
     for &n in &args.log_blocks {
         let runs = ["bast", "fast", "ofast"].map(|s| find(done, &experiment, s, n));
         let [Some(bast), Some(fast), Some(ofast)] = runs else {
             continue;
         };
-        let no_sw =
-            find(done, &experiment, "fast-rw", n).map_or("-".into(), |r| thousands(erases(r)));
+        let [no_sw, switch] = ["fast-rw", "fast-switch"]
+            .map(|s| find(done, &experiment, s, n).map_or("-".into(), |r| thousands(erases(r))));
         let utilisation = bast
             .ftl_stats
             .means
@@ -122,11 +124,13 @@ fn fig_10(args: &FastSpec, done: &[Done], pattern: PatternName) -> Option<String
             format!("{:.1}", seconds(ofast)),
             utilisation,
             no_sw,
+            switch,
         ]);
     }
     Some(format!(
         "Fig. 10, pattern {} ({}): {} sector writes in {} requests (FAST no-SW: not the \
-         paper's scheme, FAST without its SW log block)\n{}\n",
+         paper's scheme, FAST without its SW log block; FAST switch: ours, a full SW block \
+         switched and the page sent to the RW blocks, where the paper merges it)\n{}\n",
         pattern.letter(),
         pattern.description(),
         thousands(sector_writes(first)),
@@ -370,6 +374,7 @@ pub fn csv(done: &[Done]) -> Table {
             Experiment::Pattern(p) => format!("pattern {}", p.letter()),
             Experiment::HotBlocks(n) => format!("nhb {n}"),
             Experiment::Trace(name) => name.clone(),
+            Experiment::Sweep(point) => format!("sweep {}", point.label()),
         };
         table.push([
             experiment,
