@@ -20,6 +20,7 @@ mod figures;
 mod inputs;
 mod paper;
 mod runs;
+pub mod sweep;
 mod tables;
 
 pub use paper::Column;
@@ -175,6 +176,8 @@ struct VetDocument<'a> {
     rows: &'a [Row],
     paper_traces: &'a [PaperTrace],
     scalability: &'a [ScaleRow],
+    /// What drives Fig. 15's memory ([`sweep`]).
+    sweeps: &'a [sweep::SweepRow],
     timer_overhead_ns: f64,
     /// The machine's load latency just before and just after the timed runs: on a shared
     /// machine it moves, and the times move with it.
@@ -205,10 +208,10 @@ pub fn run(spec: &VetSpec, progress: &dyn Progress) -> Result<Reproduction, LabE
     let (inputs, paper_traces) = inputs::gather(spec, scale, &mut notes)?;
     let timed = runs::time_runs(spec, &inputs, &schemes, progress)?;
     let narrowed = !spec.workload.is_empty() || !spec.scheme.is_empty();
-    let scalability = if narrowed {
-        Vec::new()
+    let (scalability, sweeps) = if narrowed {
+        (Vec::new(), Vec::new())
     } else {
-        runs::scalability(spec)?
+        (runs::scalability(spec)?, sweep::run(scale, spec.seed)?)
     };
     let results = Results {
         rows: timed.rows,
@@ -220,13 +223,16 @@ pub fn run(spec: &VetSpec, progress: &dyn Progress) -> Result<Reproduction, LabE
     };
     let mut out = Printer::default();
     tables::print_tables(&mut out, &results);
+    out.text(sweep::render(&sweeps));
     let claims = ledger(&results.rows, &results.paper_traces);
     out.text(format!("\n{}", render_ledger(&claims)));
-    let figures = figures::figures(&results.rows, &results.scalability);
+    let mut figures = figures::figures(&results.rows, &results.scalability);
+    figures.extend(sweep::figures(&sweeps));
     let document = VetDocument {
         rows: &results.rows,
         paper_traces: &results.paper_traces,
         scalability: &results.scalability,
+        sweeps: &sweeps,
         timer_overhead_ns: results.timer_overhead_ns,
         memory_latency: &results.memory_latency,
         parameters: format!(
