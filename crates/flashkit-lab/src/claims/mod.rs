@@ -573,6 +573,31 @@ fn every(
     Ok(Outcome::plain(failing.is_empty(), measured))
 }
 
+/// The commit whose ledger the outside fidelity audit (issue 33) left: the "before" of
+/// [`audit_baseline`].
+pub const AUDIT_COMMIT: &str = "39fb539";
+
+/// Each paper's tally as the outside fidelity audit left the ledger (commit
+/// [`AUDIT_COMMIT`]), recorded in docs/reproduction/claims.md ("The tally"): what
+/// `reproduce all`'s page shows beside this run's tally, so that a reader sees what the
+/// fidelity work changed. A record of the past, not a measurement; the run's own tally is
+/// computed.
+pub fn audit_baseline(paper: Paper) -> Tally {
+    let tally = |holds, in_shape, does_not_hold| Tally {
+        holds,
+        in_shape,
+        does_not_hold,
+        cannot_check: 0,
+    };
+    match paper {
+        Paper::Fast => tally(8, 0, 5),
+        Paper::Vet => tally(3, 0, 5),
+        Paper::Fatlist => tally(6, 0, 1),
+        Paper::Grr => tally(3, 3, 5),
+        Paper::Flashmodel => tally(1, 0, 4),
+    }
+}
+
 /// The verdicts of many claims, counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Tally {

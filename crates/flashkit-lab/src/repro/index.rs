@@ -8,7 +8,7 @@
 //! front end that ran the papers writes the same page.
 
 use super::Reproduction;
-use crate::claims::{Paper, Tally};
+use crate::claims::{AUDIT_COMMIT, Paper, Tally, audit_baseline};
 use flashkit_report::html::{Block, HtmlReport, Item, Section};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -52,16 +52,20 @@ pub fn claims(entries: &[Entry<'_>]) -> Value {
     let mut claims = Vec::new();
     for e in entries {
         let r = e.reproduction;
-        let tally = Tally::of(&r.claims);
-        papers.push(json!({
-            "paper": r.paper.name(),
-            "ledger": true,
-            "tally": {
+        let counts = |tally: Tally| {
+            json!({
                 "holds": tally.holds,
                 "in-shape": tally.in_shape,
                 "does-not-hold": tally.does_not_hold,
                 "cannot-check": tally.cannot_check,
-            }
+            })
+        };
+        papers.push(json!({
+            "paper": r.paper.name(),
+            "ledger": true,
+            "tally": counts(Tally::of(&r.claims)),
+            "audit_commit": AUDIT_COMMIT,
+            "tally_before": counts(audit_baseline(r.paper)),
         }));
         claims.extend(r.claims.iter().map(|c| json!(c)));
     }
@@ -77,23 +81,35 @@ fn claims_section(claims: &Value, figure_ids: &[String]) -> Section {
         "in shape only",
         "does not hold",
         "cannot be checked here",
+        "before the fidelity work: holds / in shape / does not / cannot",
     ]);
     let none = Vec::new();
     for paper in claims["papers"].as_array().unwrap_or(&none) {
         let name = paper["paper"].as_str().unwrap_or("?");
         if paper["ledger"] == true {
+            let count = |tally: &Value, key: &str| tally[key].as_u64().unwrap_or(0).to_string();
             let t = &paper["tally"];
-            let n = |key: &str| t[key].as_u64().unwrap_or(0).to_string();
+            let n = |key: &str| count(t, key);
+            let before = &paper["tally_before"];
+            let before = if before.is_object() {
+                ["holds", "in-shape", "does-not-hold", "cannot-check"]
+                    .map(|key| count(before, key))
+                    .join(" / ")
+            } else {
+                "-".into()
+            };
             table.push([
                 name.to_string(),
                 n("holds"),
                 n("in-shape"),
                 n("does-not-hold"),
                 n("cannot-check"),
+                before,
             ]);
         } else {
             let later = "not in the ledger yet: its document gives the claims".to_string();
-            table.push([name.to_string(), later, "-".into(), "-".into(), "-".into()]);
+            let dash = || "-".to_string();
+            table.push([name.to_string(), later, dash(), dash(), dash(), dash()]);
         }
     }
     let items = claims["claims"]
@@ -131,12 +147,15 @@ fn claims_section(claims: &Value, figure_ids: &[String]) -> Section {
     Section {
         heading: "The papers' claims".into(),
         blocks: vec![
-            Block::Paragraph(
+            Block::Paragraph(format!(
                 "Each claim's verdict is computed from this run's measurements against a \
-                 criterion fixed before our numbers were looked at (docs/reproduction/claims.md); \
-                 claims.json holds every claim, its evidence and its verdict."
-                    .into(),
-            ),
+                     criterion fixed before our numbers were looked at \
+                     (docs/reproduction/claims.md); claims.json holds every claim, its \
+                     evidence and its verdict. The last column is each paper's tally as the \
+                     outside fidelity audit left the ledger (commit {AUDIT_COMMIT}, recorded \
+                     in docs/reproduction/claims.md), before the work that built the papers' \
+                     systems as published; a paper's claim count may have grown since."
+            )),
             Block::Table(table),
             Block::Items(items),
         ],
@@ -290,15 +309,18 @@ mod tests {
         assert_eq!(
             doc["papers"],
             json!([{ "paper": "grr", "ledger": true,
-                "tally": { "holds": 1, "in-shape": 0, "does-not-hold": 1, "cannot-check": 1 } }])
+                "tally": { "holds": 1, "in-shape": 0, "does-not-hold": 1, "cannot-check": 1 },
+                "audit_commit": "39fb539",
+                "tally_before": { "holds": 3, "in-shape": 3, "does-not-hold": 5, "cannot-check": 0 } }])
         );
         assert_eq!(doc["claims"].as_array().map(Vec::len), Some(4));
 
         let html = page(Path::new("out"), &entries, true);
         assert!(html.contains("1 paper run (--quick smoke runs)"), "{html}");
         let row = "<td>grr</td><td class=\"n\">1</td><td class=\"n\">0</td>\
-                   <td class=\"n\">1</td><td class=\"n\">1</td>";
+                   <td class=\"n\">1</td><td class=\"n\">1</td><td>3 / 3 / 5 / 0</td>";
         assert!(html.contains(row), "{html}");
+        assert!(html.contains("outside fidelity audit left the ledger (commit 39fb539"));
         assert!(html.contains(
             "flashkit reproduce grr --quick --out out/grr (1.5 s). Its tables are below (also \
              in out/grr/output.txt), its figures' data in grr.json"
