@@ -93,6 +93,9 @@ fn searching_16_stops_at_15_after_probing_40_and_70() {
     assert_eq!(probes, [Probe::Moved(15), Probe::Over(40), Probe::Over(70)]);
 }
 
+/// The text's probes here also fix the order in which a soft pointer probes its turnstile:
+/// not its target first (40's target is 41, probed second after 200; 41's is 55, probed
+/// second after 15), but the same block order for every pointer into the turnstile.
 #[test]
 fn searching_55_falls_back_at_40_and_skips_a_backward_probe_at_41() {
     let mut e = fig4();
