@@ -19,6 +19,34 @@
 //! view of the block table and returns a block; the FTL carries the decision out, so a new
 //! policy never touches the bookkeeping.
 
+/// `Display` and `FromStr` for an option enum with `ALL` and `name()`: its command-line names
+/// both ways, a wrong name refused with the right ones listed.
+macro_rules! named_enum {
+    ($ty:ty, $what:literal) => {
+        impl std::fmt::Display for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+        impl std::str::FromStr for $ty {
+            type Err = String;
+            fn from_str(text: &str) -> Result<Self, String> {
+                <$ty>::ALL
+                    .into_iter()
+                    .find(|k| k.name() == text)
+                    .ok_or_else(|| {
+                        let names: Vec<_> = <$ty>::ALL.iter().map(|k| k.name()).collect();
+                        format!(
+                            "unknown {} {text:?} (expected one of: {})",
+                            $what,
+                            names.join(", ")
+                        )
+                    })
+            }
+        }
+    };
+}
+
 mod any;
 mod hybrid;
 pub mod mapping;

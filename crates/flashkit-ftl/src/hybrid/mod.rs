@@ -87,23 +87,7 @@ impl FullSw {
     }
 }
 
-impl std::fmt::Display for FullSw {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for FullSw {
-    type Err = String;
-    fn from_str(text: &str) -> Result<Self, String> {
-        FullSw::ALL
-            .into_iter()
-            .find(|k| k.name() == text)
-            .ok_or_else(|| {
-                format!("unknown full-SW policy {text:?} (expected one of: merge, switch)")
-            })
-    }
-}
+named_enum!(FullSw, "full-SW policy");
 
 impl Default for HybridConfig {
     /// Eight log blocks: the paper notes that "in practice, the number of log blocks is

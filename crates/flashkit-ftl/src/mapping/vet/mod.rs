@@ -188,31 +188,6 @@ impl VetTable {
     }
 }
 
-macro_rules! named_enum {
-    ($ty:ty, $what:literal) => {
-        impl fmt::Display for $ty {
-            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str(self.name())
-            }
-        }
-        impl std::str::FromStr for $ty {
-            type Err = String;
-            fn from_str(text: &str) -> Result<Self, String> {
-                <$ty>::ALL
-                    .into_iter()
-                    .find(|k| k.name() == text)
-                    .ok_or_else(|| {
-                        let names: Vec<_> = <$ty>::ALL.iter().map(|k| k.name()).collect();
-                        format!(
-                            "unknown {} {text:?} (expected one of: {})",
-                            $what,
-                            names.join(", ")
-                        )
-                    })
-            }
-        }
-    };
-}
 named_enum!(InsertScheme, "VET insertion scheme");
 named_enum!(VetNodes, "VET node layout");
 named_enum!(VetTable, "VET hash table");
