@@ -1,9 +1,9 @@
 //! What drives the extent count of Fig. 15 (not in the paper; issue 33's sweep).
 //!
-//! Our Table-1-shaped workloads ([`super::paper::table1_workload`]) need 2 to 8 times the
+//! Our Table-1-shaped workloads (`paper::table1_workload`) need 2 to 8 times the
 //! paper's share of PMT. An extent map's memory is its number of live extents, set by how many
-//! separate places the writes land. Three properties of the generated workloads are guesses,
-//! and each is moved here on its own, the others as generated, over the mappings alone
+//! separate places the writes land. The generated workloads' properties are guesses; each
+//! below is moved on its own, the others as generated, over the mappings alone
 //! ([`replay_mapping_only`]: the host's writes, no garbage collection):
 //!
 //! - **sequential share**: a share of the writes starts where the previous write ended
