@@ -471,7 +471,8 @@ fn reproduce_all_writes_each_papers_directory_and_one_index() {
                 .is_ok_and(|e| e.path().extension().is_some_and(|x| x == "svg"))
         })
         .count();
-    assert!(!index.contains("old.svg") && out.join("vet/old.svg").exists());
+    // (by its path: a figure of our own may end in "...old.svg", as "narrow-cold.svg" does)
+    assert!(!index.contains("vet/old.svg") && out.join("vet/old.svg").exists());
     assert_eq!(
         index.matches("<figure id=").count(),
         svgs - 1,
