@@ -73,6 +73,8 @@ if command -v jq >/dev/null; then
         | map(tostring) | @tsv' "$claims")
     tallied=$(jq -r '.papers[] | [.paper, .tally["holds", "in-shape", "does-not-hold",
         "cannot-check"]] | map(tostring) | @tsv' "$claims")
+    before=$(jq -r '.papers[] | [.tally_before["holds", "in-shape", "does-not-hold",
+        "cannot-check"]] | map(tostring) | join(" / ")' "$claims")
 elif command -v python3 >/dev/null; then
     read_claims() {
         python3 - "$claims" "$1" <<'EOF'
@@ -85,6 +87,9 @@ for paper in doc["papers"]:
         verdicts = [c["verdict"] for c in doc["claims"]
                     if c["paper"] == name and c["origin"] == "paper"]
         counts = [verdicts.count(k) for k in keys]
+    elif sys.argv[2] == "before":
+        print(" / ".join(str(paper["tally_before"][k]) for k in keys))
+        continue
     else:
         counts = [paper["tally"][k] for k in keys]
     print("\t".join([name] + [str(n) for n in counts]))
@@ -92,6 +97,7 @@ EOF
     }
     counted=$(read_claims counted)
     tallied=$(read_claims tallied)
+    before=$(read_claims before)
 else
     echo "reading $claims takes jq or python3, and neither is here" >&2
     exit 2
@@ -125,14 +131,17 @@ else
         | sed -E 's#</t[dh]>#\t#g; s#<[^>]*>##g; s#\t$##')
 fi
 header=$(head -n 1 <<<"$rows")
-expected_header=$(printf 'paper\tholds\tin shape only\tdoes not hold\tcannot be checked here')
+expected_header=$(printf 'paper\tholds\tin shape only\tdoes not hold\tcannot be checked here\t%s' \
+    'before the fidelity work: holds / in shape / does not / cannot')
 if [ "$header" != "$expected_header" ]; then
     fail "the summary table's header is \"$header\", not \"$expected_header\""
 fi
 shown=$(tail -n +2 <<<"$rows")
-if [ "$shown" != "$counted" ]; then
-    fail "the summary table does not give claims.json's counts"
-    diff <(echo "$counted") <(echo "$shown") | sed 's/^/  /' >&2 || true
+# Each row: the counts, then the tally before the fidelity work (claims.json's tally_before).
+expected_rows=$(paste <(echo "$counted") <(echo "$before"))
+if [ "$shown" != "$expected_rows" ]; then
+    fail "the summary table does not give claims.json's counts and tallies before"
+    diff <(echo "$expected_rows") <(echo "$shown") | sed 's/^/  /' >&2 || true
 fi
 if [ "$tallied" != "$counted" ]; then
     fail "claims.json's tallies are not the counts of its claims"
