@@ -573,7 +573,7 @@ fn every(
     Ok(Outcome::plain(failing.is_empty(), measured))
 }
 
-/// The commit whose ledger the outside fidelity audit (issue 33) left: the "before" of
+/// The commit whose ledger the outside fidelity audit left: the "before" of
 /// [`audit_baseline`].
 pub const AUDIT_COMMIT: &str = "39fb539";
 

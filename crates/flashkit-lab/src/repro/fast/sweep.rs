@@ -1,5 +1,5 @@
 //! What decides Fig. 10: FAST against BAST as one property of the generated patterns moves
-//! (not in the paper; issue 33's sweep).
+//! (not in the paper).
 //!
 //! Patterns C and D are generated ([`flashkit_trace::workload::fast::HotSet`]): small writes
 //! to 4 (C) or 3 (D) hot blocks, plus sequential writes. BAST keeps each hot block's overwrites

@@ -1,4 +1,4 @@
-//! What drives the extent count of Fig. 15 (not in the paper; issue 33's sweep).
+//! What drives the extent count of Fig. 15 (not in the paper).
 //!
 //! Our Table-1-shaped workloads (`paper::table1_workload`) need 2 to 8 times the
 //! paper's share of PMT. An extent map's memory is its number of live extents, set by how many
