@@ -128,3 +128,19 @@ pub enum NandIndexError {
         detail: String,
     },
 }
+
+#[cfg(test)]
+mod tests {
+    use super::NodeId;
+
+    /// Checker messages and errors name nodes this way.
+    #[test]
+    fn a_node_id_prints_its_number_or_none() {
+        assert_eq!(format!("{:?}", NodeId(7)), "node 7");
+        assert_eq!(NodeId(0).to_string(), "node 0");
+        assert_eq!(format!("{:?}", NodeId::NONE), "node none");
+        assert_eq!(NodeId::NONE.to_string(), "node none");
+        assert_eq!(NodeId::default(), NodeId::NONE);
+        assert_eq!(NodeId(7).index(), 7);
+    }
+}
