@@ -430,6 +430,137 @@ mod tests {
         assert!(mixed.buffer.clean_evictions > 0);
     }
 
+    /// Every integer a phase reports, by its path in the report's JSON.
+    fn integers(phase: &PhaseReport) -> Vec<(String, u64)> {
+        fn walk(path: String, v: &serde_json::Value, out: &mut Vec<(String, u64)>) {
+            match v {
+                serde_json::Value::Object(fields) => {
+                    for (name, field) in fields {
+                        walk(format!("{path}.{name}"), field, out);
+                    }
+                }
+                v => {
+                    if let Some(n) = v.as_u64() {
+                        out.push((path, n));
+                    }
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(
+            String::new(),
+            &serde_json::to_value(phase).expect("json"),
+            &mut out,
+        );
+        out
+    }
+
+    /// The figures a report prints, each against its own computation: the phases add up to
+    /// the total (every counter, by path; the peak of blocks in use is a maximum, not a sum),
+    /// each phase's time is its operations at the preset's costs, the space at the end is
+    /// its blocks at the geometry's sizes, and the live nodes are the nodes the tree's
+    /// splits made and its merges removed.
+    #[test]
+    fn every_figure_is_computed_from_what_the_run_did() {
+        for placement in schemes() {
+            let s = spec(placement, AnyReplacement::CfSemi);
+            let r = run(&s, &tiny()).expect("runs");
+            let total = integers(&r.total);
+            assert!(total.len() >= 39, "{} integers in a phase", total.len());
+            let mut peak = 0;
+            for (i, (path, value)) in total.iter().enumerate() {
+                let each: Vec<u64> = r.phases.iter().map(|p| integers(p)[i].1).collect();
+                assert!(r.phases.iter().all(|p| integers(p)[i].0 == *path));
+                if path.ends_with("peak_blocks_in_use") {
+                    peak = *value;
+                    assert_eq!(
+                        *value,
+                        *each.iter().max().expect("phases"),
+                        "{} {path}",
+                        r.scheme
+                    );
+                } else {
+                    assert_eq!(*value, each.iter().sum::<u64>(), "{} {path}", r.scheme);
+                }
+            }
+            assert!(
+                r.total.counters.erases.total() > 0,
+                "{}: merges erase",
+                r.scheme
+            );
+            for p in r.phases.iter().chain([&r.total]) {
+                let c = &p.counters;
+                let t = &s.timing;
+                let want = [
+                    c.reads.total() as f64 * t.read_ns as f64 / 1e9,
+                    c.programs.total() as f64 * t.program_ns as f64 / 1e9,
+                    c.erases.total() as f64 * t.erase_ns as f64 / 1e9,
+                ];
+                let got = [p.time.read_s, p.time.write_s, p.time.erase_s];
+                for (g, w) in got.iter().zip(want) {
+                    assert!(
+                        (g - w).abs() <= 1e-12 * w,
+                        "{} {}: {got:?} {want:?}",
+                        r.scheme,
+                        p.name
+                    );
+                }
+                let sum: f64 = want.iter().sum();
+                assert!((p.time.total_s() - sum).abs() <= 1e-12 * sum);
+                assert_eq!(p.page_copies(), p.store.merge_page_copies);
+                let b = &p.buffer;
+                let ratio = match b.references {
+                    0 => 0.0,
+                    n => b.hits as f64 / n as f64,
+                };
+                assert_eq!(p.hit_ratio(), ratio, "{} {}", r.scheme, p.name);
+            }
+            let space = &r.space;
+            let g = &s.geometry;
+            assert!(space.blocks_in_use > 0 && space.blocks_in_use <= peak);
+            assert_eq!(space.peak_blocks_in_use, peak);
+            assert_eq!(space.bytes_in_use, space.blocks_in_use * g.block_bytes());
+            let pages = space.blocks_in_use * u64::from(g.pages_per_block());
+            assert_eq!(space.utilization, space.live_nodes as f64 / pages as f64);
+            let t = &r.tree;
+            let made = 1 + t.leaf_splits + t.inner_splits + t.root_splits;
+            let removed = t.node_merges + t.root_collapses;
+            assert_eq!(space.live_nodes, made - removed, "{}: {t:?}", r.scheme);
+            assert!(r.height >= 2 && u64::from(r.height) == 1 + t.root_splits - t.root_collapses);
+        }
+    }
+
+    /// Without modifications the mixed phase is reported empty, and a workload that breaks
+    /// its rules is refused before the flash is touched, naming it.
+    #[test]
+    fn a_run_without_modifications_reports_an_empty_mixed_phase() {
+        let s = spec(schemes()[0], AnyReplacement::CfSemi);
+        let none = FileWorkload {
+            modification_coefficient: 0.0,
+            ..tiny()
+        };
+        let r = run(&s, &none).expect("runs");
+        let names: Vec<&str> = r.phases.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["create", "mixed", "flush"]);
+        assert_eq!(r.phases[0].requests, 300);
+        assert_eq!(r.phases[0].inserts, r.keys);
+        let mixed = &r.phases[1];
+        assert_eq!((mixed.requests, mixed.gets, mixed.puts), (0, 0, 0));
+        assert_eq!(mixed.counters, OpCounters::default());
+        assert!(
+            r.phases[2].counters.programs.total() > 0,
+            "the flush writes"
+        );
+        let bad = FileWorkload { files: 0, ..tiny() };
+        match run(&s, &bad) {
+            Err(NandIndexError::Config { field, reason }) => {
+                assert_eq!(field, "workload");
+                assert!(reason.starts_with("files:"), "{reason}");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
     /// A fingerprint of every counter of every phase.
     fn fingerprint(report: &NandReport) -> u64 {
         let mut h = flashkit_core::StateHasher::new();
