@@ -471,3 +471,86 @@ fn every_part_of_the_state_reaches_the_state_hash() {
         step(part, &pool);
     }
 }
+
+/// The buffer's configuration at each bound: the window a fraction in [0, 1], the log
+/// sector 64 B up to a page less its header, room for two nodes with their sectors.
+#[test]
+fn a_buffer_configuration_is_checked_at_each_bound() {
+    let good = BufferConfig {
+        capacity_bytes: 2 * u64::from(PAGE + SECTOR),
+        window: 0.5,
+        sector_bytes: SECTOR,
+    };
+    let field = |cfg: BufferConfig| match cfg.validate(PAGE) {
+        Ok(()) => "",
+        Err(NandIndexError::Config { field, .. }) => field,
+        Err(other) => panic!("{other:?}"),
+    };
+    assert_eq!(field(good), "");
+    for window in [0.0, 1.0] {
+        assert_eq!(
+            field(BufferConfig { window, ..good }),
+            "",
+            "window {window}"
+        );
+    }
+    for window in [-0.01, 1.01, f64::NAN, f64::INFINITY] {
+        assert_eq!(
+            field(BufferConfig { window, ..good }),
+            "window",
+            "window {window}"
+        );
+    }
+    let max_sector = PAGE - 32;
+    let room = |sector_bytes: u32| 2 * u64::from(PAGE + sector_bytes);
+    for sector_bytes in [64, max_sector] {
+        let cfg = BufferConfig {
+            sector_bytes,
+            capacity_bytes: room(sector_bytes),
+            ..good
+        };
+        assert_eq!(field(cfg), "", "sector {sector_bytes}");
+    }
+    for sector_bytes in [63, max_sector + 1] {
+        let cfg = BufferConfig {
+            sector_bytes,
+            capacity_bytes: room(sector_bytes),
+            ..good
+        };
+        assert_eq!(field(cfg), "sector size", "sector {sector_bytes}");
+    }
+    let short = BufferConfig {
+        capacity_bytes: room(SECTOR) - 1,
+        ..good
+    };
+    assert_eq!(field(short), "buffer size");
+    let Err(error) = short.validate(PAGE) else {
+        panic!("accepted")
+    };
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "B-tree configuration: buffer size {} B holds fewer than two nodes with their log sectors ({} B)",
+            room(SECTOR) - 1,
+            room(SECTOR)
+        )
+    );
+}
+
+/// A window of counters subtracts every field.
+#[test]
+fn buffer_counters_since_a_snapshot_subtract_every_field() {
+    let at = |n: u64| BufferStats {
+        references: 100 * n,
+        hits: 90 * n,
+        misses: 10 * n,
+        clean_evictions: 7 * n,
+        dirty_evictions: 6 * n,
+        new_node_evictions: 5 * n,
+        image_drops: 4 * n,
+        full_sector_flushes: 3 * n,
+    };
+    assert_eq!(at(5).since(&at(2)), at(3));
+    assert_eq!(at(3).hit_ratio(), 0.9);
+    assert_eq!(BufferStats::default().hit_ratio(), 0.0);
+}
