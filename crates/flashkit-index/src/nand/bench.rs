@@ -462,9 +462,12 @@ mod tests {
     /// splits made and its merges removed.
     #[test]
     fn every_figure_is_computed_from_what_the_run_did() {
-        for placement in schemes() {
+        let names = ["ipl k=1", "grr m=8 k=4 l=8", "grr m=8 k=4 l=8 adaptive"];
+        for (placement, name) in schemes().into_iter().zip(names) {
             let s = spec(placement, AnyReplacement::CfSemi);
             let r = run(&s, &tiny()).expect("runs");
+            assert_eq!(r.scheme, name);
+            assert_eq!(crate::nand::Placement::name(&placement), &name[..3]);
             let total = integers(&r.total);
             assert!(total.len() >= 39, "{} integers in a phase", total.len());
             let mut peak = 0;
