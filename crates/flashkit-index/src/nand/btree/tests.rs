@@ -332,3 +332,66 @@ fn every_part_of_the_state_reaches_the_state_hash() {
         seen.push(h);
     }
 }
+
+fn device(page_bytes: u32) -> NandDevice<PageBytes> {
+    let geometry = Geometry::builder()
+        .page_size_bytes(page_bytes)
+        .pages_per_block(4)
+        .oob_bytes(16)
+        .blocks(8)
+        .build()
+        .expect("valid geometry");
+    NandDevice::new(geometry)
+}
+
+/// Node key counts are 16-bit: a 64 KiB page holds a tree, a larger one is refused by name.
+#[test]
+fn pages_up_to_64_kib_hold_a_tree() {
+    let buffer = |page: u32| BufferConfig {
+        capacity_bytes: 4 * u64::from(page),
+        window: 0.5,
+        sector_bytes: 128,
+    };
+    let page = 1 << 16;
+    let mut tree =
+        BTree::create(device(page), Ipl::default(), Lru, buffer(page)).expect("64 KiB pages");
+    tree.put(3, 30).expect("put");
+    assert_eq!(tree.get(3).expect("get"), Some(30));
+    let page = 1 << 17;
+    match BTree::create(device(page), Ipl::default(), Lru, buffer(page)) {
+        Err(NandIndexError::Config { field, reason }) => {
+            assert_eq!(field, "page size");
+            assert!(reason.starts_with("131072 B pages"), "{reason}");
+        }
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => panic!("128 KiB pages accepted"),
+    }
+}
+
+/// Each restart is counted, and the tree found again is the same tree.
+#[test]
+fn restarts_are_counted() {
+    let mut tree = scrambled_tree(64);
+    let before = tree.tree_stats();
+    assert_eq!(before.restarts, 0);
+    let keys = {
+        let mut out = Vec::new();
+        tree.range(0, u64::MAX, &mut out).expect("range");
+        out
+    };
+    for n in 1..=2 {
+        tree.restart().expect("restart");
+        assert_eq!(tree.tree_stats().restarts, n);
+    }
+    let mut after = Vec::new();
+    tree.range(0, u64::MAX, &mut after).expect("range");
+    assert_eq!(after, keys);
+    assert_eq!(
+        TreeStats {
+            restarts: 0,
+            ..tree.tree_stats()
+        },
+        before,
+        "a restart changes no other counter"
+    );
+}
