@@ -379,10 +379,23 @@ fn restarts_are_counted() {
         tree.range(0, u64::MAX, &mut out).expect("range");
         out
     };
+    let root = tree.root();
     for n in 1..=2 {
-        tree.restart().expect("restart");
+        let boot = tree.restart().expect("restart");
         assert_eq!(tree.tree_stats().restarts, n);
+        assert_eq!(
+            (tree.root(), boot.root),
+            (root, root),
+            "the same root is found"
+        );
     }
+    let top = node(&tree, root);
+    assert_eq!(
+        u32::from(top.level) + 1,
+        tree.height(),
+        "the root is the top level"
+    );
+    assert_eq!(top.root_epoch, tree.epoch);
     let mut after = Vec::new();
     tree.range(0, u64::MAX, &mut after).expect("range");
     assert_eq!(after, keys);
