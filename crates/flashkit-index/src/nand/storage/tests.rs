@@ -311,3 +311,33 @@ fn every_part_of_the_state_reaches_the_state_hash() {
         seen.push(h);
     }
 }
+
+/// A window of the storage manager's counters subtracts every count; the peak is a
+/// maximum, so the window keeps the later one.
+#[test]
+fn store_counters_since_a_snapshot_subtract_every_count() {
+    let at = |n: u64| StoreStats {
+        node_fetches: 30 * n,
+        fetch_log_pages: 29 * n,
+        node_writes: 28 * n,
+        log_flushes: 27 * n,
+        log_pages_written: 26 * n,
+        log_area_grows: 25 * n,
+        merges: 24 * n,
+        merges_for_room: 23 * n,
+        merges_at_limit: 22 * n,
+        spread_merges: 21 * n,
+        merge_page_copies: 20 * n,
+        sets_opened: 19 * n,
+        blocks_reclaimed: 18 * n,
+        nodes_freed: 17 * n,
+        peak_blocks_in_use: 16 * n,
+    };
+    assert_eq!(
+        at(5).since(&at(2)),
+        StoreStats {
+            peak_blocks_in_use: 16 * 5,
+            ..at(3)
+        }
+    );
+}
