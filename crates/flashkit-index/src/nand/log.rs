@@ -476,4 +476,166 @@ mod tests {
         assert_eq!(inner.children, vec![NodeId(0), NodeId(1), NodeId(2)]);
         assert!(LogRecord::DeleteChild { pos: 2 }.apply(&mut inner).is_err());
     }
+
+    fn inner() -> Node {
+        Node {
+            level: 1,
+            keys: vec![10, 20],
+            children: vec![NodeId(0), NodeId(1), NodeId(2)],
+            ..Node::empty_leaf()
+        }
+    }
+
+    fn leaf() -> Node {
+        Node {
+            keys: vec![1, 2, 3],
+            values: vec![10, 20, 30],
+            ..Node::empty_leaf()
+        }
+    }
+
+    fn refusal(r: LogRecord, mut node: Node) -> String {
+        let before = node.clone();
+        let e = r.apply(&mut node).expect_err("refused");
+        assert_eq!(node, before, "{r:?}: a refused record changed the node");
+        e
+    }
+
+    /// Positions and counts at their last valid value apply; one past it is refused, the
+    /// node unchanged, and the refusal says which record met which node.
+    #[test]
+    fn positions_are_checked_at_their_bounds() {
+        let last = |r: LogRecord, mut node: Node| {
+            r.apply(&mut node).expect("the bound applies");
+            node
+        };
+        let n = last(
+            LogRecord::InsertChild {
+                pos: 2,
+                key: 30,
+                child: NodeId(3),
+            },
+            inner(),
+        );
+        assert_eq!((n.keys, n.children.len()), (vec![10, 20, 30], 4));
+        let e = refusal(
+            LogRecord::InsertChild {
+                pos: 3,
+                key: 30,
+                child: NodeId(3),
+            },
+            inner(),
+        );
+        assert_eq!(
+            e,
+            "InsertChild { pos: 3, key: 30, child: node 3 } on a node of 2 keys: position \
+             out of range"
+        );
+        let n = last(LogRecord::DeleteChild { pos: 1 }, inner());
+        assert_eq!((n.keys, n.children), (vec![10], vec![NodeId(0), NodeId(1)]));
+        refusal(LogRecord::DeleteChild { pos: 2 }, inner());
+        let n = last(LogRecord::SetKey { pos: 1, key: 25 }, inner());
+        assert_eq!(n.keys, vec![10, 25]);
+        refusal(LogRecord::SetKey { pos: 2, key: 25 }, inner());
+        for node in [inner(), leaf()] {
+            let len = node.keys.len() as u16;
+            let n = last(LogRecord::Truncate { keep: len }, node.clone());
+            assert_eq!(n, node, "keeping every key changes nothing");
+            let n = last(LogRecord::PopFront { count: len }, node.clone());
+            assert!(n.keys.is_empty() && n.values.is_empty());
+            assert_eq!(n.children.len(), usize::from(!node.is_leaf()));
+            let e = refusal(LogRecord::Truncate { keep: len + 1 }, node.clone());
+            assert!(e.ends_with("keeps more keys than the node has"), "{e}");
+            let e = refusal(LogRecord::PopFront { count: len + 1 }, node.clone());
+            assert!(e.ends_with("drops more keys than the node has"), "{e}");
+        }
+        let n = last(LogRecord::Truncate { keep: 1 }, leaf());
+        assert_eq!((n.keys, n.values), (vec![1], vec![10]));
+        let n = last(LogRecord::PopFront { count: 1 }, leaf());
+        assert_eq!((n.keys, n.values), (vec![2, 3], vec![20, 30]));
+        let n = last(LogRecord::Truncate { keep: 1 }, inner());
+        assert_eq!((n.keys, n.children), (vec![10], vec![NodeId(0), NodeId(1)]));
+        let n = last(LogRecord::PopFront { count: 1 }, inner());
+        assert_eq!((n.keys, n.children), (vec![20], vec![NodeId(1), NodeId(2)]));
+    }
+
+    /// Leaf records are refused on an inner node and inner records on a leaf; the root
+    /// mark, truncation and popping apply to both.
+    #[test]
+    fn each_record_applies_to_its_kind_of_node_only() {
+        let leaf_only = [
+            LogRecord::Insert { key: 5, value: 1 },
+            LogRecord::Update { key: 10, value: 1 },
+            LogRecord::Delete { key: 10 },
+            LogRecord::SetNext { next: NodeId(4) },
+        ];
+        let inner_only = [
+            LogRecord::InsertChild {
+                pos: 0,
+                key: 0,
+                child: NodeId(4),
+            },
+            LogRecord::DeleteChild { pos: 0 },
+            LogRecord::SetKey { pos: 0, key: 0 },
+            LogRecord::PushFront {
+                key: 0,
+                child: NodeId(4),
+            },
+            LogRecord::Append {
+                key: 0,
+                child: NodeId(4),
+            },
+        ];
+        for r in leaf_only {
+            let e = refusal(r, inner());
+            assert!(e.ends_with(": wrong kind of node"), "{e}");
+        }
+        for r in inner_only {
+            let e = refusal(r, leaf());
+            assert!(e.ends_with(": wrong kind of node"), "{e}");
+        }
+        for mut node in [inner(), leaf()] {
+            LogRecord::SetRoot { epoch: 9 }
+                .apply(&mut node)
+                .expect("applies");
+            assert_eq!(node.root_epoch, 9);
+        }
+        let e = refusal(LogRecord::Update { key: 4, value: 1 }, leaf());
+        assert!(e.ends_with("the key is absent"), "{e}");
+    }
+
+    /// A record cut short names its tag and the bytes it needs; an empty slice and an
+    /// unknown tag are refused by name.
+    #[test]
+    fn a_short_or_unknown_record_is_refused_by_name() {
+        for r in every_record() {
+            let mut bytes = Vec::new();
+            r.encode(&mut bytes);
+            let need = bytes.len();
+            let e = LogRecord::decode(&bytes[..need - 1]).expect_err("short");
+            assert_eq!(
+                e,
+                format!(
+                    "record tag {}: {} bytes left, {need} needed",
+                    bytes[0],
+                    need - 1
+                )
+            );
+            bytes.push(0xAB);
+            assert_eq!(LogRecord::decode(&bytes).expect("decodes"), (r, need));
+        }
+        assert_eq!(LogRecord::decode(&[]).expect_err("empty"), "empty record");
+        for tag in [0, 13, 255] {
+            assert_eq!(
+                LogRecord::decode(&[tag; 20]).expect_err("unknown"),
+                format!("record tag: {tag} is not a record type")
+            );
+        }
+        let mut node = leaf();
+        let mut sector = Vec::new();
+        LogRecord::Delete { key: 2 }.encode(&mut sector);
+        LogRecord::Update { key: 3, value: 33 }.encode(&mut sector);
+        apply_all(&sector, &mut node).expect("applies");
+        assert_eq!((node.keys, node.values), (vec![1, 3], vec![10, 33]));
+    }
 }
