@@ -348,4 +348,102 @@ mod tests {
             seen.push(h);
         }
     }
+
+    /// The image byte for byte as the module's table lays it out.
+    #[test]
+    fn an_image_is_laid_out_as_documented() {
+        let mut bytes = Vec::new();
+        Node {
+            level: 0,
+            root_epoch: 0x0102_0304,
+            next: NodeId(0x0a0b_0c0d),
+            keys: vec![0x11],
+            values: vec![0x22],
+            children: vec![],
+        }
+        .encode(&mut bytes);
+        let mut want = vec![0, 0, 1, 0, 0x0d, 0x0c, 0x0b, 0x0a, 4, 3, 2, 1, 0, 0, 0, 0];
+        want.extend_from_slice(&0x11u64.to_le_bytes());
+        want.extend_from_slice(&0x22u64.to_le_bytes());
+        assert_eq!(bytes, want);
+        bytes.clear();
+        Node {
+            level: 3,
+            keys: vec![7],
+            children: vec![NodeId(5), NodeId(6)],
+            ..Node::empty_leaf()
+        }
+        .encode(&mut bytes);
+        assert_eq!(&bytes[..4], &[3, 0, 1, 0]);
+        assert_eq!(&bytes[24..], &[5, 0, 0, 0, 6, 0, 0, 0]);
+        assert_eq!(bytes.len(), 16 + 8 + 8);
+        let err = Node::default().decode(&bytes[..15]).expect_err("short");
+        assert_eq!(err, "node header: 15 bytes, 16 needed");
+        let err = Node::default().decode(&bytes[..31]).expect_err("short");
+        assert_eq!(
+            err,
+            "key count: 1 keys at level 3 need 16 bytes, the page holds 15"
+        );
+    }
+
+    /// A decode into a used node leaves nothing of it behind, and a copy is equal.
+    #[test]
+    fn decode_and_copy_reuse_a_node_whole() {
+        let inner = Node {
+            level: 1,
+            root_epoch: 2,
+            next: NodeId::NONE,
+            keys: vec![4, 8],
+            values: vec![],
+            children: vec![NodeId(1), NodeId(2), NodeId(3)],
+        };
+        let leaf = Node {
+            root_epoch: 5,
+            next: NodeId(6),
+            keys: vec![1, 2, 3],
+            values: vec![9, 9, 9],
+            ..Node::empty_leaf()
+        };
+        for (from, into) in [(&inner, &leaf), (&leaf, &inner)] {
+            let mut bytes = Vec::new();
+            from.encode(&mut bytes);
+            let mut node = into.clone();
+            node.decode(&bytes).expect("decodes");
+            assert_eq!(&node, from);
+            let mut copy = into.clone();
+            copy.copy_from(from);
+            assert_eq!(&copy, from);
+        }
+        assert_eq!((leaf.len(), leaf.is_empty()), (3, false));
+        assert!(Node::empty_leaf().is_empty() && Node::empty_leaf().is_leaf());
+        assert!(!inner.is_leaf());
+    }
+
+    /// A key equal to a separator goes right of it.
+    #[test]
+    fn the_child_for_a_key_counts_the_separators_at_or_below_it() {
+        let inner = Node {
+            level: 1,
+            keys: vec![10, 20],
+            children: vec![NodeId(0), NodeId(1), NodeId(2)],
+            ..Node::empty_leaf()
+        };
+        let got: Vec<usize> = [0, 9, 10, 11, 19, 20, 21, u64::MAX]
+            .iter()
+            .map(|&k| inner.child_index(k))
+            .collect();
+        assert_eq!(got, [0, 0, 1, 1, 1, 2, 2, 2]);
+    }
+
+    /// Half-full is rounded down, per level.
+    #[test]
+    fn minimum_occupancy_is_half_the_capacity_per_level() {
+        let l = NodeLayout::for_page(2048);
+        assert_eq!((l.leaf_min(), l.inner_min()), (62, 83));
+        assert_eq!(
+            (l.capacity(0), l.capacity(1), l.capacity(5)),
+            (125, 166, 166)
+        );
+        assert_eq!((l.min(0), l.min(1), l.min(5)), (62, 83, 83));
+    }
 }
