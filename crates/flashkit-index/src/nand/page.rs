@@ -189,4 +189,50 @@ mod tests {
         let err = PageHeader::read_page(&page).expect_err("corrupt");
         assert!(err.starts_with("kind"), "{err}");
     }
+
+    /// The header byte for byte as the module's table lays it out, a node image's kind
+    /// too, and the page's erased rest after the payload ignored.
+    #[test]
+    fn a_header_is_laid_out_as_documented() {
+        let mut page = Vec::new();
+        let node = PageHeader {
+            kind: PageKind::Node,
+            ..header()
+        };
+        node.write_page(b"abc", &mut page);
+        let mut want = vec![0xD1, 1, 3, 0, 42, 0, 0, 0];
+        want.extend_from_slice(&(1u64 << 40).to_le_bytes());
+        want.extend_from_slice(&[3, 0, 0, 0, 8, 0, 5, 0, 4, 0, 0, 0]);
+        assert_eq!(&page[..28], &want[..]);
+        assert_eq!(&page[HEADER_BYTES..], b"abc");
+        page.resize(64, 0xFF);
+        let (back, payload) = PageHeader::read_page(&page).expect("valid");
+        assert_eq!((back, payload), (node, &b"abc"[..]));
+    }
+
+    /// Each field the reader checks is refused by name, and every header byte is under the
+    /// checksum.
+    #[test]
+    fn a_bad_page_names_its_field() {
+        let mut good = Vec::new();
+        header().write_page(b"records", &mut good);
+        let err = |page: &[u8]| PageHeader::read_page(page).expect_err("refused");
+        assert_eq!(err(&good[..31]), "header: 31 bytes, 32 needed");
+        assert!(PageHeader::read_page(&good[..32 + 7]).is_ok());
+        assert_eq!(
+            err(&good[..32 + 6]),
+            "payload length: 7 bytes, the page holds fewer"
+        );
+        let mut page = good.clone();
+        page[1] = 2;
+        assert_eq!(err(&page), "version: 2 (this build reads 1)");
+        page[0] = 0x55;
+        assert_eq!(err(&page), "kind: 0x55 is neither a node nor a log page");
+        for at in 2..28 {
+            let mut page = good.clone();
+            page.resize(400, 0xFF);
+            page[at] ^= 1;
+            assert!(err(&page).starts_with("checksum"), "byte {at}");
+        }
+    }
 }
