@@ -289,4 +289,145 @@ mod tests {
             .is_err()
         );
     }
+
+    /// Each parameter the workload checks, refused by name at its bound and accepted on the
+    /// right side of it.
+    #[test]
+    fn every_parameter_is_checked_at_its_bound() {
+        let ok = FileWorkload::default();
+        assert_eq!(ok.validate(), Ok(()));
+        let refused = |w: FileWorkload| w.validate().expect_err("refused");
+        assert_eq!(
+            refused(FileWorkload { files: 0, ..ok }),
+            "files: at least one file must be created"
+        );
+        for fmc in [-0.5, f64::NAN, f64::INFINITY] {
+            let e = refused(FileWorkload {
+                modification_coefficient: fmc,
+                ..ok
+            });
+            assert!(e.starts_with("modification coefficient:"), "{e}");
+        }
+        let zero = FileWorkload {
+            modification_coefficient: 0.0,
+            read_percent: 100,
+            ..ok
+        };
+        assert_eq!(zero.validate(), Ok(()));
+        assert_eq!(
+            refused(FileWorkload {
+                read_percent: 101,
+                ..ok
+            }),
+            "read share: 101% is more than 100%"
+        );
+        let no_size = "average write length and page size must be positive";
+        assert_eq!(
+            refused(FileWorkload {
+                data_page_bytes: 0,
+                ..ok
+            }),
+            no_size
+        );
+        assert_eq!(
+            refused(FileWorkload {
+                avg_write_bytes: 0,
+                ..ok
+            }),
+            no_size
+        );
+        let no_reads = "read length and data pages must be positive";
+        assert_eq!(
+            refused(FileWorkload {
+                read_pages: 0,
+                ..ok
+            }),
+            no_reads
+        );
+        assert_eq!(
+            refused(FileWorkload {
+                data_pages: 0,
+                ..ok
+            }),
+            no_reads
+        );
+        // A write of at most u32::MAX / 4 pages: 2 x AWL / page - 1.
+        let longest = |avg_write_bytes| FileWorkload {
+            avg_write_bytes,
+            data_page_bytes: 1,
+            ..ok
+        };
+        let limit = u64::from(u32::MAX / 4);
+        assert_eq!(longest((limit + 1) / 2).validate(), Ok(()));
+        assert_eq!(
+            refused(longest((limit + 1) / 2 + 1)),
+            format!(
+                "average write length: {} B is too long",
+                (limit + 1) / 2 + 1
+            )
+        );
+    }
+
+    /// Table 4's sizes in pages and requests, and the key of a file page.
+    #[test]
+    fn lengths_requests_and_keys_follow_the_parameters() {
+        let w = FileWorkload::default();
+        assert_eq!(
+            w.max_write_pages(),
+            15,
+            "16 KiB over 2 KiB pages: 1 to 15 pages"
+        );
+        let odd = FileWorkload {
+            avg_write_bytes: 5000,
+            ..w
+        };
+        assert_eq!(odd.max_write_pages(), 5, "5,000 B is 3 pages rounded up");
+        let one = FileWorkload {
+            avg_write_bytes: 100,
+            ..w
+        };
+        assert_eq!(one.max_write_pages(), 1);
+        assert_eq!(w.mixed_requests(), 20_000);
+        let fractional = FileWorkload {
+            files: 3,
+            modification_coefficient: 2.5,
+            ..w
+        };
+        assert_eq!(fractional.mixed_requests(), 8, "7.5 rounds to 8");
+        assert_eq!(key(0, 0), 0);
+        assert_eq!(key(1, 2), (1 << 32) + 2);
+        assert_eq!(key(u32::MAX, u32::MAX), u64::MAX);
+    }
+
+    /// Reads look up `read_pages` pages, fewer in a shorter file, always inside it.
+    #[test]
+    fn reads_are_as_long_as_asked_inside_the_file() {
+        let spec = FileWorkload {
+            files: 100,
+            read_pages: 2,
+            read_percent: 100,
+            avg_write_bytes: 4096,
+            ..FileWorkload::default()
+        };
+        let mut sizes = Vec::new();
+        let mut stream = spec.stream();
+        let (mut full, mut short) = (0, 0);
+        while let Some((_, op)) = stream.next_op() {
+            match op {
+                FileOp::Create { pages, .. } => sizes.push(pages),
+                FileOp::Read {
+                    file,
+                    offset,
+                    pages,
+                } => {
+                    let size = sizes[file as usize];
+                    assert_eq!(pages, size.min(2), "files of 1 to 3 pages");
+                    assert!(offset + pages <= size);
+                    if pages == 2 { full += 1 } else { short += 1 }
+                }
+                FileOp::Write { .. } => panic!("an all-read mix wrote"),
+            }
+        }
+        assert!(full > 0 && short > 0, "{full} full reads, {short} short");
+    }
 }
