@@ -357,14 +357,13 @@ mod tests {
             data_page_bytes: 1,
             ..ok
         };
+        // 2 x AWL - 1 <= limit: the longest AWL accepted is (limit + 1) / 2.
         let limit = u64::from(u32::MAX / 4);
-        assert_eq!(longest((limit + 1) / 2).validate(), Ok(()));
+        let awl = limit.div_ceil(2);
+        assert_eq!(longest(awl).validate(), Ok(()));
         assert_eq!(
-            refused(longest((limit + 1) / 2 + 1)),
-            format!(
-                "average write length: {} B is too long",
-                (limit + 1) / 2 + 1
-            )
+            refused(longest(awl + 1)),
+            format!("average write length: {} B is too long", awl + 1)
         );
     }
 
