@@ -43,7 +43,7 @@ use crate::nand::log::apply_all;
 use crate::nand::node::Node;
 use crate::nand::page::{BlockTag, PageHeader, PageKind};
 use crate::nand::{NandIndexError, NodeId};
-use flashkit_core::{BlockId, Cause, Geometry, Lpn, Stamp, StateHasher, Timing};
+use flashkit_core::{BlockId, Cause, Geometry, Lpn, Stamp, StateHasher};
 use flashkit_device::{FlashDevice, NandDevice, PageBytes, PageData};
 use serde::Serialize;
 use std::collections::{BTreeMap, VecDeque};
@@ -881,20 +881,6 @@ impl<P: Placement> NodeStore<P> {
             .enumerate()
             .filter(|(_, loc)| **loc != Loc::NONE)
             .map(|(i, _)| NodeId(i as u32))
-    }
-
-    /// Blocks per set, for reports: (set id, blocks now, blocks opened with, log pages).
-    pub fn sets(&self) -> Vec<(u32, usize, u32, u32)> {
-        self.ram
-            .sets
-            .iter()
-            .map(|(&id, s)| (id, s.blocks.len(), s.opened_with, s.log_pages))
-            .collect()
-    }
-
-    /// The serial cost of everything done so far under `timing`.
-    pub fn elapsed_ns(&self, timing: &Timing) -> u64 {
-        timing.serial_cost_ns(self.dev.counters())
     }
 }
 
