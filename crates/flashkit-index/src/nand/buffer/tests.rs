@@ -554,3 +554,34 @@ fn buffer_counters_since_a_snapshot_subtract_every_field() {
     assert_eq!(at(3).hit_ratio(), 0.9);
     assert_eq!(BufferStats::default().hit_ratio(), 0.0);
 }
+
+/// A record that fills the log sector exactly stays in it; only one that does not fit
+/// flushes the sector first.
+#[test]
+fn a_record_that_fills_the_sector_exactly_stays_in_it() {
+    let (mut store, mut pool) = (store(), pool(CfSemi));
+    let a = store.allocate_id();
+    pool.create(a, &Node::empty_leaf(), &mut store)
+        .expect("create");
+    pool.flush_all(&mut store).expect("flush");
+    // Seven 17-byte inserts and a 9-byte delete: 128 bytes, the sector's size.
+    for key in 1..=7 {
+        pool.modify(a, insert(key), &mut store).expect("modify");
+    }
+    pool.modify(a, LogRecord::Delete { key: 7 }, &mut store)
+        .expect("modify");
+    assert_eq!(pool.stats().full_sector_flushes, 0, "128 bytes fit");
+    assert_eq!(programs(&store), 1, "no log page yet");
+    assert_eq!(pool.used_bytes(), u64::from(PAGE + SECTOR));
+    ok(&pool, &store);
+    pool.modify(a, LogRecord::Delete { key: 6 }, &mut store)
+        .expect("modify");
+    assert_eq!(
+        pool.stats().full_sector_flushes,
+        1,
+        "the 129th byte does not"
+    );
+    assert_eq!(programs(&store), 2, "the full sector's log page");
+    assert_eq!(pool.used_bytes(), u64::from(PAGE + SECTOR));
+    ok(&pool, &store);
+}
