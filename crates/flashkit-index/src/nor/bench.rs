@@ -521,6 +521,172 @@ mod tests {
         }
     }
 
+    /// Seconds of `n` operations at `ns` each.
+    fn seconds(n: u64, ns: u64) -> f64 {
+        n as f64 * ns as f64 / 1e9
+    }
+
+    fn close(got: f64, want: f64) -> bool {
+        (got - want).abs() <= 1e-12 * want.abs()
+    }
+
+    /// The micro-benchmark's figures, each against its own computation: the phases' names
+    /// and operation counts; the phases' counters and the boots' reads add up to the
+    /// device's; every time is the operations at the part's costs; the boot figure is the
+    /// mean of the boots' reads, the run's only metadata reads; the probes add up to
+    /// the structure's; its counters are its own.
+    #[test]
+    fn every_micro_figure_is_computed_from_what_the_run_did() {
+        let spec = MicroSpec {
+            keys: 300,
+            updates: 3_000,
+            queries: 700,
+            boot_trials: 2,
+            ..MicroSpec::default()
+        };
+        let geometry = NorGeometry::new(1024, 16).expect("valid");
+        let timing = NorPreset::K8C1215.timing;
+        for structure in Structure::ALL {
+            let mut index = IndexSpec::new(structure, 7).build(geometry).expect("build");
+            let created = *index.device().counters();
+            let r = micro(index.as_mut(), timing, &spec).expect("runs");
+            let names: Vec<(&str, u64)> = r
+                .phases
+                .iter()
+                .map(|p| (p.name.as_str(), p.operations))
+                .collect();
+            assert_eq!(
+                names,
+                [
+                    ("insert", 300),
+                    ("update", 3_000),
+                    ("query", 700),
+                    ("delete", 300)
+                ]
+            );
+            let boot = r.boot_word_reads.expect("measured");
+            assert!(boot > 0.0, "{structure}: {boot}");
+            let device = index.device().counters().since(&created);
+            let sum = |f: fn(&OpCounters) -> u64| -> u64 {
+                r.phases.iter().map(|p| f(&p.counters)).sum()
+            };
+            assert_eq!(sum(|c| c.reads.host), device.reads.host, "{structure}");
+            assert_eq!(sum(|c| c.reads.gc), device.reads.gc, "{structure}");
+            assert_eq!(
+                sum(|c| c.reads.metadata),
+                0,
+                "{structure}: boots are not phases"
+            );
+            assert_eq!(device.reads.metadata as f64, 2.0 * boot, "{structure}");
+            assert_eq!(sum(|c| c.programs.total()), device.programs.total());
+            assert_eq!(sum(|c| c.erases.total()), device.erases.total());
+            for p in &r.phases {
+                let (c, t) = (&p.counters, &p.time);
+                let want = [
+                    seconds(c.reads.host, timing.read_ns),
+                    seconds(c.programs.host, timing.program_ns),
+                    seconds(c.erases.host, timing.erase_ns),
+                    seconds(c.reads.gc, timing.read_ns),
+                    seconds(c.programs.gc, timing.program_ns),
+                    seconds(c.erases.gc, timing.erase_ns),
+                ];
+                let got = [
+                    t.read_s,
+                    t.write_s,
+                    t.erase_s,
+                    t.gc_read_s,
+                    t.gc_write_s,
+                    t.gc_erase_s,
+                ];
+                for (g, w) in got.iter().zip(want) {
+                    assert!(close(*g, w), "{structure} {}: {got:?} {want:?}", p.name);
+                }
+                assert!(close(t.reads(), want[0] + want[3]));
+                assert!(close(t.writes(), want[1] + want[4]));
+                assert!(close(t.erases(), want[2] + want[5]));
+                assert!(close(t.total(), want.iter().sum()));
+            }
+            let reclaimed: u64 = r.phases.iter().map(|p| p.counters.erases.gc).sum();
+            assert!(reclaimed > 0, "{structure}: nothing reclaimed");
+            let stats = index.stats();
+            let probes =
+                |f: fn(&ProbeStats) -> u64| -> u64 { r.phases.iter().map(|p| f(&p.probes)).sum() };
+            let all = stats.probes;
+            assert_eq!(probes(|p| p.pointers_visited), all.pointers_visited);
+            assert_eq!(probes(|p| p.probes), all.probes);
+            assert_eq!(probes(|p| p.successful), all.successful);
+            assert_eq!(probes(|p| p.low), all.low);
+            assert_eq!(probes(|p| p.over), all.over);
+            assert_eq!(probes(|p| p.back), all.back);
+            assert_eq!(probes(|p| p.null), all.null);
+            assert_eq!(r.counters, stats.counters);
+            assert_eq!(r.state_hash, crate::nor::state_hash(index.as_ref()));
+        }
+    }
+
+    /// Gaussian keys stay in the key range, around the median with the spread asked; a
+    /// spread of the whole key range is still accepted.
+    #[test]
+    fn gaussian_keys_fall_around_the_median_at_the_spread() {
+        let mut g = GaussianKeys::new(6_000, 1.0 / 6.0, 1, "test");
+        let keys: Vec<f64> = (0..20_000).map(|_| f64::from(g.next_key())).collect();
+        assert!(keys.iter().all(|&k| (0.0..6_000.0).contains(&k)));
+        let mean = keys.iter().sum::<f64>() / keys.len() as f64;
+        let sd = (keys.iter().map(|k| (k - mean).powi(2)).sum::<f64>() / keys.len() as f64).sqrt();
+        assert!((2_950.0..3_050.0).contains(&mean), "mean {mean}");
+        assert!((950.0..1_050.0).contains(&sd), "sd {sd}");
+        let mut wide = GaussianKeys::new(10, 1.0, 1, "test");
+        assert!((0..100).all(|_| wide.next_key() < 10));
+        let geometry = NorGeometry::new(4096, 16).expect("valid");
+        let mut index = IndexSpec::new(Structure::FatList, 1)
+            .build(geometry)
+            .expect("build");
+        let whole = MicroSpec {
+            keys: 20,
+            updates: 20,
+            queries: 20,
+            spread: 1.0,
+            ..MicroSpec::default()
+        };
+        let r = micro(index.as_mut(), NorPreset::K8C1215.timing, &whole).expect("runs");
+        assert_eq!(r.boot_word_reads, None, "no boot trials, no boot figure");
+    }
+
+    /// The sensor benchmark's phases are named by their query counts; a run with no query
+    /// needs no reading.
+    #[test]
+    fn the_sensor_benchmark_names_its_phases() {
+        let geometry = NorGeometry::new(4096, 16).expect("valid");
+        let timing = NorPreset::K8C1215.timing;
+        let spec = SensorSpec {
+            readings: 2_000,
+            ..SensorSpec::default()
+        };
+        let mut index = IndexSpec::new(Structure::MuTree, 1)
+            .build(geometry)
+            .expect("build");
+        let r = sensor(index.as_mut(), timing, &spec, &[10, 30]).expect("runs");
+        let names: Vec<(&str, u64)> = r
+            .phases
+            .iter()
+            .map(|p| (p.name.as_str(), p.operations))
+            .collect();
+        assert_eq!(
+            names,
+            [("insert", 2_000), ("range x10", 10), ("range x30", 30)]
+        );
+        assert_eq!(r.state_hash, crate::nor::state_hash(index.as_ref()));
+        let none = SensorSpec {
+            readings: 0,
+            ..SensorSpec::default()
+        };
+        let mut index = IndexSpec::new(Structure::MuTree, 1)
+            .build(geometry)
+            .expect("build");
+        let r = sensor(index.as_mut(), timing, &none, &[0]).expect("no query, no reading needed");
+        assert_eq!((r.distinct_keys, r.pairs_returned), (0, 0));
+    }
+
     /// A fingerprint of every counter of every phase.
     fn fingerprint(report: &MicroReport) -> u64 {
         let mut h = flashkit_core::StateHasher::new();
