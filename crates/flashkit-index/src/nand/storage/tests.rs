@@ -341,3 +341,28 @@ fn store_counters_since_a_snapshot_subtract_every_count() {
         }
     );
 }
+
+/// Formatting needs an erased part: a device with a programmed page is refused, naming
+/// the first such block.
+#[test]
+fn format_refuses_a_device_that_is_not_erased() {
+    let tree = crate::nand::btree::tests::scrambled_tree(16);
+    let dev = tree.close().expect("close");
+    let first = (0..dev.geometry().blocks())
+        .find(|&b| dev.block_status(BlockId(b)).programmed_pages != 0)
+        .expect("a written block");
+    match NodeStore::format(dev, Ipl::default()) {
+        Err(NandIndexError::Config { field, reason }) => {
+            assert_eq!(field, "device");
+            assert_eq!(
+                reason,
+                format!(
+                    "{} is not erased; format needs an erased part",
+                    BlockId(first)
+                )
+            );
+        }
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => panic!("a written device formatted"),
+    }
+}
