@@ -89,3 +89,76 @@ pub struct BootReport {
     /// Objects or pages the procedure visited.
     pub steps: u64,
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stats(n: u64) -> ProbeStats {
+        ProbeStats {
+            pointers_visited: 10 * n,
+            probes: 9 * n,
+            successful: 8 * n,
+            low: 7 * n,
+            over: 6 * n,
+            back: 5 * n,
+            null: 4 * n,
+        }
+    }
+
+    /// A window of probe counts subtracts every count.
+    #[test]
+    fn probe_counts_since_a_snapshot_subtract_every_count() {
+        assert_eq!(stats(5).since(&stats(2)), stats(3));
+    }
+
+    /// The paper's table: a kind's count over the pointers visited, 0 before any.
+    #[test]
+    fn a_kind_per_pointer_is_its_count_over_the_pointers_visited() {
+        let s = stats(2);
+        assert_eq!(s.per_pointer(s.probes), 0.9);
+        assert_eq!(s.per_pointer(s.null), 0.4);
+        assert_eq!(ProbeStats::default().per_pointer(3), 0.0);
+    }
+
+    /// Every count reaches the hash, each in a place of its own.
+    #[test]
+    fn every_probe_count_reaches_the_hash() {
+        let hash = |s: &ProbeStats| {
+            let mut h = flashkit_core::StateHasher::new();
+            s.hash_state(&mut h);
+            h.finish()
+        };
+        let base = stats(1);
+        let mut seen = vec![hash(&base)];
+        let fields: [fn(&mut ProbeStats) -> &mut u64; 7] = [
+            |s| &mut s.pointers_visited,
+            |s| &mut s.probes,
+            |s| &mut s.successful,
+            |s| &mut s.low,
+            |s| &mut s.over,
+            |s| &mut s.back,
+            |s| &mut s.null,
+        ];
+        for (i, field) in fields.iter().enumerate() {
+            let mut s = base;
+            *field(&mut s) += 1;
+            let h = hash(&s);
+            assert!(!seen.contains(&h), "count {i} does not reach the hash");
+            seen.push(h);
+        }
+    }
+
+    /// A counter by name; one the structure does not keep reads 0.
+    #[test]
+    fn a_counter_is_found_by_name() {
+        let stats = IndexStats {
+            probes: ProbeStats::default(),
+            counters: vec![("splits", 4), ("merges", 0), ("gc_runs", 9)],
+        };
+        assert_eq!(stats.counter("splits"), 4);
+        assert_eq!(stats.counter("gc_runs"), 9);
+        assert_eq!(stats.counter("merges"), 0);
+        assert_eq!(stats.counter("rewrites"), 0);
+    }
+}
