@@ -383,6 +383,16 @@ fn restarts_are_counted() {
     for n in 1..=2 {
         let boot = tree.restart().expect("restart");
         assert_eq!(tree.tree_stats().restarts, n);
+        // The buffer forgot everything; the root, read to measure the height, is all it
+        // holds, and a lookup reads the rest of its path from flash.
+        assert_eq!(tree.pool().used_bytes(), 512, "one page: the root");
+        let misses = tree.buffer_stats().misses;
+        tree.get(10).expect("get");
+        assert_eq!(
+            tree.buffer_stats().misses - misses,
+            u64::from(tree.height() - 1),
+            "the path below the root is read from flash"
+        );
         assert_eq!(
             (tree.root(), boot.root),
             (root, root),
