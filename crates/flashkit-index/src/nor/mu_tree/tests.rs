@@ -184,3 +184,77 @@ fn every_part_of_the_state_reaches_the_state_hash() {
         seen.push(h);
     }
 }
+
+fn nor(words_per_block: u32, blocks: u32) -> NorDevice {
+    NorDevice::new(NorGeometry::new(words_per_block, blocks).expect("valid geometry"))
+}
+
+/// The page size is a power of two from 128 B to 8 KiB that tiles the blocks, on three
+/// blocks or more, with page numbers that fit 16 bits; each refusal says which.
+#[test]
+fn the_page_size_is_checked_at_each_bound() {
+    let refusal =
+        |nor: NorDevice, page_bytes: u32| match MuTree::create(nor, MuTreeConfig { page_bytes }) {
+            Ok(_) => String::new(),
+            Err(IndexError::Config { field, reason, .. }) => {
+                assert_eq!(field, "page size");
+                reason
+            }
+            Err(other) => panic!("{other:?}"),
+        };
+    for page in [128, 8192] {
+        assert_eq!(refusal(nor(4096, 3), page), "", "{page} B");
+    }
+    for page in [64, 16384, 384] {
+        assert_eq!(
+            refusal(nor(4096, 3), page),
+            format!("{page} B must be a power of two from 128 B to 8 KiB")
+        );
+    }
+    let untiled = "1024 B pages must tile 256-word blocks, and the flash needs 3 blocks or more";
+    assert_eq!(refusal(nor(256, 8), 1024), untiled);
+    let few = "512 B pages must tile 4096-word blocks, and the flash needs 3 blocks or more";
+    assert_eq!(refusal(nor(4096, 2), 512), few);
+    // 65,535 is the erased word, no page: 65,534 pages of 64 words are the most.
+    assert_eq!(refusal(nor(64 * 2, 32_767), 128), "");
+    assert_eq!(
+        refusal(nor(64 * 3, 21_845), 128),
+        "65535 pages exceed 16-bit page numbers"
+    );
+}
+
+/// Node sizes as the paper's page layout gives them: on a 512-byte page a leaf holds 31
+/// pairs; a two-level tree's root takes half the page (43 children), a three-level tree's
+/// upper levels a quarter each (22).
+#[test]
+fn node_capacities_follow_the_page_layout() {
+    let t = MuTree::create(nor(4096, 3), MuTreeConfig::default()).expect("create");
+    assert_eq!(t.leaf_capacity(), 31);
+    assert_eq!(t.region(0, 1), (3, 125));
+    assert_eq!(t.region(1, 2), (128, 128));
+    assert_eq!(t.inner_capacity(1, 2), 43);
+    assert_eq!((t.region(1, 3), t.region(2, 3)), ((128, 64), (192, 64)));
+    assert_eq!((t.inner_capacity(1, 3), t.inner_capacity(2, 3)), (22, 22));
+    assert_eq!(t.region(3, 4), (224, 32));
+    assert_eq!(t.inner_capacity(2, 4), 11);
+}
+
+/// Creating a tree erases whatever the flash held (as metadata work) and starts empty.
+#[test]
+fn create_erases_a_used_flash() {
+    let old = busy_tree().into_device();
+    let used = (0..old.geometry().blocks())
+        .filter(|&b| {
+            let g = old.geometry();
+            old.peek_words(g.block_start(BlockId(b)), g.words_per_block())
+                .iter()
+                .any(|&w| w != ERASED_WORD)
+        })
+        .count() as u64;
+    let before = old.counters().erases.metadata;
+    let mut t = MuTree::create(old, MuTreeConfig::default()).expect("create");
+    assert_eq!(t.device().counters().erases.metadata - before, used);
+    assert_eq!(t.contents().expect("walk"), vec![]);
+    assert_eq!(t.height(), 1);
+    assert_eq!(t.get(10).expect("get"), None);
+}
