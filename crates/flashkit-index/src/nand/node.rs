@@ -43,12 +43,10 @@ pub struct Node {
 }
 
 impl Node {
-    /// An empty leaf.
+    /// An empty leaf: the default node, whose `next` is [`NodeId::NONE`] (`NodeId`'s
+    /// default).
     pub fn empty_leaf() -> Node {
-        Node {
-            next: NodeId::NONE,
-            ..Node::default()
-        }
+        Node::default()
     }
 
     /// True for a leaf.
@@ -416,6 +414,7 @@ mod tests {
         }
         assert_eq!((leaf.len(), leaf.is_empty()), (3, false));
         assert!(Node::empty_leaf().is_empty() && Node::empty_leaf().is_leaf());
+        assert_eq!(Node::empty_leaf().next, NodeId::NONE);
         assert!(!inner.is_leaf());
     }
 
