@@ -366,3 +366,59 @@ fn format_refuses_a_device_that_is_not_erased() {
         Ok(_) => panic!("a written device formatted"),
     }
 }
+
+fn grr_store(blocks: u32) -> NodeStore<crate::nand::storage::grr::Grr> {
+    let geometry = flashkit_core::Geometry::builder()
+        .page_size_bytes(512)
+        .pages_per_block(16)
+        .oob_bytes(16)
+        .blocks(blocks)
+        .build()
+        .expect("valid geometry");
+    let grr = crate::nand::storage::grr::Grr::paper(flashkit_core::NandPreset::GRR_PAPER.timing);
+    NodeStore::format(NandDevice::new(geometry), grr).expect("erased")
+}
+
+/// A set of m blocks opens only with m + 1 blocks free (one stays free for merges); short
+/// of that the write is refused as out of space, saying how many are free.
+#[test]
+fn a_set_opens_only_with_one_block_to_spare() {
+    let mut store = grr_store(8);
+    let id = store.allocate_id();
+    match store.write_new(id, &Node::empty_leaf()) {
+        Err(NandIndexError::OutOfSpace { detail }) => assert_eq!(
+            detail,
+            "a new index block set of 8 blocks needs 9 free blocks (one stays free for \
+             merges); 8 of 8 are free"
+        ),
+        other => panic!("{other:?}"),
+    }
+    let mut store = grr_store(9);
+    let id = store.allocate_id();
+    store
+        .write_new(id, &Node::empty_leaf())
+        .expect("9 blocks hold a set of 8");
+    assert_eq!(store.blocks_in_use(), 8);
+    assert_eq!(store.stats().sets_opened, 1);
+}
+
+/// What the placement policy is shown: the erased blocks available, and the last set's
+/// size (none before the first set, and none again after a boot).
+#[test]
+fn the_policy_sees_the_free_blocks_and_the_last_sets_size() {
+    let mut store = grr_store(20);
+    let view = store.store_view();
+    assert_eq!((view.free_blocks, view.last_set_blocks), (20, 0));
+    let id = store.allocate_id();
+    store.write_new(id, &Node::empty_leaf()).expect("write");
+    let view = store.store_view();
+    assert_eq!((view.free_blocks, view.last_set_blocks), (12, 8));
+    let busy = busy_store();
+    let g = *busy.geometry();
+    let view = busy.store_view();
+    assert_eq!(view.free_blocks, g.blocks() - busy.blocks_in_use());
+    assert_eq!(
+        view.last_set_blocks, 0,
+        "a store found at boot starts its set history over"
+    );
+}
