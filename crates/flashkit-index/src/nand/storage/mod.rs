@@ -764,10 +764,8 @@ impl<P: Placement> NodeStore<P> {
         let info = &mut self.ram.blocks[b.index()];
         let mut pages = std::mem::take(&mut info.pages);
         pages.clear();
-        *info = BlockInfo {
-            pages,
-            ..BlockInfo::default()
-        };
+        *info = BlockInfo::default();
+        info.pages = pages;
     }
 
     /// Return an erased block to the free list and drop it from its set.

@@ -422,3 +422,46 @@ fn the_policy_sees_the_free_blocks_and_the_last_sets_size() {
         "a store found at boot starts its set history over"
     );
 }
+
+/// A block of the open set whose nodes are all freed stays until the set closes (it may
+/// still take nodes); when the next set opens it is erased, freed and dropped from its set.
+#[test]
+fn the_open_sets_emptied_block_is_reclaimed_when_the_set_closes() {
+    let geometry = flashkit_core::Geometry::builder()
+        .page_size_bytes(512)
+        .pages_per_block(16)
+        .oob_bytes(16)
+        .blocks(16)
+        .build()
+        .expect("valid geometry");
+    let mut store = NodeStore::format(NandDevice::new(geometry), Ipl::default()).expect("erased");
+    // IPL keeps one log page a block: 15 node images fill a block's data pages.
+    let ids: Vec<NodeId> = (0..15).map(|_| store.allocate_id()).collect();
+    for &id in &ids {
+        store.write_new(id, &Node::empty_leaf()).expect("write");
+    }
+    let first = store.loc(ids[0]).block;
+    assert!(ids.iter().all(|&id| store.loc(id).block == first));
+    for &id in &ids {
+        store.free(id).expect("free");
+    }
+    assert_eq!(
+        store.stats().blocks_reclaimed,
+        0,
+        "the open set's block waits"
+    );
+    assert_eq!(store.blocks_in_use(), 1);
+    store.check().expect("consistent");
+    let next = store.allocate_id();
+    store.write_new(next, &Node::empty_leaf()).expect("write");
+    assert_ne!(store.loc(next).block, first, "a new set");
+    assert_eq!(store.stats().blocks_reclaimed, 1);
+    assert_eq!(store.stats().sets_opened, 2);
+    assert_eq!(store.device().counters().erases.gc, 1);
+    let status = store.device().block_status(BlockId(first));
+    assert_eq!(status.programmed_pages, 0, "erased");
+    assert!(store.ram.free.contains(&BlockId(first)));
+    assert_eq!(store.ram.sets.len(), 1, "the emptied set is dropped");
+    assert_eq!(store.blocks_in_use(), 1);
+    store.check().expect("consistent");
+}
