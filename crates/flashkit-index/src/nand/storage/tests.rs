@@ -464,4 +464,34 @@ fn the_open_sets_emptied_block_is_reclaimed_when_the_set_closes() {
     assert_eq!(store.ram.sets.len(), 1, "the emptied set is dropped");
     assert_eq!(store.blocks_in_use(), 1);
     store.check().expect("consistent");
+    // A block outside the open set is erased as soon as its last node is freed.
+    let second = store.loc(next).block;
+    let more: Vec<NodeId> = (0..15).map(|_| store.allocate_id()).collect();
+    for &id in &more {
+        store.write_new(id, &Node::empty_leaf()).expect("write");
+    }
+    let third = store.loc(more[14]).block;
+    assert_ne!(
+        third, second,
+        "the second block filled and a third set opened"
+    );
+    let in_second: Vec<NodeId> = std::iter::once(next)
+        .chain(more.iter().copied())
+        .filter(|&id| store.loc(id).block == second)
+        .collect();
+    assert_eq!(in_second.len(), 15);
+    for &id in &in_second {
+        store.free(id).expect("free");
+    }
+    assert_eq!(store.stats().nodes_freed, 30);
+    assert_eq!(store.stats().blocks_reclaimed, 2, "erased at once");
+    assert_eq!(
+        store
+            .device()
+            .block_status(BlockId(second))
+            .programmed_pages,
+        0
+    );
+    assert_eq!(store.blocks_in_use(), 1);
+    store.check().expect("consistent");
 }
