@@ -280,9 +280,12 @@ impl GaussianKeys {
     /// The next key (draws outside the key range are drawn again).
     pub fn next_key(&mut self) -> Key {
         loop {
+            // A draw in [k, k + 1) is key k: the key, not the draw, is compared with the
+            // range, the same test as `x < keys` for a whole `keys`.
             let x = self.normal.sample(&mut self.rng);
-            if x >= 0.0 && x < f64::from(self.keys) {
-                return x as Key;
+            let key = x as Key;
+            if x >= 0.0 && key < self.keys {
+                return key;
             }
         }
     }
