@@ -690,6 +690,69 @@ mod tests {
         assert_eq!((r.distinct_keys, r.pairs_returned), (0, 0));
     }
 
+    /// The synthetic sensor stream as its documentation describes it: 54 motes reading in
+    /// turn every 31 s, temperatures around 21 degrees C with a daily swing of 3.5 degrees,
+    /// a per-mote offset within 2 degrees and a small random walk, keyed at 0.01 degrees
+    /// above -39.6 (the SHT11's scale). Over one day (150,552 readings) the keys stay in the
+    /// model's band, the first half-day (the sine's positive half) reads warmer than the
+    /// second by about 2 x 3.5 x 2/pi degrees, and the motes' means spread by their offsets.
+    #[test]
+    fn the_sensor_stream_follows_its_model() {
+        let spec = SensorSpec {
+            readings: 150_552,
+            ..SensorSpec::default()
+        };
+        let keys = sensor_keys(&spec);
+        assert_eq!(keys.len(), 150_552);
+        let celsius = |k: Key| f64::from(k) / 100.0 - 39.6;
+        // 21 +- 3.5 +- 2, and a walk well inside 1.5 degrees.
+        assert!(keys.iter().all(|&k| (14.0..28.0).contains(&celsius(k))));
+        let rounds = 150_552 / 54;
+        let half = rounds / 2;
+        let mean = |from: usize, to: usize| {
+            let slice = &keys[from * 54..to * 54];
+            slice.iter().map(|&k| celsius(k)).sum::<f64>() / slice.len() as f64
+        };
+        let (warm, cold) = (mean(0, half), mean(half, rounds));
+        let swing = warm - cold;
+        assert!(
+            (3.5..5.4).contains(&swing),
+            "day halves differ by {swing} degrees"
+        );
+        assert!(
+            (20.0..22.0).contains(&((warm + cold) / 2.0)),
+            "{warm} {cold}"
+        );
+        // The first round is at t = 0: each mote reads 21 degrees plus its offset and one
+        // step of its walk.
+        let first: Vec<f64> = keys[..54].iter().map(|&k| celsius(k) - 21.0).collect();
+        assert!(first.iter().all(|d| d.abs() < 2.06), "{first:?}");
+        let motes: Vec<f64> = (0..54)
+            .map(|m| {
+                keys[m..]
+                    .iter()
+                    .step_by(54)
+                    .map(|&k| celsius(k))
+                    .sum::<f64>()
+                    / rounds as f64
+            })
+            .collect();
+        let lo = motes.iter().copied().fold(f64::MAX, f64::min);
+        let hi = motes.iter().copied().fold(f64::MIN, f64::max);
+        assert!(
+            (2.5..5.5).contains(&(hi - lo)),
+            "mote means from {lo} to {hi}"
+        );
+        let at = |round: usize, mote: usize| celsius(keys[round * 54 + mote]);
+        let step = (0..rounds - 1)
+            .map(|r| (at(r + 1, 0) - at(r, 0)).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            step < 0.07,
+            "one mote's reading moves at most {step} degrees in 31 s"
+        );
+    }
+
     /// A fingerprint of every counter of every phase.
     fn fingerprint(report: &MicroReport) -> u64 {
         let mut h = flashkit_core::StateHasher::new();
