@@ -367,7 +367,8 @@ fn format_refuses_a_device_that_is_not_erased() {
     }
 }
 
-fn grr_store(blocks: u32) -> NodeStore<crate::nand::storage::grr::Grr> {
+/// An erased part of `blocks` blocks of sixteen 512-byte pages.
+fn small_device(blocks: u32) -> NandDevice<PageBytes> {
     let geometry = flashkit_core::Geometry::builder()
         .page_size_bytes(512)
         .pages_per_block(16)
@@ -375,8 +376,12 @@ fn grr_store(blocks: u32) -> NodeStore<crate::nand::storage::grr::Grr> {
         .blocks(blocks)
         .build()
         .expect("valid geometry");
+    NandDevice::new(geometry)
+}
+
+fn grr_store(blocks: u32) -> NodeStore<crate::nand::storage::grr::Grr> {
     let grr = crate::nand::storage::grr::Grr::paper(flashkit_core::NandPreset::GRR_PAPER.timing);
-    NodeStore::format(NandDevice::new(geometry), grr).expect("erased")
+    NodeStore::format(small_device(blocks), grr).expect("erased")
 }
 
 /// A set of m blocks opens only with m + 1 blocks free (one stays free for merges); short
@@ -427,14 +432,7 @@ fn the_policy_sees_the_free_blocks_and_the_last_sets_size() {
 /// still take nodes); when the next set opens it is erased, freed and dropped from its set.
 #[test]
 fn the_open_sets_emptied_block_is_reclaimed_when_the_set_closes() {
-    let geometry = flashkit_core::Geometry::builder()
-        .page_size_bytes(512)
-        .pages_per_block(16)
-        .oob_bytes(16)
-        .blocks(16)
-        .build()
-        .expect("valid geometry");
-    let mut store = NodeStore::format(NandDevice::new(geometry), Ipl::default()).expect("erased");
+    let mut store = NodeStore::format(small_device(16), Ipl::default()).expect("erased");
     // IPL keeps one log page a block: 15 node images fill a block's data pages.
     let ids: Vec<NodeId> = (0..15).map(|_| store.allocate_id()).collect();
     for &id in &ids {
