@@ -2,22 +2,26 @@
 //! refuses it in each operation, with `IndexError::KeyReserved`, before touching the flash;
 //! `KEY_MAX`, the key just below it, is an ordinary key.
 
-use flashkit_device::{NorDevice, NorGeometry};
+mod common;
+
+use common::small_nor;
 use flashkit_index::nor::{
     FatList, FatListConfig, IndexError, KEY_MAX, MuTree, MuTreeConfig, NorIndex, SoftList,
     SoftListConfig, state_hash,
 };
 
-fn nor() -> NorDevice {
-    NorDevice::new(NorGeometry::new(1024, 16).expect("valid geometry"))
-}
-
 /// One index of each kind, each holding key 5 and `KEY_MAX`.
 fn indexes() -> Vec<Box<dyn NorIndex>> {
     let mut all: Vec<Box<dyn NorIndex>> = vec![
-        Box::new(FatList::create(nor(), FatListConfig::default(), 1).expect("fat list")),
-        Box::new(SoftList::create(nor(), SoftListConfig::default(), 1).expect("soft list")),
-        Box::new(MuTree::create(nor(), MuTreeConfig { page_bytes: 256 }).expect("mu-tree")),
+        Box::new(
+            FatList::create(small_nor(1024, 16), FatListConfig::default(), 1).expect("fat list"),
+        ),
+        Box::new(
+            SoftList::create(small_nor(1024, 16), SoftListConfig::default(), 1).expect("soft list"),
+        ),
+        Box::new(
+            MuTree::create(small_nor(1024, 16), MuTreeConfig { page_bytes: 256 }).expect("mu-tree"),
+        ),
     ];
     for index in &mut all {
         assert!(index.put(5, 50).expect("put 5"));

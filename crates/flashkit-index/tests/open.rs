@@ -2,7 +2,10 @@
 //! same index on it from flash alone, with the configuration it was given, at a cost counted
 //! as metadata reads.
 
-use flashkit_device::{NorDevice, NorGeometry};
+mod common;
+
+use common::small_nor;
+use flashkit_device::NorDevice;
 use flashkit_index::nor::{
     BootReport, FatList, FatListConfig, MuTree, MuTreeConfig, NorIndex, SoftList, SoftListConfig,
 };
@@ -10,7 +13,7 @@ use flashkit_index::nor::{
 const WORDS_PER_BLOCK: u32 = 1024;
 
 fn nor() -> NorDevice {
-    NorDevice::new(NorGeometry::new(WORDS_PER_BLOCK, 16).expect("valid geometry"))
+    small_nor(WORDS_PER_BLOCK, 16)
 }
 
 fn fill(index: &mut dyn NorIndex) -> Vec<(u32, u32)> {

@@ -5,21 +5,17 @@
 
 use super::*;
 use crate::nand::storage::ipl::Ipl;
-use flashkit_core::{Geometry, StateHasher};
-use flashkit_device::{FlashDevice, NandDevice, PageBytes};
+use flashkit_core::StateHasher;
+use flashkit_device::FlashDevice;
 
 const PAGE: u32 = 512;
 const SECTOR: u32 = 128;
 
+/// An IPL store on 16 erased blocks of sixteen `PAGE`-byte pages.
 fn store() -> NodeStore<Ipl> {
-    let geometry = Geometry::builder()
-        .page_size_bytes(PAGE)
-        .pages_per_block(16)
-        .oob_bytes(16)
-        .blocks(16)
-        .build()
-        .expect("valid geometry");
-    NodeStore::format(NandDevice::<PageBytes>::new(geometry), Ipl::default()).expect("erased")
+    let dev = crate::nand::storage::tests::small_device(16);
+    assert_eq!(dev.geometry().page_size_bytes(), PAGE);
+    NodeStore::format(dev, Ipl::default()).expect("erased")
 }
 
 /// Room for two images and two log sectors: the smallest buffer the pool accepts.

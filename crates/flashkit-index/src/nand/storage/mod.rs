@@ -34,7 +34,7 @@ pub mod grr;
 pub mod ipl;
 mod merge;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 pub use any::AnyPlacement;
 pub use boot::BootReport;

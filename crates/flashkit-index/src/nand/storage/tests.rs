@@ -368,7 +368,7 @@ fn format_refuses_a_device_that_is_not_erased() {
 }
 
 /// An erased part of `blocks` blocks of sixteen 512-byte pages.
-fn small_device(blocks: u32) -> NandDevice<PageBytes> {
+pub(crate) fn small_device(blocks: u32) -> NandDevice<PageBytes> {
     let geometry = flashkit_core::Geometry::builder()
         .page_size_bytes(512)
         .pages_per_block(16)
