@@ -70,7 +70,12 @@ fn a_fat_list_is_found_again_from_flash_alone() {
 
 #[test]
 fn a_soft_list_is_found_again_from_flash_alone() {
-    let cfg = SoftListConfig::default();
+    let cfg = SoftListConfig {
+        max_levels: 4,
+        slots_per_level: 3,
+        ..SoftListConfig::default()
+    };
+    assert_ne!(cfg, SoftListConfig::default(), "a configuration of its own");
     let mut list = SoftList::create(nor(), cfg, 9).expect("create");
     let want = fill(&mut list);
     let before = list.device().counters().reads.metadata;

@@ -112,3 +112,51 @@ impl SoftList {
 impl NorIndex for SoftList {
     forward_list_index!();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::nor::list::Probe;
+    use flashkit_device::NorGeometry;
+
+    /// A simple soft list (one level) of the keys 0, 10, ..., 90.
+    fn simple_list() -> SoftList {
+        let cfg = SoftListConfig {
+            max_levels: 1,
+            ..SoftListConfig::default()
+        };
+        let nor = NorDevice::new(NorGeometry::new(1024, 16).expect("valid geometry"));
+        let mut list = SoftList::create(nor, cfg, 3).expect("create");
+        for key in (0..10u32).rev() {
+            list.put(key * 10, key).expect("put");
+        }
+        list
+    }
+
+    #[test]
+    fn a_traced_search_walks_the_keys_in_order_to_the_one_it_finds() {
+        let mut list = simple_list();
+        let (visited, probes, found) = list.trace_search(40);
+        assert!(found);
+        assert_eq!(visited, [0, 10, 20, 30, 40]);
+        // Each step probes until it moves; the last probe of each step is a move.
+        let moves = probes
+            .iter()
+            .filter(|p| matches!(p, Probe::Moved(_)))
+            .count();
+        assert_eq!(moves, 4, "{probes:?}");
+        assert_eq!(probes.last(), Some(&Probe::Moved(40)));
+    }
+
+    #[test]
+    fn a_traced_search_for_a_missing_key_stops_below_it() {
+        let mut list = simple_list();
+        let (visited, probes, found) = list.trace_search(25);
+        assert!(!found);
+        assert_eq!(visited, [0, 10, 20]);
+        assert!(
+            probes.contains(&Probe::Over(30)),
+            "the search looked past 25: {probes:?}"
+        );
+    }
+}
