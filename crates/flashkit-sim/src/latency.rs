@@ -175,4 +175,62 @@ mod tests {
         assert_eq!(s.histogram.iter().map(|h| h.1).sum::<u64>(), 100);
         assert_eq!(LatencyHistogram::default().summary().p99_ns, 0);
     }
+
+    /// The bucket bound of `ns` computed another way: below 8 the value itself; above, the
+    /// value with every bit below its leading four set (eight buckets per power of two).
+    fn reference_bound(ns: u64) -> u64 {
+        if ns < 8 {
+            return ns;
+        }
+        let exponent = 63 - ns.leading_zeros();
+        ns | ((1u64 << (exponent - 3)) - 1)
+    }
+
+    #[test]
+    fn every_figure_matches_a_reference_computed_from_the_sorted_values() {
+        use flashkit_core::{SimRng, SimRngExt};
+        use rand::Rng;
+        for seed in 0..40u64 {
+            let mut rng = SimRng::for_stream(seed, "latency");
+            let n = rng.random_range(1..400usize);
+            let top = rng.random_range(1..64u32);
+            let values: Vec<u64> = (0..n)
+                .map(|_| {
+                    let bits = rng.random_range(0..=top);
+                    rng.random::<u64>() >> (64 - bits.max(1)) >> u32::from(bits == 0)
+                })
+                .collect();
+            let mut h = LatencyHistogram::default();
+            for &v in &values {
+                h.record(v);
+            }
+            let mut sorted = values.clone();
+            sorted.sort_unstable();
+            let max = *sorted.last().expect("not empty");
+            let quantile = |fraction: f64| {
+                let target = ((n as f64 * fraction).ceil() as usize).max(1);
+                reference_bound(sorted[target - 1]).min(max)
+            };
+            let mut histogram: Vec<(u64, u64)> = Vec::new();
+            for &v in &sorted {
+                let bound = reference_bound(v).min(max);
+                match histogram.last_mut() {
+                    Some(last) if last.0 == bound => last.1 += 1,
+                    _ => histogram.push((bound, 1)),
+                }
+            }
+            let sum: u128 = values.iter().map(|&v| u128::from(v)).sum();
+            let want = LatencySummary {
+                requests: n as u64,
+                mean_ns: sum as f64 / n as f64,
+                p50_ns: quantile(0.50),
+                p90_ns: quantile(0.90),
+                p99_ns: quantile(0.99),
+                p999_ns: quantile(0.999),
+                max_ns: max,
+                histogram,
+            };
+            assert_eq!(h.summary(), want, "seed {seed}");
+        }
+    }
 }
