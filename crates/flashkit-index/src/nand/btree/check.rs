@@ -22,16 +22,18 @@ impl<P: Placement, R: Replacement> BTree<P, R> {
             }
             id = node.children[0];
         }
+        // A chain longer than the nodes that exist (on flash or only buffered) loops.
+        let nodes = self.store.live_ids().count() + self.pool.unwritten().len();
         let mut out = Vec::new();
-        let mut steps = 0u64;
+        let mut steps = 0usize;
         while id != NodeId::NONE {
+            if steps == nodes {
+                return Err(format!("the leaf chain loops: more than {nodes} leaves"));
+            }
             let node = self.node_now(id)?;
             out.extend(node.keys.iter().copied().zip(node.values.iter().copied()));
             id = node.next;
             steps += 1;
-            if steps > 1 << 32 {
-                return Err("the leaf chain loops".into());
-            }
         }
         Ok(out)
     }

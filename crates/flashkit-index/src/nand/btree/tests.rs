@@ -130,6 +130,23 @@ fn catches_a_last_leaf_that_names_a_next_leaf() {
 }
 
 #[test]
+fn contents_refuse_a_leaf_chain_that_loops() {
+    let mut tree = busy_tree();
+    let want = tree.contents().expect("a healthy chain").len();
+    assert!(want > 0);
+    let leaves = leaves(&tree);
+    let (first, last) = (leaves[0], *leaves.last().expect("a leaf"));
+    corrupt(&mut tree, last, |n| n.next = first);
+    let e = tree.contents().expect_err("the loop is caught");
+    assert!(e.contains("the leaf chain loops"), "{e}");
+    // A chain that ends early is read as far as it goes, with no error.
+    let mut tree = busy_tree();
+    corrupt(&mut tree, first, |n| n.next = NodeId::NONE);
+    let head = node(&tree, first).len();
+    assert_eq!(tree.contents().expect("a short chain").len(), head);
+}
+
+#[test]
 fn catches_a_stored_node_the_tree_does_not_reach() {
     let mut tree = busy_tree();
     let id = tree.store.allocate_id();
