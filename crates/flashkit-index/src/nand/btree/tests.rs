@@ -210,6 +210,13 @@ fn catches_a_leaf_under_half_full() {
     let mut tree = busy_tree();
     let (_, leaf, _) = middle(&tree);
     let min = tree.layout.leaf_min();
+    // Exactly half full is allowed.
+    corrupt(&mut tree, leaf, |n| {
+        n.keys.truncate(min);
+        n.values.truncate(min);
+    });
+    tree.check_invariants()
+        .expect("a leaf with the minimum of keys is sound");
     corrupt(&mut tree, leaf, |n| {
         n.keys.truncate(min - 1);
         n.values.truncate(min - 1);
