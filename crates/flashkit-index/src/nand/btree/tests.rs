@@ -167,6 +167,14 @@ fn catches_two_keys_swapped_inside_a_leaf() {
 }
 
 #[test]
+fn catches_a_key_twice_inside_a_leaf() {
+    let mut tree = busy_tree();
+    let (_, leaf, _) = middle(&tree);
+    corrupt(&mut tree, leaf, |n| n.keys[1] = n.keys[0]);
+    fails_at(&tree, leaf, "keys are not strictly increasing");
+}
+
+#[test]
 fn catches_a_leaf_key_below_its_lower_bound() {
     let mut tree = busy_tree();
     let (left, leaf, _) = middle(&tree);
