@@ -450,3 +450,56 @@ fn restarts_are_counted() {
         "a restart changes no other counter"
     );
 }
+
+/// Every root split and collapse takes the next epoch, the height follows the two counts,
+/// and a restart after each collapse finds the new root (the epoch is what tells it from
+/// the old root's image still on flash).
+#[test]
+fn root_collapses_take_the_next_epoch_and_survive_a_restart() {
+    let mut tree = busy_tree();
+    let mut keys: Vec<u64> = tree
+        .contents()
+        .expect("contents")
+        .into_iter()
+        .map(|p| p.0)
+        .collect();
+    let consistent = |t: &BTree<Ipl, Lru>| {
+        let s = t.stats;
+        assert_eq!(u64::from(t.height()), 1 + s.root_splits - s.root_collapses);
+        assert_eq!(u64::from(t.epoch), 1 + s.root_splits + s.root_collapses);
+    };
+    consistent(&tree);
+    // Remove from both ends towards the middle, so that merges reach the root.
+    let mut collapses = 0;
+    while let Some(key) = if keys.len() % 2 == 0 {
+        keys.pop()
+    } else {
+        (!keys.is_empty()).then(|| keys.remove(0))
+    } {
+        tree.remove(key).expect("remove");
+        consistent(&tree);
+        if tree.stats.root_collapses > collapses {
+            collapses = tree.stats.root_collapses;
+            let (epoch, root) = (tree.epoch, tree.root);
+            tree.restart().expect("restart");
+            assert_eq!(
+                (tree.epoch, tree.root),
+                (epoch, root),
+                "the root found again"
+            );
+            tree.check_invariants().expect("invariants");
+            let mut remaining = keys.clone();
+            remaining.sort_unstable();
+            let found: Vec<u64> = tree
+                .contents()
+                .expect("contents")
+                .iter()
+                .map(|p| p.0)
+                .collect();
+            assert_eq!(found, remaining);
+        }
+    }
+    assert_eq!(tree.height(), 1);
+    assert!(collapses >= 2, "{collapses} collapses");
+    assert!(tree.contents().expect("contents").is_empty());
+}
