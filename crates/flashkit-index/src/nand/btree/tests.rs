@@ -503,3 +503,42 @@ fn root_collapses_take_the_next_epoch_and_survive_a_restart() {
     assert!(collapses >= 2, "{collapses} collapses");
     assert!(tree.contents().expect("contents").is_empty());
 }
+
+/// Many inner splits, with the new separator landing at every position of the full node
+/// (before, at and after its middle): the tree stays sound, holds every key, and its
+/// nodes are the ones its splits, merges and collapses made.
+#[test]
+fn inner_splits_at_every_position_keep_the_tree_sound() {
+    let geometry = Geometry::builder()
+        .page_size_bytes(512)
+        .pages_per_block(16)
+        .oob_bytes(16)
+        .blocks(1024)
+        .build()
+        .expect("valid geometry");
+    let buffer = BufferConfig {
+        capacity_bytes: 16 * 512,
+        window: 0.5,
+        sector_bytes: 128,
+    };
+    let mut tree =
+        BTree::create(NandDevice::new(geometry), Ipl::default(), Lru, buffer).expect("create");
+    let n = 60_000u64;
+    for i in 0..n {
+        tree.put(i * 7919 % n, i).expect("insert");
+    }
+    tree.check_invariants().expect("invariants");
+    let keys: Vec<u64> = tree
+        .contents()
+        .expect("contents")
+        .iter()
+        .map(|p| p.0)
+        .collect();
+    assert_eq!(keys, (0..n).collect::<Vec<_>>());
+    let s = tree.tree_stats();
+    assert!(s.inner_splits >= 60, "{s:?}");
+    tree.flush().expect("flush");
+    let made = 1 + s.leaf_splits + s.inner_splits + s.root_splits;
+    let gone = s.node_merges + s.root_collapses;
+    assert_eq!(tree.store().live_nodes(), made - gone, "{s:?}");
+}
