@@ -345,9 +345,33 @@ mod tests {
 
     #[test]
     fn policies_parse() {
-        for p in AnyReplacement::ALL {
-            assert_eq!(p.to_string().parse::<AnyReplacement>(), Ok(p));
+        // The names every report and the CLI's --buffer use.
+        assert_eq!(
+            [Lru.name(), Cflru.name(), CfSemi.name()],
+            ["lru", "cflru", "cfsemi"]
+        );
+        for (p, name) in AnyReplacement::ALL
+            .into_iter()
+            .zip(["lru", "cflru", "cfsemi"])
+        {
+            assert_eq!((p.name(), p.to_string()), (name, name.to_string()));
+            assert_eq!(name.parse::<AnyReplacement>(), Ok(p));
         }
-        assert!("arc".parse::<AnyReplacement>().is_err());
+        assert_eq!(
+            "arc".parse::<AnyReplacement>(),
+            Err("unknown buffer policy \"arc\" (expected lru, cflru or cfsemi)".to_string())
+        );
+    }
+
+    #[test]
+    fn the_view_lists_every_unit_least_recently_used_first() {
+        let units = [
+            unit(4, UnitState::Dirty),
+            unit(2, UnitState::Clean),
+            unit(9, UnitState::SemiClean),
+        ];
+        let view = BufferView::new(&units, 8192, 0.25);
+        assert_eq!(view.lru_order(), &units);
+        assert!(view.cold_region().len() < units.len());
     }
 }
