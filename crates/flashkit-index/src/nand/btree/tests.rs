@@ -471,7 +471,7 @@ fn root_collapses_take_the_next_epoch_and_survive_a_restart() {
     consistent(&tree);
     // Remove from both ends towards the middle, so that merges reach the root.
     let mut collapses = 0;
-    while let Some(key) = if keys.len() % 2 == 0 {
+    while let Some(key) = if keys.len().is_multiple_of(2) {
         keys.pop()
     } else {
         (!keys.is_empty()).then(|| keys.remove(0))
