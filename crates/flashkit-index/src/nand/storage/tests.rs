@@ -532,3 +532,46 @@ fn a_boot_reports_what_the_flash_holds() {
     assert!(boot.garbage_nodes > 0, "the removes freed nodes");
     assert_eq!(store.ram.seq, max_seq + 1);
 }
+
+fn no_index(dev: NandDevice<PageBytes>) -> String {
+    match NodeStore::open(dev, Ipl::default()) {
+        Err(NandIndexError::NoIndex { detail }) => detail,
+        Err(other) => panic!("{other:?}"),
+        Ok(_) => panic!("a tree found"),
+    }
+}
+
+/// A boot finds a root only in a node image marked with a root epoch (1 or more): an
+/// erased part, or one whose only node image is not marked, holds no tree.
+#[test]
+fn a_boot_without_a_marked_root_finds_no_tree() {
+    assert_eq!(
+        no_index(small_device(4)),
+        "no node on flash is marked as a root (0 node images found)"
+    );
+    let mut dev = small_device(4);
+    let leaf = Node::empty_leaf();
+    assert_eq!(leaf.root_epoch, 0);
+    let mut payload = Vec::new();
+    leaf.encode(&mut payload);
+    let header = PageHeader {
+        kind: PageKind::Node,
+        node: NodeId(0),
+        seq: 1,
+        tag: BlockTag {
+            set: 0,
+            set_blocks: 1,
+            position: 0,
+            base_log_pages: 0,
+        },
+    };
+    let mut page = Vec::new();
+    header.write_page(&payload, &mut page);
+    let ppn = dev.geometry().ppn(BlockId(0), 0);
+    dev.program_page(ppn, Stamp::default(), &page, Cause::Metadata)
+        .expect("an erased page");
+    assert_eq!(
+        no_index(dev),
+        "no node on flash is marked as a root (1 node images found)"
+    );
+}
