@@ -236,7 +236,55 @@ mod tests {
         assert_eq!(grr.new_set(&view(1, 5)).blocks, 16);
         assert_eq!(grr.new_set(&view(0, 0)).blocks, 4);
         assert_eq!(grr.new_set(&view(5, 1)).blocks, 8);
+        assert_eq!(
+            grr.new_set(&view(3, 0)).blocks,
+            8,
+            "growth alone keeps the size"
+        );
+        assert_eq!(
+            grr.new_set(&view(0, 2)).blocks,
+            16,
+            "merges alone double it"
+        );
         let fixed = Grr::paper(NandPreset::GRR_PAPER.timing);
         assert_eq!(fixed.new_set(&view(1, 5)).blocks, 8);
+    }
+
+    /// An adaptive merge for room spreads over two blocks only while the set is below its
+    /// largest size and the block has more than one live node to spread.
+    #[test]
+    fn a_merge_spreads_only_below_the_largest_set_and_with_two_live_nodes() {
+        let grr = Grr {
+            adaptive: true,
+            max_blocks_per_set: 8,
+            ..Grr::paper(NandPreset::GRR_PAPER.timing)
+        };
+        let view = StoreView {
+            free_blocks: 100,
+            last_set_blocks: 8,
+            grows: 0,
+            merges_for_room: 0,
+            merges_at_limit: 0,
+        };
+        let spreads = |set_blocks: u32, live: u32, reason: Overflow| {
+            let b = BlockView {
+                set_blocks,
+                live,
+                ..block(40, 8)
+            };
+            let shape = grr.merge_shape(&b, reason, &view);
+            assert_eq!(shape.log_pages, grr.log_pages);
+            shape.spread
+        };
+        assert!(spreads(7, 2, Overflow::MergeForRoom));
+        assert!(!spreads(8, 2, Overflow::MergeForRoom), "at the largest set");
+        assert!(!spreads(7, 1, Overflow::MergeForRoom), "one live node");
+        assert!(!spreads(7, 2, Overflow::MergeAtLimit), "not for room");
+        let fixed = Grr::paper(NandPreset::GRR_PAPER.timing);
+        let b = BlockView {
+            set_blocks: 1,
+            ..block(40, 8)
+        };
+        assert!(!fixed.merge_shape(&b, Overflow::MergeForRoom, &view).spread);
     }
 }

@@ -575,3 +575,180 @@ fn a_boot_without_a_marked_root_finds_no_tree() {
         "no node on flash is marked as a root (1 node images found)"
     );
 }
+
+/// A placement for the merge tests: sets of two blocks with one log page; a full log area
+/// merges for `reason`, and the merge writes blocks with `merge_log_pages` log pages,
+/// spread over two blocks or not. A merge shape unlike the set's is what shows that the new
+/// blocks take the merge's shape, not their old block's.
+struct Shaped {
+    reason: Overflow,
+    merge_log_pages: u32,
+    spread: bool,
+}
+
+impl Placement for Shaped {
+    fn name(&self) -> &'static str {
+        "shaped"
+    }
+    fn new_set(&self, _view: &StoreView) -> SetShape {
+        SetShape {
+            blocks: 2,
+            log_pages: 1,
+        }
+    }
+    fn place(&self, set: &SetView<'_>) -> Option<usize> {
+        set.blocks.iter().position(|b| b.has_room_for_data())
+    }
+    fn on_log_full(&self, _block: &BlockView) -> Overflow {
+        self.reason
+    }
+    fn merge_shape(&self, _block: &BlockView, _reason: Overflow, _view: &StoreView) -> MergeShape {
+        MergeShape {
+            log_pages: self.merge_log_pages,
+            spread: self.spread,
+        }
+    }
+}
+
+/// A two-level tree of three nodes (two leaves, then their root) in a set's first block,
+/// then two log flushes of the first leaf: the second finds the one-page log area full and
+/// merges.
+fn merged(policy: Shaped) -> (NodeStore<Shaped>, [NodeId; 3]) {
+    let mut store = NodeStore::format(small_device(16), policy).expect("erased");
+    let ids = [
+        store.allocate_id(),
+        store.allocate_id(),
+        store.allocate_id(),
+    ];
+    for (i, &id) in ids[..2].iter().enumerate() {
+        let mut leaf = Node::empty_leaf();
+        leaf.keys.push(i as u64 * 10);
+        leaf.values.push(1);
+        leaf.next = if i == 0 { ids[1] } else { NodeId::NONE };
+        store.write_new(id, &leaf).expect("write");
+    }
+    let root = Node {
+        level: 1,
+        root_epoch: 1,
+        keys: vec![10],
+        children: vec![ids[0], ids[1]],
+        ..Node::default()
+    };
+    store.write_new(ids[2], &root).expect("write");
+    assert!(
+        ids.iter()
+            .all(|&id| store.loc(id).block == store.loc(ids[0]).block)
+    );
+    let mut records = Vec::new();
+    crate::nand::log::LogRecord::Insert { key: 7, value: 70 }.encode(&mut records);
+    assert_eq!(
+        store.flush_log(ids[0], &records).expect("flush"),
+        Flushed::LogPage
+    );
+    records.clear();
+    crate::nand::log::LogRecord::Insert { key: 8, value: 80 }.encode(&mut records);
+    assert_eq!(
+        store.flush_log(ids[0], &records).expect("flush"),
+        Flushed::Merged
+    );
+    store.check().expect("consistent after the merge");
+    (store, ids)
+}
+
+/// A merge for room that spreads: counted by its reason in the run's and the set's
+/// counts, its two new blocks tagged with the merge's log area, the second placed at the
+/// end of the set; the set found again the same at boot.
+#[test]
+fn a_merge_is_counted_by_its_reason_and_tags_its_blocks_with_its_shape() {
+    let (mut store, ids) = merged(Shaped {
+        reason: Overflow::MergeForRoom,
+        merge_log_pages: 3,
+        spread: true,
+    });
+    let s = store.stats();
+    assert_eq!(
+        (
+            s.merges,
+            s.merges_for_room,
+            s.merges_at_limit,
+            s.spread_merges
+        ),
+        (1, 1, 0, 1)
+    );
+    let view = store.store_view();
+    assert_eq!((view.merges_for_room, view.merges_at_limit), (1, 0));
+    let set = store
+        .ram
+        .sets
+        .values()
+        .next()
+        .expect("one set")
+        .blocks
+        .clone();
+    assert_eq!(set.len(), 3, "the spread added a block");
+    let tags: Vec<BlockTag> = set
+        .iter()
+        .map(|b| store.ram.blocks[b.index()].tag)
+        .collect();
+    assert_eq!(
+        tags.iter().map(|t| t.position).collect::<Vec<_>>(),
+        [0, 1, 2]
+    );
+    assert_eq!(
+        tags.iter().map(|t| t.base_log_pages).collect::<Vec<_>>(),
+        [3, 1, 3],
+        "the merged blocks take the merge's log area"
+    );
+    let targets = [set[0], set[2]];
+    for b in targets {
+        assert_eq!(store.ram.blocks[b.index()].log_area, 3);
+    }
+    let mut node = Node::default();
+    store.peek(ids[0], &mut node).expect("peek");
+    assert_eq!(
+        node.keys,
+        [0, 7, 8],
+        "the flushed records reached the new image"
+    );
+    store.reboot().expect("boot");
+    assert_eq!(
+        store.ram.sets.values().next().expect("one set").blocks,
+        targets,
+        "the set found again from the tags: its blocks that hold pages, in order"
+    );
+    for b in targets {
+        assert_eq!(store.ram.blocks[b.index()].log_area, 3);
+    }
+}
+
+#[test]
+fn a_merge_at_the_limit_is_counted_as_such_and_keeps_the_set_size() {
+    let (store, _) = merged(Shaped {
+        reason: Overflow::MergeAtLimit,
+        merge_log_pages: 1,
+        spread: false,
+    });
+    let s = store.stats();
+    assert_eq!(
+        (
+            s.merges,
+            s.merges_for_room,
+            s.merges_at_limit,
+            s.spread_merges
+        ),
+        (1, 0, 1, 0)
+    );
+    let view = store.store_view();
+    assert_eq!((view.merges_for_room, view.merges_at_limit), (0, 1));
+    assert_eq!(
+        store
+            .ram
+            .sets
+            .values()
+            .next()
+            .expect("one set")
+            .blocks
+            .len(),
+        2
+    );
+}
