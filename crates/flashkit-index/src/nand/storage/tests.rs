@@ -508,7 +508,7 @@ fn a_boot_reports_what_the_flash_holds() {
     let dev = tree.close().expect("close");
     let (mut store, _) = NodeStore::open(dev, Ipl::default()).expect("boot");
     let g = store.dev.geometry();
-    let (mut pages, mut max_seq) = (0u64, 0u64);
+    let (mut pages, mut max_seq, mut max_node, mut max_set) = (0u64, 0u64, 0u32, 0u32);
     let mut imaged = std::collections::BTreeSet::new();
     for b in 0..g.blocks() {
         let programmed = store.dev.block_status(BlockId(b)).programmed_pages;
@@ -518,6 +518,8 @@ fn a_boot_reports_what_the_flash_holds() {
             let (header, _) =
                 PageHeader::read_page(bytes.bytes().expect("programmed")).expect("header");
             max_seq = max_seq.max(header.seq);
+            max_node = max_node.max(header.node.0);
+            max_set = max_set.max(header.tag.set);
             if header.kind == PageKind::Node {
                 imaged.insert(header.node);
             }
@@ -531,6 +533,9 @@ fn a_boot_reports_what_the_flash_holds() {
     assert_eq!(boot.garbage_nodes, imaged.len() as u64 - live);
     assert!(boot.garbage_nodes > 0, "the removes freed nodes");
     assert_eq!(store.ram.seq, max_seq + 1);
+    assert_eq!(store.ram.next_node, max_node + 1, "node ids carry on");
+    assert_eq!(store.ram.next_set, max_set + 1, "set ids carry on");
+    assert!(max_set > 0);
 }
 
 fn no_index(dev: NandDevice<PageBytes>) -> String {
