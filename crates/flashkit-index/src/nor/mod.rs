@@ -125,6 +125,13 @@ pub fn state_hash(index: &dyn NorIndex) -> String {
     format!("{:016x}", hasher.finish())
 }
 
+/// A 32-bit key or value from the two 16-bit words every NOR structure stores it in, the
+/// high word first.
+#[inline]
+fn join(hi: u16, lo: u16) -> u32 {
+    (u32::from(hi) << 16) | u32::from(lo)
+}
+
 fn check_key(key: Key) -> Result<(), IndexError> {
     if key > KEY_MAX {
         return Err(IndexError::KeyReserved { key });

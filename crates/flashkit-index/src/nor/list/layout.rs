@@ -126,11 +126,7 @@ pub fn decode_ptr(words: [u16; 2]) -> Option<(u8, Ptr)> {
     ))
 }
 
-/// Two words of a key or value.
-#[inline]
-pub fn join(hi: u16, lo: u16) -> u32 {
-    (u32::from(hi) << 16) | u32::from(lo)
-}
+pub(super) use crate::nor::join;
 
 /// A key or value as two words.
 #[inline]

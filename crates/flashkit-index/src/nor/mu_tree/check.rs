@@ -3,6 +3,7 @@
 use super::{
     BootReport, Children, ERASED_WORD, IndexError, Key, Keys, MuTree, NAME, NO_PAGE, Node, Value,
 };
+use crate::nor::join;
 use flashkit_core::Cause;
 use smallvec::smallvec;
 
@@ -69,7 +70,7 @@ impl MuTree {
         let (offset, size) = self.region(level, self.height);
         let base = self.page_addr(page).offset(offset);
         let words = self.nor.peek_words(base, size);
-        let key = |i: usize| (u32::from(words[i]) << 16) | u32::from(words[i + 1]);
+        let key = |i: usize| join(words[i], words[i + 1]);
         if level == 0 {
             let pairs = (0..size as usize / 4)
                 .map(|i| (key(4 * i), key(4 * i + 2)))
@@ -79,8 +80,9 @@ impl MuTree {
         }
         let mut children: Children = smallvec![words[0]];
         let mut keys = Keys::new();
+        let capacity = self.inner_capacity(level, self.height);
         let mut i = 1usize;
-        while 3 * i < size as usize + 1 && words[3 * i] != NO_PAGE {
+        while i < capacity && words[3 * i] != NO_PAGE {
             keys.push(key(3 * i - 2));
             children.push(words[3 * i]);
             i += 1;

@@ -26,7 +26,7 @@
 //! page headers and walking the tree, the scan the paper's soft pointers avoid.
 
 use crate::nor::stats::ProbeStats;
-use crate::nor::{BootReport, IndexError, IndexStats, Key, NorIndex, Value, check_key};
+use crate::nor::{BootReport, IndexError, IndexStats, Key, NorIndex, Value, check_key, join};
 use flashkit_core::{BlockId, Cause, StateHasher};
 use flashkit_device::NorDevice;
 use flashkit_device::nor::{ERASED_WORD, WordAddr};
@@ -217,7 +217,7 @@ impl MuTree {
 
     fn read_key(&mut self, addr: WordAddr) -> u32 {
         let w = self.nor.read_words(addr, 2, self.cause);
-        (u32::from(w[0]) << 16) | u32::from(w[1])
+        join(w[0], w[1])
     }
 
     /// Decode a whole node (every used word read).
@@ -237,8 +237,9 @@ impl MuTree {
         }
         let mut children: Children = smallvec![self.read_w(base)];
         let mut keys = Keys::new();
+        let capacity = self.inner_capacity(level, self.height) as u32;
         let mut i = 1;
-        while 3 * i < size + 1 {
+        while i < capacity {
             let child = self.read_w(base.offset(3 * i));
             if child == NO_PAGE {
                 break;
@@ -256,11 +257,12 @@ impl MuTree {
         let mut page = self.root;
         let mut upper = None;
         for level in (1..self.height).rev() {
-            let (offset, size) = self.region(level, self.height);
+            let offset = self.region(level, self.height).0;
+            let capacity = self.inner_capacity(level, self.height) as u32;
             let base = self.page_addr(page).offset(offset);
             let mut child = self.read_w(base);
             let mut i = 1;
-            while 3 * i < size + 1 {
+            while i < capacity {
                 let next = self.read_w(base.offset(3 * i));
                 if next == NO_PAGE {
                     break;
