@@ -90,6 +90,30 @@ impl MuTree {
         Node::Inner { children, keys }
     }
 
+    /// The free blocks: at least one (kept for garbage collection, which must write before
+    /// it can erase), each listed once, none the block being filled, every page erased.
+    pub(super) fn check_space(&self) -> Result<(), String> {
+        if self.free_blocks.is_empty() {
+            return Err("no free block is kept for garbage collection".into());
+        }
+        let mut seen = vec![false; self.valid.len()];
+        for &b in &self.free_blocks {
+            if b == self.active || std::mem::replace(&mut seen[b as usize], true) {
+                return Err(format!(
+                    "free block {b} is the active block or listed twice: {:?}",
+                    self.free_blocks
+                ));
+            }
+            for i in 0..self.pages_per_block {
+                let page = (b * self.pages_per_block + i) as u16;
+                if self.nor.peek_words(self.page_addr(page), 1)[0] != ERASED_WORD {
+                    return Err(format!("free block {b} has page {page} written"));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Walk the tree with peeks: pairs in order; checks node capacities, key order and
     /// separators, and the per-block valid counts.
     pub(super) fn walk(&self) -> Result<Vec<(Key, Value)>, String> {

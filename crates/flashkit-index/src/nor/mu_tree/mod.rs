@@ -620,7 +620,8 @@ impl NorIndex for MuTree {
     }
 
     fn check_invariants(&self) -> Result<(), String> {
-        self.walk().map(|_| ())
+        self.walk()?;
+        self.check_space()
     }
 
     fn hash_state(&self, hasher: &mut StateHasher) {

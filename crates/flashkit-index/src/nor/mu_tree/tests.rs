@@ -2,9 +2,8 @@
 //! corruption per condition it checks, each on a healthy three-level tree. And the state
 //! hash shown to change with every part of the state it covers.
 //!
-//! Not covered: "over capacity". `peek_node` stops decoding an inner node at the end of its
-//! region, and region sizes are powers of two, so it can decode at most 1 + size / 3
-//! children, which is exactly `inner_capacity`: no flash content makes the check fire.
+//! Not covered: "over capacity". `peek_node` decodes at most `inner_capacity` children of
+//! an inner node (all its region holds), so no flash content makes the check fire.
 
 use super::*;
 use flashkit_device::nor::NorGeometry;
@@ -134,6 +133,42 @@ fn catches_an_empty_leaf_below_the_root() {
     overwrite_pairs(&mut t, page, 0, &erased);
     let e = violation(&t);
     assert!(e.contains(&format!("leaf in page {page} is empty")), "{e}");
+}
+
+#[test]
+fn catches_no_free_block_kept_for_collection() {
+    let mut t = busy_tree();
+    t.free_blocks.clear();
+    let e = violation(&t);
+    assert_eq!(e, "no free block is kept for garbage collection");
+}
+
+#[test]
+fn catches_the_active_block_or_a_block_twice_on_the_free_list() {
+    let mut t = busy_tree();
+    let active = t.active;
+    t.free_blocks.push(active);
+    let e = violation(&t);
+    assert!(
+        e.starts_with(&format!("free block {active} is the active block")),
+        "{e}"
+    );
+    let mut t = busy_tree();
+    let free = t.free_blocks[0];
+    t.free_blocks.push(free);
+    let e = violation(&t);
+    assert!(e.contains("listed twice"), "{e}");
+}
+
+#[test]
+fn catches_a_free_block_with_a_written_page() {
+    let mut t = busy_tree();
+    let used = (0..t.valid.len() as u32)
+        .find(|&b| t.valid[b as usize] > 0 && b != t.active)
+        .expect("a sealed block");
+    t.free_blocks.push(used);
+    let e = violation(&t);
+    assert!(e.starts_with(&format!("free block {used} has page")), "{e}");
 }
 
 fn state_hash(t: &MuTree) -> u64 {
