@@ -345,28 +345,25 @@ impl MuTree {
         }
     }
 
-    /// A free page, collecting garbage when only the reserved block is left.
+    /// A free page: the next of the block being filled, else the first of a free block.
+    /// Updates never take the last free block, which a collection needs to write into
+    /// before it can erase: `ensure_room` collects before an update until the update's
+    /// pages fit without it, and the checker holds every operation to that. A collection
+    /// may take it, and frees its victim after.
     fn alloc_page(&mut self) -> Result<u16, IndexError> {
-        loop {
-            if self.next_page < self.pages_per_block {
-                let page = self.active * self.pages_per_block + self.next_page;
-                self.next_page += 1;
-                return Ok(page as u16);
-            }
-            if self.free_blocks.len() > 1 || self.cause == Cause::Gc {
-                let block = self
-                    .free_blocks
-                    .pop()
-                    .ok_or_else(|| IndexError::OutOfSpace {
-                        structure: NAME,
-                        detail: "garbage collection found every page of its victim valid".into(),
-                    })?;
-                self.active = block;
-                self.next_page = 0;
-                continue;
-            }
-            self.collect()?;
+        if self.next_page >= self.pages_per_block {
+            self.active = self
+                .free_blocks
+                .pop()
+                .ok_or_else(|| IndexError::OutOfSpace {
+                    structure: NAME,
+                    detail: "garbage collection found every page of its victim valid".into(),
+                })?;
+            self.next_page = 0;
         }
+        let page = self.active * self.pages_per_block + self.next_page;
+        self.next_page += 1;
+        Ok(page as u16)
     }
 
     /// Greedy collection: the sealed block with the fewest valid pages; each valid page's

@@ -293,3 +293,19 @@ fn create_erases_a_used_flash() {
     assert_eq!(t.height(), 1);
     assert_eq!(t.get(10).expect("get"), None);
 }
+
+/// Updates on a small flash, the invariants checked after each: collection keeps its block
+/// (a host write never takes the last free block) and moves live pages when it must.
+#[test]
+fn collection_always_finds_its_reserved_block() {
+    let mut t = MuTree::create(nor(1024, 8), MuTreeConfig { page_bytes: 256 }).expect("create");
+    for i in 0..6_000u32 {
+        let key = i * 7919 % 300;
+        t.put(key, i).expect("put");
+        t.check_invariants()
+            .unwrap_or_else(|e| panic!("after put {i}: {e}"));
+    }
+    let stats = t.stats();
+    assert!(stats.counter("gc_runs") > 100, "{:?}", stats.counters);
+    assert!(stats.counter("gc_pages_moved") > 0, "{:?}", stats.counters);
+}
