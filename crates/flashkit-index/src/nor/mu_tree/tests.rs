@@ -309,3 +309,49 @@ fn collection_always_finds_its_reserved_block() {
     assert!(stats.counter("gc_runs") > 100, "{:?}", stats.counters);
     assert!(stats.counter("gc_pages_moved") > 0, "{:?}", stats.counters);
 }
+
+/// A lookup reads the descent (nothing, in a one-leaf tree) and then the leaf's keys in
+/// order, two words each, up to the first key at or above the one sought, plus the value
+/// if it is found: the word reads are the cost the NOR benchmarks report.
+#[test]
+fn a_lookup_reads_the_leaf_up_to_the_first_key_not_below_its_own() {
+    let mut t = MuTree::create(nor(1024, 8), MuTreeConfig { page_bytes: 256 }).expect("create");
+    let cap = t.leaf_capacity() as u32;
+    assert_eq!(cap, 15, "(64 - 3) words of 4-word pairs");
+    for k in 1..=cap {
+        t.put(k * 10, k).expect("put");
+    }
+    assert_eq!(t.height(), 1, "one full leaf");
+    let mut reads = |t: &mut MuTree, key: u32, want: Option<u32>| {
+        let before = t.nor.counters().reads.total();
+        assert_eq!(t.get(key).expect("get"), want, "{key}");
+        t.nor.counters().reads.total() - before
+    };
+    assert_eq!(reads(&mut t, 5, None), 2, "the first key is above");
+    assert_eq!(reads(&mut t, 25, None), 6, "10, 20 and 30 read");
+    assert_eq!(reads(&mut t, 30, Some(3)), 8, "10, 20, 30 and the value");
+    assert_eq!(reads(&mut t, 150, Some(15)), 32, "every key and the value");
+    assert_eq!(
+        reads(&mut t, 1000, None),
+        30,
+        "every key, then the leaf ends"
+    );
+}
+
+/// Page sequence numbers take two words: past 65,535 writes a cold start still finds the
+/// newest root and carries the numbering on.
+#[test]
+fn sequence_numbers_past_sixteen_bits_survive_a_cold_start() {
+    let mut t = MuTree::create(nor(1024, 8), MuTreeConfig { page_bytes: 256 }).expect("create");
+    let mut i = 0u32;
+    while t.seq <= 70_000 {
+        t.put(i * 7919 % 200, i).expect("put");
+        i += 1;
+    }
+    let (seq, want) = (t.seq, t.contents().expect("contents"));
+    let (mut t, _) = MuTree::open(t.into_device(), MuTreeConfig { page_bytes: 256 }).expect("open");
+    assert_eq!(t.seq, seq);
+    assert_eq!(t.contents().expect("contents"), want);
+    t.put(7, 7).expect("put");
+    assert!(t.seq > seq, "numbering carries on");
+}
