@@ -355,3 +355,40 @@ fn sequence_numbers_past_sixteen_bits_survive_a_cold_start() {
     t.put(7, 7).expect("put");
     assert!(t.seq > seq, "numbering carries on");
 }
+
+/// A range query reads each leaf it needs, keys and values two words each, stopping at the
+/// first key past the range or the leaf's end, and descends to the next leaf only when that
+/// leaf's first key is in the range.
+#[test]
+fn a_range_query_reads_only_the_leaves_it_needs() {
+    let cfg = MuTreeConfig { page_bytes: 256 };
+    let reads = |t: &mut MuTree, f: &mut dyn FnMut(&mut MuTree)| {
+        let before = t.nor.counters().reads.total();
+        f(t);
+        t.nor.counters().reads.total() - before
+    };
+    // One full leaf: every key and value, and no word past the leaf.
+    let mut t = MuTree::create(nor(1024, 8), cfg).expect("create");
+    for k in 1..=15u32 {
+        t.put(k * 10, k).expect("put");
+    }
+    let mut out = Vec::new();
+    let n = reads(&mut t, &mut |t| t.range(0, 1000, &mut out).expect("range"));
+    assert_eq!(out.len(), 15);
+    assert_eq!(n, 60, "15 keys and 15 values");
+    // Two leaves (10..=80 and 90..=160): a range inside the first reads nothing of the second.
+    t.put(160, 16).expect("put");
+    assert_eq!(t.height(), 2);
+    let get = reads(&mut t, &mut |t| {
+        assert_eq!(t.get(10).expect("get"), Some(1))
+    });
+    let descent = get - 4;
+    out.clear();
+    let n = reads(&mut t, &mut |t| t.range(10, 30, &mut out).expect("range"));
+    assert_eq!(out, [(10, 1), (20, 2), (30, 3)]);
+    assert_eq!(n, descent + 14, "keys 10 to 40, values 10 to 30");
+    out.clear();
+    t.range(10, 90, &mut out).expect("range");
+    assert_eq!(out.len(), 9, "the second leaf's first key is in range");
+    assert_eq!(t.name(), "mutree");
+}
