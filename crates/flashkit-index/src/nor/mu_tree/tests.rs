@@ -392,3 +392,30 @@ fn a_range_query_reads_only_the_leaves_it_needs() {
     assert_eq!(out.len(), 9, "the second leaf's first key is in range");
     assert_eq!(t.name(), "mutree");
 }
+
+/// An update writes the root's page last: a power cut after a split wrote a piece but before
+/// the new root leaves a newer page that names no root, and a cold start finds the tree as
+/// it was before the update.
+#[test]
+fn a_cold_start_ignores_a_newer_page_that_is_not_a_root() {
+    let mut t = busy_tree();
+    let (root, height, want) = (t.root, t.height, t.contents().expect("contents"));
+    let piece = Node::Leaf(smallvec::smallvec![(5, 50), (6, 60)]);
+    let spec = PageSpec {
+        top: 0,
+        height,
+        root: false,
+        right: NO_PAGE,
+        extra: &[],
+        old: &[],
+    };
+    let orphan = t.write_page(&[piece], spec).expect("a free page");
+    let (t, _) = MuTree::open(t.into_device(), MuTreeConfig::default()).expect("open");
+    assert_eq!(
+        (t.root, t.height),
+        (root, height),
+        "the root before the cut"
+    );
+    assert_ne!(t.root, orphan);
+    assert_eq!(t.contents().expect("contents"), want);
+}
