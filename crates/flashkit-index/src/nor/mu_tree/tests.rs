@@ -419,3 +419,22 @@ fn a_cold_start_ignores_a_newer_page_that_is_not_a_root() {
     assert_ne!(t.root, orphan);
     assert_eq!(t.contents().expect("contents"), want);
 }
+
+/// Keys past 16 bits keep both words at every level: separators in inner nodes included.
+#[test]
+fn wide_keys_route_through_every_level() {
+    let nor = NorDevice::new(NorGeometry::new(4096, 16).expect("valid geometry"));
+    let mut t = MuTree::create(nor, MuTreeConfig::default()).expect("create");
+    let key = |i: u32| i * 2_000_003 % 1_500 * 2_000_003;
+    for i in 0..1500u32 {
+        t.put(key(i), i).expect("insert");
+    }
+    assert!(t.height() >= 3, "height {}", t.height());
+    t.check_invariants().expect("invariants");
+    for i in (0..1500u32).step_by(37) {
+        assert_eq!(t.get(key(i)).expect("get"), Some(i), "{}", key(i));
+    }
+    let mut want: Vec<(u32, u32)> = (0..1500).map(|i| (key(i), i)).collect();
+    want.sort_unstable();
+    assert_eq!(t.contents().expect("contents"), want);
+}
