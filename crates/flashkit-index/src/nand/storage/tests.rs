@@ -660,6 +660,20 @@ fn merged(policy: Shaped) -> (NodeStore<Shaped>, [NodeId; 3]) {
     (store, ids)
 }
 
+/// The run's merges, for room, at the limit and spread, then the set's for room and at the
+/// limit.
+fn merge_counts(store: &NodeStore<Shaped>) -> [u64; 6] {
+    let (s, view) = (store.stats(), store.store_view());
+    [
+        s.merges,
+        s.merges_for_room,
+        s.merges_at_limit,
+        s.spread_merges,
+        view.merges_for_room,
+        view.merges_at_limit,
+    ]
+}
+
 /// A merge for room that spreads: counted by its reason in the run's and the set's
 /// counts, its two new blocks tagged with the merge's log area, the second placed at the
 /// end of the set; the set found again the same at boot.
@@ -670,18 +684,7 @@ fn a_merge_is_counted_by_its_reason_and_tags_its_blocks_with_its_shape() {
         merge_log_pages: 3,
         spread: true,
     });
-    let s = store.stats();
-    assert_eq!(
-        (
-            s.merges,
-            s.merges_for_room,
-            s.merges_at_limit,
-            s.spread_merges
-        ),
-        (1, 1, 0, 1)
-    );
-    let view = store.store_view();
-    assert_eq!((view.merges_for_room, view.merges_at_limit), (1, 0));
+    assert_eq!(merge_counts(&store), [1, 1, 0, 1, 1, 0]);
     let set = store
         .ram
         .sets
@@ -733,18 +736,7 @@ fn a_merge_at_the_limit_is_counted_as_such_and_keeps_the_set_size() {
         merge_log_pages: 1,
         spread: false,
     });
-    let s = store.stats();
-    assert_eq!(
-        (
-            s.merges,
-            s.merges_for_room,
-            s.merges_at_limit,
-            s.spread_merges
-        ),
-        (1, 0, 1, 0)
-    );
-    let view = store.store_view();
-    assert_eq!((view.merges_for_room, view.merges_at_limit), (0, 1));
+    assert_eq!(merge_counts(&store), [1, 0, 1, 0, 0, 1]);
     assert_eq!(
         store
             .ram
