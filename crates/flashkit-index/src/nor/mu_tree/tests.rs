@@ -322,7 +322,7 @@ fn a_lookup_reads_the_leaf_up_to_the_first_key_not_below_its_own() {
         t.put(k * 10, k).expect("put");
     }
     assert_eq!(t.height(), 1, "one full leaf");
-    let mut reads = |t: &mut MuTree, key: u32, want: Option<u32>| {
+    let reads = |t: &mut MuTree, key: u32, want: Option<u32>| {
         let before = t.nor.counters().reads.total();
         assert_eq!(t.get(key).expect("get"), want, "{key}");
         t.nor.counters().reads.total() - before
