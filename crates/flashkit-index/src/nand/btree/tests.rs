@@ -509,20 +509,13 @@ fn root_collapses_take_the_next_epoch_and_survive_a_restart() {
 /// nodes are the ones its splits, merges and collapses made.
 #[test]
 fn inner_splits_at_every_position_keep_the_tree_sound() {
-    let geometry = Geometry::builder()
-        .page_size_bytes(512)
-        .pages_per_block(16)
-        .oob_bytes(16)
-        .blocks(1024)
-        .build()
-        .expect("valid geometry");
     let buffer = BufferConfig {
         capacity_bytes: 16 * 512,
         window: 0.5,
         sector_bytes: 128,
     };
-    let mut tree =
-        BTree::create(NandDevice::new(geometry), Ipl::default(), Lru, buffer).expect("create");
+    let device = crate::nand::storage::tests::small_device(1024);
+    let mut tree = BTree::create(device, Ipl::default(), Lru, buffer).expect("create");
     let n = 60_000u64;
     for i in 0..n {
         tree.put(i * 7919 % n, i).expect("insert");

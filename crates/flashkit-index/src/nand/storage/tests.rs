@@ -674,6 +674,12 @@ fn merge_counts(store: &NodeStore<Shaped>) -> [u64; 6] {
     ]
 }
 
+/// The blocks of the store's (first) set, in order.
+fn only_set(store: &NodeStore<Shaped>) -> Vec<BlockId> {
+    let set = store.ram.sets.values().next().expect("one set");
+    set.blocks.clone()
+}
+
 /// A merge for room that spreads: counted by its reason in the run's and the set's
 /// counts, its two new blocks tagged with the merge's log area, the second placed at the
 /// end of the set; the set found again the same at boot.
@@ -685,14 +691,7 @@ fn a_merge_is_counted_by_its_reason_and_tags_its_blocks_with_its_shape() {
         spread: true,
     });
     assert_eq!(merge_counts(&store), [1, 1, 0, 1, 1, 0]);
-    let set = store
-        .ram
-        .sets
-        .values()
-        .next()
-        .expect("one set")
-        .blocks
-        .clone();
+    let set = only_set(&store);
     assert_eq!(set.len(), 3, "the spread added a block");
     let tags: Vec<BlockTag> = set
         .iter()
@@ -720,7 +719,7 @@ fn a_merge_is_counted_by_its_reason_and_tags_its_blocks_with_its_shape() {
     );
     store.reboot().expect("boot");
     assert_eq!(
-        store.ram.sets.values().next().expect("one set").blocks,
+        only_set(&store),
         targets,
         "the set found again from the tags: its blocks that hold pages, in order"
     );
@@ -737,15 +736,5 @@ fn a_merge_at_the_limit_is_counted_as_such_and_keeps_the_set_size() {
         spread: false,
     });
     assert_eq!(merge_counts(&store), [1, 0, 1, 0, 0, 1]);
-    assert_eq!(
-        store
-            .ram
-            .sets
-            .values()
-            .next()
-            .expect("one set")
-            .blocks
-            .len(),
-        2
-    );
+    assert_eq!(only_set(&store).len(), 2);
 }
