@@ -31,7 +31,7 @@ pub struct FatListConfig {
     pub slots: u32,
     /// Key limit, n (20).
     pub key_limit: u32,
-    /// Pointer pool entries (7, that is levels + 2).
+    /// Pointer pool entries (7, that is levels + 2; at least one per level and at least 2).
     pub pool: u32,
 }
 

@@ -25,7 +25,8 @@ pub struct SoftListConfig {
     /// Probability of the next level (0.25).
     pub p: f64,
     /// Pointer slots per level: the first version and its spares (2, an assumption: the
-    /// paper gives no figure).
+    /// paper gives no figure; at least 2, or re-pointing the head and the tail would
+    /// relocate each other without end).
     pub slots_per_level: u32,
 }
 

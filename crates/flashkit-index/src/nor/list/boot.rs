@@ -195,6 +195,8 @@ impl Engine {
     fn climb_to_head(&mut self) -> Result<u64, IndexError> {
         let mut cur = self.random_object()?;
         let mut level = cur.level;
+        // Every step moves to a larger key (see `classify`), so the walk meets each live
+        // object once at most: a bound of a step per frame is a guard, never reached.
         let bound = self.frames_per_block as u64 * u64::from(self.nor.geometry().blocks()) + 2;
         for steps in 0..bound {
             if cur.kind == Kind::Tail {
@@ -318,20 +320,27 @@ fn check_list(
     Ok(())
 }
 
-/// The pointer area: a pool with an entry per level at least, or slots on every level.
+/// The pointer area: a pool with an entry per level and at least two entries, or two
+/// slots on every level. Re-pointing an object that has no erased entry left relocates it,
+/// which re-points its predecessors in turn; such a chain reaches the tail (the head's
+/// predecessor), whose one pointer leaves it a spare entry to absorb the change. Without
+/// that spare, re-pointing the head relocates the tail, which re-points the head, and so
+/// on: the chain ends only if a relocation happens to keep its soft pointer, and never in
+/// turnstiles of two blocks (the first insert does not return).
 fn check_pointers(cfg: &ListConfig, structure: &'static str) -> Result<(), IndexError> {
     let err = config_error(structure);
     match cfg.pointers {
-        layout::PointerArea::Pool { entries } if entries < cfg.max_levels => Err(err(
+        layout::PointerArea::Pool { entries } if entries < cfg.max_levels.max(2) => Err(err(
             "pointer pool",
             format!(
-                "{entries} entries: needs at least one entry per level ({})",
+                "{entries} entries: needs one per level ({}) and at least two (the tail's \
+                 pointer and a spare)",
                 cfg.max_levels
             ),
         )),
-        layout::PointerArea::PerLevel { slots: 0 } => Err(err(
+        layout::PointerArea::PerLevel { slots } if slots < 2 => Err(err(
             "pointer slots per level",
-            "0: a level needs at least one slot".to_string(),
+            format!("{slots}: a level needs its pointer and a spare entry at least"),
         )),
         _ => Ok(()),
     }
