@@ -65,6 +65,7 @@ fn a_fat_list_is_found_again_from_flash_alone() {
     let (mut list, boot) = FatList::open(list.into_device(), cfg, 9).expect("open");
     assert_eq!(*list.config(), cfg);
     assert_eq!(list.object_shape(), (frames, words));
+    assert_eq!(list.name(), "fatlist", "the name reports and sweeps key on");
     found(&mut list, boot, before, &want);
 }
 
@@ -81,6 +82,11 @@ fn a_soft_list_is_found_again_from_flash_alone() {
     let before = list.device().counters().reads.metadata;
     let (mut list, boot) = SoftList::open(list.into_device(), cfg, 9).expect("open");
     assert_eq!(*list.config(), cfg);
+    assert_eq!(
+        list.name(),
+        "softlist",
+        "the name reports and sweeps key on"
+    );
     found(&mut list, boot, before, &want);
 }
 
@@ -109,4 +115,62 @@ fn an_erased_device_holds_no_index() {
             "{error:?}"
         );
     }
+}
+
+/// Boot looks for the list at random frames and gives up after 64 draws per frame of the
+/// flash (a flash with no list). A list holding only its head and tail is found on every
+/// boot (each draws its own frames), both when they are two frames of 52,000 in one
+/// turnstile of 64 blocks (10-word objects, 819 to a block), where a bound of a few draws
+/// per frame would miss them on some boots, and on a flash of 128 small turnstiles.
+#[test]
+fn an_empty_list_is_found_on_every_boot() {
+    let shapes = [(64, 8192, 64), (2, 64, 256)];
+    for (turnstile_blocks, words_per_block, blocks) in shapes {
+        let cfg = SoftListConfig {
+            turnstile_blocks,
+            max_levels: 1,
+            slots_per_level: 2,
+            ..SoftListConfig::default()
+        };
+        let list = SoftList::create(small_nor(words_per_block, blocks), cfg, 3).expect("create");
+        let (mut list, _) = SoftList::open(list.into_device(), cfg, 3).expect("open");
+        let mut steps = std::collections::BTreeSet::new();
+        for boot in 2..40 {
+            let at = format!("turnstiles of {turnstile_blocks} blocks, boot {boot}");
+            let report = list.power_cycle().unwrap_or_else(|e| panic!("{at}: {e}"));
+            steps.insert(report.steps);
+            assert_eq!(list.contents().expect("contents"), [], "{at}");
+        }
+        // From the tail: one step, to the head; from the head: to the tail, then the head.
+        assert_eq!(steps, [1, 2].into(), "steps of the boots' walks");
+    }
+}
+
+/// On a list of one level in turnstiles of two blocks (so that each pointer names one
+/// frame), boot walks object by object from where it lands to the tail: a list of 200
+/// objects (eight to a block, 128 blocks) is found on every boot, in at most one step per
+/// object and two more.
+#[test]
+fn a_long_one_level_list_is_found_on_every_boot() {
+    let cfg = SoftListConfig {
+        turnstile_blocks: 2,
+        max_levels: 1,
+        slots_per_level: 2,
+        ..SoftListConfig::default()
+    };
+    let mut list = SoftList::create(small_nor(1 + 8 * 10, 128), cfg, 4).expect("create");
+    for i in 0..200u32 {
+        list.put(i * 7 % 200, i).expect("put");
+    }
+    let want = list.contents().expect("contents");
+    let mut longest = 0;
+    for boot in 2..12 {
+        let report = list
+            .power_cycle()
+            .unwrap_or_else(|e| panic!("boot {boot}: {e}"));
+        assert!(report.steps <= 202, "boot {boot}: {report:?}");
+        longest = longest.max(report.steps);
+        assert_eq!(list.contents().expect("contents"), want, "boot {boot}");
+    }
+    assert!(longest > 100, "the longest walk: {longest} steps");
 }

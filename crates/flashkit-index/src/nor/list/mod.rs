@@ -25,6 +25,8 @@ mod check;
 mod fig4;
 mod layout;
 mod modify;
+#[cfg(test)]
+mod paths;
 mod search;
 mod space;
 #[cfg(test)]

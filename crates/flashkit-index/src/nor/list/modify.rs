@@ -35,13 +35,11 @@ fn slot_words(key: Key, value: Value) -> [u16; 4] {
 const MERGES_PER_OPERATION: usize = 8;
 
 impl Engine {
-    /// Start a top-level operation: no handle outlives the previous one.
-    fn begin(&mut self) {
-        self.settle();
-    }
-
     /// Finish a top-level operation: re-point the predecessors of relocated tails, then run
-    /// lazy merges queued by garbage collection.
+    /// lazy merges queued by garbage collection, then close the move log (`settle`), so that
+    /// no handle but the head's and the tail's outlives the operation. (An operation that
+    /// fails leaves its moves logged: the head and tail handles replay them, and the next
+    /// operation's handles start after them, until that operation closes the log.)
     fn finish(&mut self) -> Result<(), IndexError> {
         let mut merges = 0;
         loop {
@@ -79,7 +77,6 @@ impl Engine {
 
     /// Insert or update (a soft list: one key per object; a fat list: section 0.5).
     pub(super) fn put(&mut self, key: Key, value: Value) -> Result<bool, IndexError> {
-        self.begin();
         let path = self.search(Bound::Le(i64::from(key)));
         let is_new = if self.cfg.key_limit == 1 {
             self.put_soft(&path.preds, key, value)?
@@ -276,7 +273,6 @@ impl Engine {
 
     /// Remove a key.
     pub(super) fn remove(&mut self, key: Key) -> Result<Option<Value>, IndexError> {
-        self.begin();
         let path = self.search(Bound::Le(i64::from(key)));
         let cur = path.preds[0];
         if cur.kind != Kind::Data {

@@ -582,3 +582,47 @@ fn every_part_of_the_state_reaches_the_state_hash() {
         seen.push(h);
     }
 }
+
+/// A one-level list whose last object points back to its first, a circle that misses the
+/// tail (in turnstiles of two blocks, so that each pointer names one frame): boot's walk, bounded by the frames on the flash, gives up with an error rather than
+/// walking on. A boot that lands on the tail itself steps to the head as usual, and the
+/// checker refuses the list.
+#[test]
+fn boot_refuses_a_list_whose_pointers_run_in_a_circle() {
+    let cfg = ListConfig {
+        turnstile_blocks: 2,
+        max_levels: 1,
+        pointers: PointerArea::Pool { entries: 3 },
+        ..fat_config()
+    };
+    let nor = NorDevice::new(NorGeometry::new(2048, 32).expect("valid geometry"));
+    let mut e = Engine::create(nor, cfg, "fatlist", 7).expect("create");
+    for i in 0..400u32 {
+        e.put(i * 7919 % 400 * 10, i).expect("insert");
+    }
+    let data = data_objects(&e);
+    let last = &data[data.len() - 1];
+    let first = ptr_of(&e, &data[0]);
+    write_ptr(
+        &mut e,
+        last.frame,
+        last.current_level_0_entry(),
+        encode_ptr(0, first),
+    );
+    let mut refused = 0;
+    for boots in 1..=10 {
+        match e.reboot(boots) {
+            Err(error) => {
+                let text = error.to_string();
+                let want = format!("object at {:?} has no successor on level 0", last.frame);
+                assert!(text.contains(&want), "{text}");
+                refused += 1;
+            }
+            Ok(_) => {
+                let message = violation(&e);
+                assert!(message.contains("on level 0, expected"), "{message}");
+            }
+        }
+    }
+    assert!(refused > 0, "every boot landed on the tail");
+}

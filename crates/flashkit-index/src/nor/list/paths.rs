@@ -1,0 +1,212 @@
+//! Paths of the engine that the random workloads reach rarely or never, each driven on
+//! purpose on a small configuration and checked against a `BTreeMap`, the invariant
+//! checker, and the counter that says the path was taken.
+
+use super::{Engine, ListConfig, PointerArea};
+use crate::nor::Key;
+use flashkit_device::nor::{NorDevice, NorGeometry};
+use std::collections::BTreeMap;
+
+fn small(slots: u32, key_limit: u32) -> ListConfig {
+    ListConfig {
+        turnstile_blocks: 4,
+        max_levels: 3,
+        p: 0.25,
+        slots,
+        key_limit,
+        pointers: PointerArea::Pool { entries: 5 },
+    }
+}
+
+fn engine(cfg: ListConfig, seed: u64) -> Engine {
+    let nor = NorDevice::new(NorGeometry::new(1024, 16).expect("valid geometry"));
+    Engine::create(nor, cfg, "fatlist", seed).expect("create")
+}
+
+fn counter(e: &Engine, name: &str) -> u64 {
+    e.counters()
+        .into_iter()
+        .find(|&(n, _)| n == name)
+        .map(|(_, v)| v)
+        .expect("a known counter")
+}
+
+/// Run `ops` (key, Some(value) to put, None to remove) on `e` and a `BTreeMap` side by
+/// side; every answer, and the contents and invariants after each operation, agree.
+fn lockstep(e: &mut Engine, ops: impl IntoIterator<Item = (Key, Option<u32>)>) {
+    let mut model = BTreeMap::new();
+    for (i, (key, op)) in ops.into_iter().enumerate() {
+        match op {
+            Some(value) => {
+                let new = e.put(key, value).expect("put");
+                assert_eq!(new, model.insert(key, value).is_none(), "op {i}: put {key}");
+            }
+            None => {
+                let got = e.remove(key).expect("remove");
+                assert_eq!(got, model.remove(&key), "op {i}: remove {key}");
+            }
+        }
+        e.check().unwrap_or_else(|err| panic!("op {i}: {err}"));
+        let want: Vec<(Key, u32)> = model.iter().map(|(&k, &v)| (k, v)).collect();
+        assert_eq!(e.contents().expect("contents"), want, "op {i}");
+    }
+}
+
+/// A poorly used object whose neighbour is poorly used too but has fewer free slots than
+/// the object has keys merges both into a new object (0.5.3), never shifts its keys into
+/// slots the neighbour does not have. Updates fill a narrow key range with superseded
+/// slots, so objects reach their slot count while holding few live keys.
+#[test]
+fn a_neighbour_without_room_for_a_shift_merge_is_merged_into_a_new_object() {
+    use flashkit_core::SimRngExt;
+    use rand::Rng;
+    let mut e = engine(small(10, 8), 11);
+    let mut rng = flashkit_core::SimRng::for_stream(5, "paths/merge");
+    let ops: Vec<(Key, Option<u32>)> = (0..3000)
+        .map(|i| {
+            let key = rng.random_range(0..40u32) * 3;
+            let op = if rng.random_range(0..2) == 0 {
+                None
+            } else {
+                Some(i)
+            };
+            (key, op)
+        })
+        .collect();
+    lockstep(&mut e, ops);
+    let (merges, shifts) = (counter(&e, "merges"), counter(&e, "shift_merges"));
+    assert!(
+        merges > 0 && shifts > 0,
+        "{merges} merges, {shifts} shift merges"
+    );
+}
+
+/// Lazy merges queued by garbage collection run at the end of an operation, eight at most
+/// (the newest first); the rest wait for the next operations, so that one collection
+/// cannot make a single operation arbitrarily long.
+#[test]
+fn lazy_merges_run_eight_to_an_operation() {
+    let mut e = engine(small(10, 8), 3);
+    let keys: Vec<Key> = (0..100).map(|k| k * 10).collect();
+    lockstep(&mut e, keys.iter().map(|&k| (k, Some(k))));
+    e.merge_queue.extend((0..20).map(|i| keys[i * 5]));
+    let mut left = Vec::new();
+    for _ in 0..3 {
+        // Absent keys: nothing to remove, only the queued work runs.
+        assert_eq!(e.remove(5).expect("remove"), None);
+        left.push(e.merge_queue.len());
+        e.check().expect("invariants");
+    }
+    assert_eq!(left, [12, 4, 0], "queued merges left after each operation");
+    let want: Vec<(Key, u32)> = keys.iter().map(|&k| (k, k)).collect();
+    assert_eq!(e.contents().expect("contents"), want);
+}
+
+/// The live keys of each data object, in key order.
+fn data_keys(e: &mut Engine) -> Vec<Vec<Key>> {
+    let mut out = Vec::new();
+    for block in 0..e.nor.geometry().blocks() {
+        for offset in 0..e.frames_per_block as u16 {
+            let frame = super::Frame { block, offset };
+            if let super::layout::State::Live {
+                kind: super::layout::Kind::Data,
+                ..
+            } = e.state(frame)
+            {
+                let keys = e
+                    .read_full(frame)
+                    .live_pairs()
+                    .iter()
+                    .map(|p| p.0)
+                    .collect();
+                out.push(keys);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Two neighbouring objects of a list of 10 slots and a key limit of 8 (so an object is
+/// poorly used below 4 live keys): keys 10 to 110 inserted in order fill one object from
+/// its min-max end and split it into 10..=50 and 60..=110; then the first keeps its
+/// `first` smallest keys and the second its `second` smallest.
+fn two_objects(first: usize, second: usize) -> (Engine, BTreeMap<Key, u32>) {
+    let mut e = engine(small(10, 8), 2);
+    let mut model = BTreeMap::new();
+    for k in (10..=110).step_by(10) {
+        e.put(k, k).expect("put");
+        model.insert(k, k);
+    }
+    assert_eq!(counter(&e, "splits"), 1);
+    let (a, b): (Vec<Key>, Vec<Key>) = model.keys().partition(|&&k| k <= 50);
+    for &k in a[first..].iter().chain(&b[second..]) {
+        assert_eq!(e.remove(k).expect("remove"), Some(k));
+        model.remove(&k);
+    }
+    let want = vec![a[..first].to_vec(), b[..second].to_vec()];
+    assert_eq!(data_keys(&mut e), want, "the two objects");
+    (e, model)
+}
+
+/// Structural work counted so far: merges, shift merges, compactions, splits.
+fn work(e: &Engine) -> [u64; 4] {
+    ["merges", "shift_merges", "compactions", "splits"].map(|name| counter(e, name))
+}
+
+/// An object whose slots fill up merges with its successor when both hold fewer than n/2
+/// live keys (here, into the successor's free slots: a shift merge), and is rewritten
+/// compacted when either holds n/2 or more (0.5.3).
+#[test]
+fn a_full_object_merges_only_when_it_and_its_successor_are_poorly_used() {
+    for (first, second, want) in [
+        (3, 3, [0, 1, 0, 0]),
+        (4, 3, [0, 0, 1, 0]),
+        (3, 4, [0, 0, 1, 0]),
+        (2, 2, [0, 1, 0, 0]),
+    ] {
+        let (mut e, mut model) = two_objects(first, second);
+        let before = work(&e);
+        // Updates of the first key write a slot each, until the object is full.
+        let mut value = 0;
+        while work(&e) == before && value < 20 {
+            value += 1;
+            e.put(10, value).expect("update");
+            model.insert(10, value);
+        }
+        let done: Vec<u64> = work(&e).iter().zip(before).map(|(a, b)| a - b).collect();
+        assert_eq!(done, want, "{first} and {second} live keys");
+        e.check().expect("invariants");
+        let pairs: Vec<(Key, u32)> = model.into_iter().collect();
+        assert_eq!(e.contents().expect("contents"), pairs);
+        let merged = want[1] == 1;
+        let objects = data_keys(&mut e).len();
+        assert_eq!(objects, if merged { 1 } else { 2 }, "{first}, {second}");
+    }
+}
+
+/// A merge queued by garbage collection runs at the end of the next operation, on the
+/// object holding the queued key, when that object and its successor hold fewer than n/2
+/// live keys; a key before every object (the head's range) merges nothing.
+#[test]
+fn a_queued_merge_runs_only_on_a_poorly_used_object() {
+    for (first, second, key, want) in [
+        (3, 3, 10, 1),
+        (3, 3, 30, 1),
+        (2, 1, 20, 1),
+        (4, 3, 10, 0),
+        (3, 4, 10, 0),
+        (3, 3, 5, 0),
+    ] {
+        let (mut e, model) = two_objects(first, second);
+        let before = work(&e);
+        e.merge_queue.push(key);
+        assert_eq!(e.remove(1).expect("remove"), None);
+        let done: Vec<u64> = work(&e).iter().zip(before).map(|(a, b)| a - b).collect();
+        let at = format!("{first} and {second} live keys, key {key}");
+        assert_eq!(done, [0, want, 0, 0], "{at}");
+        e.check().expect("invariants");
+        let pairs: Vec<(Key, u32)> = model.into_iter().collect();
+        assert_eq!(e.contents().expect("contents"), pairs, "{at}");
+    }
+}
