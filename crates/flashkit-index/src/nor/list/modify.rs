@@ -566,10 +566,4 @@ impl Engine {
         self.repoint(&preds, &vec![old_ptr; levels], &vec![ptr; levels]);
         self.drain()
     }
-
-    /// Whether `frame` still holds a live object (used by tests of handles).
-    #[allow(dead_code)]
-    pub(super) fn is_live(&mut self, frame: Frame) -> bool {
-        matches!(self.state(frame), layout::State::Live { .. })
-    }
 }

@@ -210,3 +210,30 @@ fn a_queued_merge_runs_only_on_a_poorly_used_object() {
         assert_eq!(e.contents().expect("contents"), pairs, "{at}");
     }
 }
+
+/// A flash too small for the keys: allocation draws four random blocks per non-spare block
+/// (collecting each that is full) and then gives up with an error naming that count; the
+/// keys put before are all still found.
+#[test]
+fn a_full_flash_refuses_an_insert_after_four_draws_per_block() {
+    // Two turnstiles of four 128-word blocks; 52-word objects, two to a block.
+    let nor = NorDevice::new(NorGeometry::new(128, 8).expect("valid geometry"));
+    let mut e = Engine::create(nor, small(10, 8), "fatlist", 1).expect("create");
+    assert_eq!((e.frames_per_block(), e.frame_words()), (2, 52));
+    let mut stored = Vec::new();
+    let error = (0..1000u32)
+        .find_map(|i| match e.put(i, i) {
+            Ok(_) => {
+                stored.push(i);
+                None
+            }
+            Err(error) => Some(error),
+        })
+        .expect("the flash fills up");
+    let text = error.to_string();
+    assert!(text.contains("after 24 random blocks"), "{text}");
+    assert!(stored.len() > 10, "{} keys stored", stored.len());
+    for &k in &stored {
+        assert_eq!(e.get(k), Some(k), "key {k}");
+    }
+}
