@@ -102,8 +102,8 @@ fn lazy_merges_run_eight_to_an_operation() {
     assert_eq!(e.contents().expect("contents"), want);
 }
 
-/// The live keys of each data object, in key order.
-fn data_keys(e: &mut Engine) -> Vec<Vec<Key>> {
+/// Each live data object's frame and live keys, in key order.
+fn data_objects(e: &mut Engine) -> Vec<(super::Frame, Vec<Key>)> {
     let mut out = Vec::new();
     for block in 0..e.nor.geometry().blocks() {
         for offset in 0..e.frames_per_block as u16 {
@@ -113,18 +113,23 @@ fn data_keys(e: &mut Engine) -> Vec<Vec<Key>> {
                 ..
             } = e.state(frame)
             {
-                let keys = e
+                let keys: Vec<Key> = e
                     .read_full(frame)
                     .live_pairs()
                     .iter()
                     .map(|p| p.0)
                     .collect();
-                out.push(keys);
+                out.push((frame, keys));
             }
         }
     }
-    out.sort();
+    out.sort_by(|a, b| a.1.cmp(&b.1));
     out
+}
+
+/// The live keys of each data object, in key order.
+fn data_keys(e: &mut Engine) -> Vec<Vec<Key>> {
+    data_objects(e).into_iter().map(|o| o.1).collect()
 }
 
 /// Two neighbouring objects of a list of 10 slots and a key limit of 8 (so an object is
@@ -236,4 +241,52 @@ fn a_full_flash_refuses_an_insert_after_four_draws_per_block() {
     for &k in &stored {
         assert_eq!(e.get(k), Some(k), "key {k}");
     }
+}
+
+/// Garbage collection queues for a lazy merge the smallest key of each data object it moves
+/// that holds fewer than n/2 live keys, and nothing for the others or the dummies; the
+/// queue holds 256 keys at most, and a soft list (n/2 = 0) queues nothing.
+#[test]
+fn collection_queues_the_poorly_used_objects_it_moves() {
+    for (first, second) in [(3, 4), (4, 3), (4, 4), (3, 3), (1, 6)] {
+        let (mut e, model) = two_objects(first, second);
+        let blocks: std::collections::BTreeSet<u32> = (0..e.nor.geometry().blocks())
+            .filter(|&b| {
+                e.nor
+                    .peek(e.nor.geometry().block_start(flashkit_core::BlockId(b)))
+                    == 0
+            })
+            .collect();
+        for block in blocks {
+            e.collect(block).expect("collect");
+            e.settle();
+        }
+        let mut queued = e.merge_queue.clone();
+        queued.sort();
+        let want: Vec<Key> = [(first, 10), (second, 60)]
+            .into_iter()
+            .filter(|&(live, _)| live < 4)
+            .map(|(_, key)| key)
+            .collect();
+        assert_eq!(queued, want, "{first} and {second} live keys");
+        e.check().expect("invariants");
+        let pairs: Vec<(Key, u32)> = model.into_iter().collect();
+        assert_eq!(e.contents().expect("contents"), pairs);
+    }
+    let (mut e, _) = two_objects(3, 3);
+    e.merge_queue = vec![1; 256];
+    let block = data_objects(&mut e)[0].0.block;
+    e.collect(block).expect("collect");
+    assert_eq!(e.merge_queue, [1; 256], "a full queue takes no more");
+    let soft = ListConfig {
+        slots: 1,
+        key_limit: 1,
+        pointers: PointerArea::PerLevel { slots: 2 },
+        ..small(1, 1)
+    };
+    let mut e = engine(soft, 4);
+    lockstep(&mut e, (0..50).map(|k| (k, Some(k))));
+    let block = data_objects(&mut e)[0].0.block;
+    e.collect(block).expect("collect");
+    assert!(e.merge_queue.is_empty(), "a soft list queues nothing");
 }

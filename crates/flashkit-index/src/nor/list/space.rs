@@ -103,10 +103,12 @@ impl Engine {
                 level: full.level,
                 next: full.next.to_vec(),
             };
-            let poor = kind == Kind::Data
-                && self.cfg.key_limit > 1
-                && (contents.pairs.len() as u32) < self.cfg.key_limit / 2;
-            if poor && !contents.pairs.is_empty() && self.merge_queue.len() < MERGE_QUEUE_MAX {
+            // A data object with fewer than n/2 keys is poorly used: its smallest key is
+            // queued for a lazy merge. (The head and tail hold no key; a soft list's n/2
+            // is 0.)
+            let keys = contents.pairs.len() as u32;
+            if keys > 0 && keys < self.cfg.key_limit / 2 && self.merge_queue.len() < MERGE_QUEUE_MAX
+            {
                 self.merge_queue.push(contents.pairs[0].0);
             }
             self.program_object(
