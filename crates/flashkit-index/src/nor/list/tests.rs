@@ -584,8 +584,9 @@ fn every_part_of_the_state_reaches_the_state_hash() {
 }
 
 /// A one-level list whose last object points back to its first, a circle that misses the
-/// tail (in turnstiles of two blocks, so that each pointer names one frame): boot's walk, bounded by the frames on the flash, gives up with an error rather than
-/// walking on. A boot that lands on the tail itself steps to the head as usual, and the
+/// tail (in turnstiles of two blocks, so that each pointer names one frame): boot's walk
+/// moves only to larger keys, so it stops at the last object with an error rather than
+/// going round. A boot that lands on the tail itself steps to the head as usual, and the
 /// checker refuses the list.
 #[test]
 fn boot_refuses_a_list_whose_pointers_run_in_a_circle() {
