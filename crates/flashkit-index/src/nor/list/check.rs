@@ -5,7 +5,8 @@
 //! have disjoint, ordered key ranges and hold their live keys inside their min-max bounds,
 //! one live slot per key, slots written from both ends with nothing between; on every level
 //! each object's current pointer names the next object of that level (in key order) and the
-//! tail's single (level-0) pointer names the head.
+//! tail's single (level-0) pointer names the head; the probe counts add up (each probe has
+//! one outcome, and no pointer moves a search twice).
 
 use super::layout::{Kind, Ptr, State, decode_ptr, decode_state, join};
 use super::{Engine, Frame};
@@ -165,6 +166,16 @@ impl Engine {
     pub fn check(&self) -> Result<(), String> {
         if !self.moves.is_empty() || !self.deferred_tails.is_empty() || !self.tasks.is_empty() {
             return Err("an operation is still open".into());
+        }
+        // Each probe ends in exactly one outcome, and a pointer moves a search at most once.
+        let p = &self.probes;
+        let outcomes = p.successful + p.low + p.over + p.back + p.null;
+        if outcomes != p.probes || p.successful > p.pointers_visited {
+            return Err(format!(
+                "probe counts do not add up: {} probes, {outcomes} outcomes \
+                 (successful, low, over, back, null), {} successful of {} pointers visited",
+                p.probes, p.successful, p.pointers_visited
+            ));
         }
         self.check_blocks()?;
         let objects = self.live_objects()?;

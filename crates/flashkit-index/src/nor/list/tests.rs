@@ -404,6 +404,42 @@ fn catches_ram_holding_the_wrong_tail() {
     assert!(e.contains("RAM's head or tail is not the live one"), "{e}");
 }
 
+/// Probe counts that do not add up: each probe must end in exactly one outcome, and a
+/// pointer moves a search at most once. The busy list's own counts add up, with every
+/// outcome seen but `low`: objects start at their level's offset in a block, so a probe
+/// meets a lower object only where a block filled past that offset.
+#[test]
+fn catches_probe_counts_that_do_not_add_up() {
+    let healthy = busy_list();
+    let p = healthy.probes;
+    for (outcome, n) in [
+        ("successful", p.successful),
+        ("over", p.over),
+        ("back", p.back),
+        ("null", p.null),
+    ] {
+        assert!(n > 0, "no {outcome} probe in the busy list: {p:?}");
+    }
+    type Change = (&'static str, fn(&mut Engine));
+    let changes: [Change; 7] = [
+        ("probes", |e| e.probes.probes += 1),
+        ("successful", |e| e.probes.successful += 1),
+        ("low", |e| e.probes.low += 1),
+        ("over", |e| e.probes.over += 1),
+        ("back", |e| e.probes.back += 1),
+        ("null", |e| e.probes.null += 1),
+        ("pointers visited", |e| {
+            e.probes.pointers_visited = e.probes.successful - 1
+        }),
+    ];
+    for (what, change) in changes {
+        let mut e = busy_list();
+        change(&mut e);
+        let e = violation(&e);
+        assert!(e.contains("probe counts do not add up"), "{what}: {e}");
+    }
+}
+
 #[test]
 fn catches_an_object_whose_bounds_reach_into_the_next_ones_range() {
     let mut e = busy_list();
