@@ -290,3 +290,53 @@ fn collection_queues_the_poorly_used_objects_it_moves() {
     e.collect(block).expect("collect");
     assert!(e.merge_queue.is_empty(), "a soft list queues nothing");
 }
+
+/// A lookup and a range query in an object whose slots are all written read its bitmap and
+/// each slot's key once (the scans from both ends meet), and the value of each match only:
+/// keys 10 to 50 fill the min-max area of a 10-slot object, and an update of each fills the
+/// other end.
+#[test]
+fn a_full_object_is_read_once_by_a_lookup_and_a_range_query() {
+    let mut e = engine(small(10, 8), 2);
+    let keys = [10, 20, 30, 40, 50];
+    for k in keys {
+        e.put(k, k).expect("put");
+    }
+    for k in keys {
+        e.put(k, k + 1).expect("update");
+    }
+    let objects = data_objects(&mut e);
+    assert_eq!(objects.len(), 1, "one data object");
+    let frame = objects[0].0;
+    let full = e.read_full(frame);
+    // Full, the slots read as one run from the bottom.
+    assert_eq!(full.front + full.back, 10, "every slot written");
+    let reads = |e: &Engine| e.nor.counters().reads.total();
+    let keys_read = u64::from(e.lay.bitmap_words) + 2 * 10;
+
+    let before = reads(&e);
+    assert_eq!(e.lookup_in(frame, 35), None, "an absent key");
+    assert_eq!(reads(&e) - before, keys_read, "every key once");
+    let before = reads(&e);
+    assert_eq!(
+        e.lookup_in(frame, 10),
+        Some(11),
+        "the live copy of an updated key"
+    );
+    assert_eq!(
+        reads(&e) - before,
+        keys_read + 2,
+        "every key once, one value"
+    );
+
+    let before = reads(&e);
+    let mut out = Vec::new();
+    let max = e.collect_range(frame, 20, 40, &mut out);
+    assert_eq!(max, 50, "the largest key bound");
+    assert_eq!(out, [(20, 21), (30, 31), (40, 41)]);
+    assert_eq!(
+        reads(&e) - before,
+        keys_read + 3 * 2,
+        "every key once, three values"
+    );
+}

@@ -205,12 +205,14 @@ impl Engine {
             self.probes.back += 1;
             return (None, Probe::Back(cur.min as Key));
         }
+        // A first key below the current object's smallest puts the object before it
+        // without reading the rest of its min-max area.
         let first = i64::from(self.read2(frame, self.lay.slot(0)));
-        if first < cur.min {
-            self.probes.back += 1;
-            return (None, Probe::Back(first as Key));
-        }
-        let (min, _) = self.read_bounds_after(frame, first);
+        let min = if first < cur.min {
+            first
+        } else {
+            self.read_bounds_after(frame, first).0
+        };
         if min <= cur.min {
             self.probes.back += 1;
             return (None, Probe::Back(min as Key));
@@ -436,7 +438,7 @@ impl Engine {
     }
 
     /// Append the live pairs of `lo..=hi` in one object, in key order; the largest key bound.
-    fn collect_range(
+    pub(super) fn collect_range(
         &mut self,
         frame: Frame,
         lo: Key,
