@@ -407,3 +407,28 @@ fn range_queries_skip_the_current_object_among_the_successors_probes() {
         "no seed put the first object among its own successor's probes"
     );
 }
+
+/// A range query that ends in the gap between two objects reads the first object, then
+/// one successor step to learn that the next object starts past the range, and nothing
+/// of the next object: exactly what a query ending at the first object's largest key
+/// reads, plus that step.
+#[test]
+fn a_range_query_ending_between_objects_reads_nothing_of_the_next() {
+    let (mut e, _) = two_objects(5, 6);
+    let reads = |e: &Engine| e.nor.counters().reads.total();
+    let query = |e: &mut Engine, hi: Key| {
+        let before = reads(e);
+        let mut out = Vec::new();
+        e.range_query(10, hi, &mut out);
+        assert_eq!(out, [10, 20, 30, 40, 50].map(|k| (k, k)), "10..={hi}");
+        reads(e) - before
+    };
+    let to_last_key = query(&mut e, 50);
+    let into_gap = query(&mut e, 55);
+    let cur = e.search(super::search::Bound::Le(10)).preds[0];
+    let before = reads(&e);
+    let next = e.successor(&cur);
+    assert_eq!(next.min, 60, "the next object");
+    let step = reads(&e) - before;
+    assert_eq!(into_gap, to_last_key + step);
+}
