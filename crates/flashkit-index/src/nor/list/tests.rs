@@ -438,6 +438,10 @@ fn catches_probe_counts_that_do_not_add_up() {
         let e = violation(&e);
         assert!(e.contains("probe counts do not add up"), "{what}: {e}");
     }
+    // Every pointer visited moving the search once is the bound, not past it.
+    let mut e = busy_list();
+    e.probes.pointers_visited = e.probes.successful;
+    e.check().expect("as many successful probes as pointers visited");
 }
 
 #[test]
