@@ -432,3 +432,21 @@ fn a_range_query_ending_between_objects_reads_nothing_of_the_next() {
     let step = reads(&e) - before;
     assert_eq!(into_gap, to_last_key + step);
 }
+/// On a small flash whose blocks fill past their levels' start offsets, probes meet
+/// objects of lower levels too: every outcome is counted, and the counts add up (the
+/// checker's rule).
+#[test]
+fn a_filling_flash_meets_every_probe_outcome() {
+    let mut e = engine(small(10, 8), 1);
+    lockstep(&mut e, (0..200u32).map(|i| (i * 7919 % 200, Some(i))));
+    let p = e.probes;
+    for (outcome, n) in [
+        ("successful", p.successful),
+        ("low", p.low),
+        ("over", p.over),
+        ("back", p.back),
+        ("null", p.null),
+    ] {
+        assert!(n > 0, "no {outcome} probe: {p:?}");
+    }
+}

@@ -441,7 +441,8 @@ fn catches_probe_counts_that_do_not_add_up() {
     // Every pointer visited moving the search once is the bound, not past it.
     let mut e = busy_list();
     e.probes.pointers_visited = e.probes.successful;
-    e.check().expect("as many successful probes as pointers visited");
+    e.check()
+        .expect("as many successful probes as pointers visited");
 }
 
 #[test]
