@@ -11,7 +11,10 @@ impl MuTree {
     /// Collect garbage until `pages` pages can be written without another collection, so
     /// that no collection rewrites the tree under an operation's path read into RAM.
     pub(super) fn ensure_room(&mut self, pages: u32) -> Result<(), IndexError> {
-        for _ in 0..=2 * self.valid.len() {
+        // A collection rewrites each valid page of its victim once at most and refuses a
+        // victim whose pages are all valid, so each one frees a page net at least:
+        // `pages` collections always suffice.
+        for _ in 0..=pages {
             let spare_blocks = self.free_blocks.len().saturating_sub(1) as u32;
             if self.pages_per_block - self.next_page.min(self.pages_per_block)
                 + spare_blocks * self.pages_per_block
