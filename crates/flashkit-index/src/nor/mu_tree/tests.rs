@@ -438,3 +438,51 @@ fn wide_keys_route_through_every_level() {
     want.sort_unstable();
     assert_eq!(t.contents().expect("contents"), want);
 }
+/// Putting a key's current value again writes nothing (it reads the path only): no page,
+/// no word programmed; a new value writes the leaf's path once.
+#[test]
+fn putting_the_same_value_again_writes_nothing() {
+    let mut t = busy_tree();
+    let programs = |t: &MuTree| t.nor.counters().programs.total();
+    let value = t.get(70).expect("get").expect("key 70 is in the tree");
+    let (before, seq) = (programs(&t), t.seq);
+    assert!(!t.put(70, value).expect("put"), "not a new key");
+    assert_eq!((programs(&t), t.seq), (before, seq), "nothing programmed");
+    assert!(!t.put(70, value + 1).expect("put"), "an update");
+    assert_eq!(t.seq, seq + 1, "one page written");
+    assert_eq!(t.get(70).expect("get"), Some(value + 1));
+}
+
+/// The room reserved before an update covers what it writes: inserts that grow a tree of
+/// 256-byte pages to four levels or more, then removals that empty it, each write no more pages
+/// than `pages_per_update` (on a flash large enough that no collection runs at all).
+#[test]
+fn no_update_writes_more_pages_than_it_reserves() {
+    let nor = nor(4096, 256);
+    let mut t = MuTree::create(nor, MuTreeConfig { page_bytes: 256 }).expect("create");
+    let mut worst = 0;
+    let mut step = |t: &mut MuTree, insert: bool, key: Key| {
+        let (reserved, seq) = (t.pages_per_update(), t.seq);
+        if insert {
+            t.put(key, key).expect("put");
+        } else {
+            assert_eq!(t.remove(key).expect("remove"), Some(key));
+        }
+        let written = t.seq - seq;
+        assert!(
+            written <= reserved,
+            "{written} pages written, {reserved} reserved"
+        );
+        worst = worst.max(written);
+    };
+    for i in 0..1_500u32 {
+        step(&mut t, true, i * 7919 % 1_500);
+    }
+    assert!(t.height() >= 4, "height {}", t.height());
+    for i in 0..1_500u32 {
+        step(&mut t, false, i * 7919 % 1_500);
+    }
+    assert_eq!(t.height(), 1);
+    assert_eq!(t.stats().counter("gc_runs"), 0);
+    assert!(worst >= 3, "splits write their pages: {worst}");
+}
