@@ -486,3 +486,84 @@ fn no_update_writes_more_pages_than_it_reserves() {
     assert_eq!(t.stats().counter("gc_runs"), 0);
     assert!(worst >= 3, "splits write their pages: {worst}");
 }
+/// Collection runs before an update exactly when fewer pages are free than the update
+/// may write, two per level and four more: the rest of the active block, and every free
+/// block but the one kept for collection.
+#[test]
+fn collection_runs_exactly_when_an_update_lacks_its_reserved_pages() {
+    let mut t = MuTree::create(nor(1024, 8), MuTreeConfig { page_bytes: 256 }).expect("create");
+    let mut runs = [0u32; 2];
+    for i in 0..3_000u32 {
+        let free = t.pages_per_block - t.next_page.min(t.pages_per_block)
+            + (t.free_blocks.len() as u32 - 1) * t.pages_per_block;
+        let short = free < 2 * t.height() + 4;
+        let before = t.counts[C_GC_RUNS];
+        t.put(i * 7919 % 400, i).expect("put");
+        let collected = t.counts[C_GC_RUNS] > before;
+        assert_eq!(
+            collected,
+            short,
+            "put {i}: {free} pages free, height {}",
+            t.height()
+        );
+        runs[usize::from(collected)] += 1;
+    }
+    assert!(t.height() >= 3, "height {}", t.height());
+    assert!(runs[1] > 50, "updates that collected: {runs:?}");
+}
+
+/// A tree of 128-byte pages holds paths of five levels at most (a level's node takes half
+/// the words of the one above, down to 4): the insert that would split a five-level root
+/// is refused, and the tree keeps every key inserted before it, intact.
+#[test]
+fn a_root_split_past_the_highest_path_a_page_holds_is_refused() {
+    let mut t = MuTree::create(nor(4096, 16), MuTreeConfig { page_bytes: 128 }).expect("create");
+    assert_eq!(t.max_height(), 5);
+    let mut model = std::collections::BTreeMap::new();
+    let error = (0..20_000u32)
+        .find_map(|i| {
+            let key = i * 7919 % 20_000;
+            match t.put(key, i) {
+                Ok(_) => {
+                    model.insert(key, i);
+                    None
+                }
+                Err(e) => Some(e.to_string()),
+            }
+        })
+        .expect("the tree fills");
+    assert!(
+        error.contains("a 6-level path no longer fits a 128-byte page"),
+        "{error}"
+    );
+    assert_eq!(t.height(), 5);
+    t.check_invariants().expect("intact");
+    let want: Vec<(Key, Value)> = model.into_iter().collect();
+    assert_eq!(t.contents().expect("walk"), want);
+}
+
+/// Keys inserted in ascending order split the root at its right edge; when its halves,
+/// cut to the size of a node one level lower, make more pieces than a root one level
+/// higher holds, the insert is refused (128-byte pages: the root of a 4-level tree
+/// splitting into 3 pieces), and the tree keeps every key inserted before it.
+#[test]
+fn a_root_split_into_more_pieces_than_a_root_holds_is_refused() {
+    let mut t = MuTree::create(nor(4096, 16), MuTreeConfig { page_bytes: 128 }).expect("create");
+    let mut inserted = 0;
+    let error = loop {
+        match t.put(inserted, inserted) {
+            Ok(_) => inserted += 1,
+            Err(e) => break e.to_string(),
+        }
+    };
+    assert!(
+        error.contains(
+            "the root split into 3 nodes, more than a 5-level root holds in a 128-byte page"
+        ),
+        "{error}"
+    );
+    assert_eq!((inserted, t.height()), (215, 4));
+    t.check_invariants().expect("intact");
+    let want: Vec<(Key, Value)> = (0..inserted).map(|k| (k, k)).collect();
+    assert_eq!(t.contents().expect("walk"), want);
+}
