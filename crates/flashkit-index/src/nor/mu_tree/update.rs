@@ -394,8 +394,10 @@ impl MuTree {
             .iter()
             .position(|&c| c == PATH)
             .expect("invariant: the path is marked");
+        // The separator left of the removed child goes (the first one when that child was
+        // the first): the node kept more than one child, so it has that key.
         children.remove(ci);
-        keys.remove(ci.saturating_sub(1).min(keys.len() - 1));
+        keys.remove(ci.saturating_sub(1));
         let ni = ci.min(children.len() - 1);
         let (below_pages, below) = self.leftmost_below(children[ni], level - 1);
         children[ni] = PATH;
@@ -403,10 +405,9 @@ impl MuTree {
         let mut path = nodes;
         let old = [leaf_page, below_pages[below_pages.len() - 1]];
         path.extend(below);
-        // A root left with one child gives way to it.
-        while path.len() > 1
-            && matches!(&path[0], Node::Inner { children, .. } if children.len() == 1)
-        {
+        // A root left with one child gives way to it (an inner node has the path below it,
+        // so the leaf is never removed).
+        while matches!(&path[0], Node::Inner { children, .. } if children.len() == 1) {
             path.remove(0);
         }
         self.write_path(&path, &old)?;
