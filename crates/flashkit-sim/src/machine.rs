@@ -59,20 +59,37 @@ pub fn chase(lines: usize, seed: u64) -> Vec<u32> {
     links
 }
 
+/// The 64-byte lines of a buffer of `bytes`: rounded down to whole lines, at least one.
+fn lines_in(bytes: usize) -> usize {
+    (bytes / (LINE_WORDS * 4)).max(1)
+}
+
+/// The line after line `at` in a chase built by [`chase`].
+#[inline(always)]
+fn next_line(links: &[u32], at: u32) -> u32 {
+    links[at as usize * LINE_WORDS]
+}
+
+/// Nanoseconds per load of `loads` loads that took `elapsed_ns` (the whole time when no
+/// load was timed).
+fn per_load_ns(elapsed_ns: u128, loads: usize) -> f64 {
+    elapsed_ns as f64 / loads.max(1) as f64
+}
+
 /// Nanoseconds a dependent load over a buffer of `bytes` (rounded down to whole 64-byte
 /// lines, at least one), timed over `loads` loads after a warm-up pass.
 pub fn load_latency_ns(bytes: usize, loads: usize) -> f64 {
-    let lines = (bytes / (LINE_WORDS * 4)).max(1);
+    let lines = lines_in(bytes);
     let links = chase(lines, 1);
     let mut at = 0u32;
     for _ in 0..lines.min(loads) {
-        at = links[at as usize * LINE_WORDS];
+        at = next_line(&links, at);
     }
     let clock = Instant::now();
     for _ in 0..loads {
-        at = links[at as usize * LINE_WORDS];
+        at = next_line(&links, at);
     }
-    let ns = clock.elapsed().as_nanos() as f64 / loads.max(1) as f64;
+    let ns = per_load_ns(clock.elapsed().as_nanos(), loads);
     std::hint::black_box(at);
     ns
 }
@@ -248,6 +265,32 @@ mod tests {
         let text = latency.describe();
         assert!(text.starts_with("a dependent load took "), "{text}");
         assert!(text.contains(" just before the timed work, "), "{text}");
+    }
+
+    /// The working sets are the cache sizes the module's text names.
+    #[test]
+    fn the_probed_working_sets_are_256_kib_8_mib_and_64_mib() {
+        assert_eq!(PROBE_BYTES, [262_144, 8_388_608, 67_108_864]);
+    }
+
+    /// A buffer's lines round down to whole 64-byte lines, one at least; a chase stepped
+    /// line by line from line 0 visits every line once and comes back; the time per load
+    /// divides by the loads, or by one when none was timed.
+    #[test]
+    fn lines_steps_and_time_per_load() {
+        let lines: Vec<usize> = [0, 63, 64, 127, 128, 256 << 10].map(lines_in).into();
+        assert_eq!(lines, [1, 1, 1, 1, 2, 4096]);
+        let links = chase(1000, 1);
+        let mut seen = vec![false; 1000];
+        let mut at = 0u32;
+        for _ in 0..1000 {
+            assert!(!seen[at as usize], "line {at} twice");
+            seen[at as usize] = true;
+            at = next_line(&links, at);
+        }
+        assert_eq!(at, 0, "back at the start");
+        assert_eq!(per_load_ns(1_000, 10), 100.0);
+        assert_eq!(per_load_ns(7, 0), 7.0);
     }
 
     #[test]
