@@ -397,4 +397,38 @@ mod tests {
         assert!((s.stddev - 2.0).abs() < 1e-12);
         assert_eq!(EraseSpread::of(&[]), EraseSpread::default());
     }
+
+    /// A cell's text: counts in full; quantities of 1,000 or more (either sign) and zero to
+    /// one decimal, others to four; text as given; a missing value as a dash.
+    #[test]
+    fn each_kind_of_value_renders_as_its_cell() {
+        let cells: Vec<String> = [
+            MetricValue::Count(12_345),
+            MetricValue::Real(1_000.0),
+            MetricValue::Real(-2_500.25),
+            MetricValue::Real(999.99994),
+            MetricValue::Real(0.0),
+            MetricValue::Real(1.5),
+            MetricValue::Real(-0.25),
+            MetricValue::Text("page/greedy".into()),
+            MetricValue::Missing,
+        ]
+        .iter()
+        .map(MetricValue::render)
+        .collect();
+        assert_eq!(
+            cells,
+            [
+                "12345",
+                "1000.0",
+                "-2500.2",
+                "999.9999",
+                "0.0",
+                "1.5000",
+                "-0.2500",
+                "page/greedy",
+                "-"
+            ]
+        );
+    }
 }
