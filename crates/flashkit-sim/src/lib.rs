@@ -36,8 +36,8 @@ pub use metrics::{
 };
 pub use precondition::{Precondition, precondition};
 pub use run::{
-    DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, check_memory, run, run_with,
-    run_with_mapping_times,
+    DeviceSpec, MIN_TRACE_BLOCKS, RunOutcome, RunSpec, Source, check_memory, check_memory_within,
+    run, run_with, run_with_mapping_times,
 };
 
 use flashkit_ftl::FtlError;

@@ -163,37 +163,71 @@ pub fn working_set_name(bytes: u64) -> String {
 /// (not Linux).
 pub fn available_memory() -> Option<(u64, &'static str)> {
     let read = |path: &str| std::fs::read_to_string(path).ok();
-    let kib_field = |text: &str, name: &str| {
-        text.lines()
-            .find_map(|l| l.strip_prefix(name))
-            .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
-            .map(|kib| kib * 1024)
-    };
-    let meminfo = read("/proc/meminfo")
-        .and_then(|t| kib_field(&t, "MemAvailable:"))
-        .map(|b| (b, "MemAvailable in /proc/meminfo"));
-    let cgroup = read("/sys/fs/cgroup/memory.max")
-        .and_then(|max| max.trim().parse::<u64>().ok())
-        .zip(read("/sys/fs/cgroup/memory.current").and_then(|c| c.trim().parse::<u64>().ok()))
-        .map(|(max, current)| (max.saturating_sub(current), "the cgroup's memory.max"));
-    let address_space = read("/proc/self/limits")
-        .and_then(|limits| {
-            let line = limits
-                .lines()
-                .find(|l| l.starts_with("Max address space"))?;
-            line.split_whitespace().nth(3)?.parse::<u64>().ok()
-        })
-        .zip(read("/proc/self/status").and_then(|t| kib_field(&t, "VmSize:")))
-        .map(|(limit, size)| {
-            (
-                limit.saturating_sub(size),
-                "the address-space limit (ulimit -v)",
-            )
-        });
-    [meminfo, cgroup, address_space]
-        .into_iter()
-        .flatten()
-        .min_by_key(|&(bytes, _)| bytes)
+    MemoryFiles {
+        meminfo: read("/proc/meminfo"),
+        cgroup_max: read("/sys/fs/cgroup/memory.max"),
+        cgroup_current: read("/sys/fs/cgroup/memory.current"),
+        limits: read("/proc/self/limits"),
+        status: read("/proc/self/status"),
+    }
+    .available()
+}
+
+/// The texts [`available_memory`] reads, each `None` where it could not be read.
+#[derive(Clone, Debug, Default)]
+pub struct MemoryFiles {
+    /// `/proc/meminfo`.
+    pub meminfo: Option<String>,
+    /// `/sys/fs/cgroup/memory.max` (`max` when the cgroup has no limit).
+    pub cgroup_max: Option<String>,
+    /// `/sys/fs/cgroup/memory.current`.
+    pub cgroup_current: Option<String>,
+    /// `/proc/self/limits`.
+    pub limits: Option<String>,
+    /// `/proc/self/status`.
+    pub status: Option<String>,
+}
+
+impl MemoryFiles {
+    /// The least memory these texts leave, and which of them says so; a source whose text
+    /// is missing or does not parse is left out.
+    pub fn available(&self) -> Option<(u64, &'static str)> {
+        let kib_field = |text: &str, name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name))
+                .and_then(|rest| rest.split_whitespace().next()?.parse::<u64>().ok())
+                .map(|kib| kib * 1024)
+        };
+        let number = |text: &Option<String>| text.as_deref()?.trim().parse::<u64>().ok();
+        let meminfo = self
+            .meminfo
+            .as_deref()
+            .and_then(|t| kib_field(t, "MemAvailable:"))
+            .map(|b| (b, "MemAvailable in /proc/meminfo"));
+        let cgroup = number(&self.cgroup_max)
+            .zip(number(&self.cgroup_current))
+            .map(|(max, current)| (max.saturating_sub(current), "the cgroup's memory.max"));
+        let address_space = self
+            .limits
+            .as_deref()
+            .and_then(|limits| {
+                let line = limits
+                    .lines()
+                    .find(|l| l.starts_with("Max address space"))?;
+                line.split_whitespace().nth(3)?.parse::<u64>().ok()
+            })
+            .zip(self.status.as_deref().and_then(|t| kib_field(t, "VmSize:")))
+            .map(|(limit, size)| {
+                (
+                    limit.saturating_sub(size),
+                    "the address-space limit (ulimit -v)",
+                )
+            });
+        [meminfo, cgroup, address_space]
+            .into_iter()
+            .flatten()
+            .min_by_key(|&(bytes, _)| bytes)
+    }
 }
 
 #[cfg(test)]
@@ -291,6 +325,87 @@ mod tests {
         assert_eq!(at, 0, "back at the start");
         assert_eq!(per_load_ns(1_000, 10), 100.0);
         assert_eq!(per_load_ns(7, 0), 7.0);
+    }
+
+    /// Each source's figure read from its text, in bytes; a source missing or unparsed (an
+    /// unlimited cgroup or address space) left out; the least of those left, with its name.
+    #[test]
+    fn available_memory_is_the_least_of_what_each_source_leaves() {
+        let text = |t: &str| Some(t.to_string());
+        let meminfo = text("MemTotal:  24000000 kB\nMemFree:   1000 kB\nMemAvailable:   2000 kB\n");
+        let limits = text(
+            "Limit                     Soft Limit           Hard Limit           Units     \n\
+             Max stack size            8388608              unlimited            bytes     \n\
+             Max address space         5000000              unlimited            bytes     \n",
+        );
+        let status = text("Name:\tflashkit\nVmPeak:\t 9 kB\nVmSize:\t    3000 kB\n");
+        assert_eq!(MemoryFiles::default().available(), None);
+        let only_meminfo = MemoryFiles {
+            meminfo: meminfo.clone(),
+            ..MemoryFiles::default()
+        };
+        assert_eq!(
+            only_meminfo.available(),
+            Some((2_048_000, "MemAvailable in /proc/meminfo"))
+        );
+        // An unlimited cgroup and address space say nothing; a cgroup's limit without its
+        // usage neither.
+        let unlimited = MemoryFiles {
+            meminfo: meminfo.clone(),
+            cgroup_max: text("max\n"),
+            cgroup_current: text("123\n"),
+            limits: text(
+                "Max address space         unlimited            unlimited            bytes\n",
+            ),
+            status: status.clone(),
+        };
+        assert_eq!(unlimited.available(), only_meminfo.available());
+        let half_cgroup = MemoryFiles {
+            cgroup_max: text("1000\n"),
+            ..MemoryFiles::default()
+        };
+        assert_eq!(half_cgroup.available(), None);
+        // A cgroup leaving 1,000,000 bytes is the least; one over its limit leaves nothing.
+        let cgroup = MemoryFiles {
+            meminfo: meminfo.clone(),
+            cgroup_max: text("3000000\n"),
+            cgroup_current: text("2000000\n"),
+            limits: limits.clone(),
+            status: status.clone(),
+        };
+        assert_eq!(
+            cgroup.available(),
+            Some((1_000_000, "the cgroup's memory.max"))
+        );
+        let over = MemoryFiles {
+            cgroup_current: text("4000000\n"),
+            ..cgroup.clone()
+        };
+        assert_eq!(over.available(), Some((0, "the cgroup's memory.max")));
+        // The address space: 5,000,000 less 3,000 KiB of VmSize.
+        let address = MemoryFiles {
+            cgroup_max: text("9000000\n"),
+            ..cgroup
+        };
+        assert_eq!(
+            address.available(),
+            Some((5_000_000 - 3_072_000, "the address-space limit (ulimit -v)"))
+        );
+        let no_size = MemoryFiles {
+            status: None,
+            ..address
+        };
+        assert_eq!(no_size.available(), only_meminfo.available());
+    }
+
+    /// This machine's reading: Linux has `/proc/meminfo`, and a running test leaves some
+    /// memory and less than a petabyte.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn this_machine_has_memory_available() {
+        let (bytes, source) = available_memory().expect("Linux says");
+        assert!(bytes > 1 << 20 && bytes < 1 << 50, "{bytes} from {source}");
+        assert!(!source.is_empty());
     }
 
     #[test]

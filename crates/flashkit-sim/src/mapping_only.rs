@@ -117,6 +117,41 @@ mod tests {
             8,
         )
         .expect_err("refused");
-        assert!(error.to_string().contains("beyond"), "{error}");
+        assert_eq!(
+            error.to_string(),
+            "request 0 (write of 8192 B at byte 61440) reaches beyond the device's logical \
+             capacity of 65536 B; use a larger --capacity"
+        );
+    }
+
+    /// Every request counted by kind, pages by writes; a write ending on the last logical
+    /// page is inside the space.
+    #[test]
+    fn requests_and_pages_are_counted_to_the_last_page() {
+        let mut emt = Emt::new(16);
+        let read = |offset, size| {
+            Ok(Request {
+                op: Op::Read,
+                ..write(offset, size).expect("a request")
+            })
+        };
+        let requests = vec![
+            write(0, 4096),
+            read(0, 4096),
+            write(4096 * 14, 8192),
+            read(4096 * 15, 4096),
+            write(4096 * 3, 4096 * 3),
+        ];
+        let report =
+            replay_mapping_only(&mut emt, requests.into_iter(), 16, 4096, 8).expect("replays");
+        assert_eq!(
+            report,
+            MappingOnlyReport {
+                writes: 3,
+                reads: 2,
+                pages_written: 6,
+            }
+        );
+        assert_eq!(emt.lookup(Lpn(15)), Some(Ppn(2)));
     }
 }

@@ -97,8 +97,13 @@ pub fn timer_overhead_ns() -> f64 {
             start.elapsed().as_nanos() as u64
         })
         .collect();
+    median(&mut samples) as f64
+}
+
+/// The middle of `samples` once sorted (the upper middle of an even count); 0 for none.
+fn median(samples: &mut [u64]) -> u64 {
     samples.sort_unstable();
-    samples[samples.len() / 2] as f64
+    samples.get(samples.len() / 2).copied().unwrap_or(0)
 }
 
 /// A mapping whose calls are timed.
@@ -313,13 +318,55 @@ mod tests {
             "a merge is not a host read"
         );
         assert_eq!(times.merge.summary().requests, 1);
-        assert!(timed.summary_is_sane());
     }
 
-    impl<M: Mapping> TimedMapping<M> {
-        fn summary_is_sane(&self) -> bool {
-            let s = self.times().summary();
-            s.update.max_ns >= s.update.p50_ns && s.timer_overhead_ns >= 0.0
+    /// The summary carries each kind's own histogram: its count and figures, its buckets for
+    /// read translations and write updates only; and a timer cost that was measured.
+    #[test]
+    fn a_summary_keeps_each_kind_and_the_two_distributions() {
+        let mut times = MappingTimes::default();
+        let kinds: [fn(&mut MappingTimes) -> &mut LatencyHistogram; 6] = [
+            |t| &mut t.translate,
+            |t| &mut t.merge,
+            |t| &mut t.update,
+            |t| &mut t.relocate,
+            |t| &mut t.remove,
+            |t| &mut t.prefetch,
+        ];
+        for (i, kind) in kinds.iter().enumerate() {
+            for ns in 0..=i as u64 {
+                kind(&mut times).record(100 * (ns + 1));
+            }
         }
+        let s = times.summary();
+        let all = [
+            &s.translate,
+            &s.merge,
+            &s.update,
+            &s.relocate,
+            &s.remove,
+            &s.prefetch,
+        ];
+        for (i, summary) in all.iter().enumerate() {
+            let full = kinds[i](&mut times).summary();
+            assert_eq!(summary.requests, i as u64 + 1);
+            assert_eq!(summary.max_ns, full.max_ns);
+            assert_eq!(summary.mean_ns, full.mean_ns);
+            let kept = i == 0 || i == 2;
+            assert_eq!(
+                summary.histogram,
+                if kept { full.histogram } else { vec![] }
+            );
+        }
+        assert!(s.timer_overhead_ns >= 0.0 && s.timer_overhead_ns.is_finite());
+    }
+
+    #[test]
+    fn the_timer_cost_is_the_median_sample() {
+        assert_eq!(median(&mut []), 0);
+        assert_eq!(median(&mut [7]), 7);
+        assert_eq!(median(&mut [9, 1, 5]), 5);
+        assert_eq!(median(&mut [9, 1, 5, 3]), 5);
+        assert_eq!(median(&mut [40, 30, 20, 10, 0]), 20);
     }
 }

@@ -98,7 +98,17 @@ impl RunSpec {
 /// died on its allocation (or was killed by the OOM killer) before any output; refused
 /// here, the message says what it needs and what there is.
 pub fn check_memory(specs: &[RunSpec], concurrent: usize) -> Result<(), SimError> {
-    let Some((available, source)) = crate::machine::available_memory() else {
+    check_memory_within(specs, concurrent, crate::machine::available_memory())
+}
+
+/// [`check_memory`] against `available` bytes (and what says so); `None` lets every run
+/// through.
+pub fn check_memory_within(
+    specs: &[RunSpec],
+    concurrent: usize,
+    available: Option<(u64, &str)>,
+) -> Result<(), SimError> {
+    let Some((available, source)) = available else {
         return Ok(());
     };
     let mut estimates = specs

@@ -584,3 +584,67 @@ fn every_figure_of_a_report_matches_a_reference_computation() {
         );
     }
 }
+
+/// Runs are let through while the largest `concurrent` estimates together fit what is
+/// available, to the byte; past it the message names each run's need, the sum and the
+/// source; with nothing known about the machine every run goes.
+#[test]
+fn memory_is_checked_for_the_largest_runs_side_by_side() {
+    let sized = |label: &str, mib: u64| RunSpec {
+        label: label.into(),
+        device: DeviceSpec {
+            capacity_bytes: mib << 20,
+            ..DeviceSpec::default()
+        },
+        ..spec()
+    };
+    let specs = [
+        sized("small", 64),
+        sized("large", 512),
+        sized("middle", 256),
+    ];
+    let bytes: Vec<u64> = specs
+        .iter()
+        .map(|s| s.memory_estimate().expect("estimates"))
+        .collect();
+    assert!(bytes[0] < bytes[2] && bytes[2] < bytes[1], "{bytes:?}");
+    let within = |concurrent, available| {
+        check_memory_within(&specs, concurrent, Some((available, "the test's budget")))
+    };
+    // One at a time (0 is taken as 1): the largest alone.
+    for concurrent in [0, 1] {
+        within(concurrent, bytes[1]).expect("the largest fits exactly");
+        let error = within(concurrent, bytes[1] - 1).expect_err("one byte short");
+        let text = error.to_string();
+        assert!(text.contains("the model needs about"), "{text}");
+        assert!(
+            text.contains(&format!("(large {})", approximate_size(bytes[1]))),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+                "this machine has {} available (the test's budget)",
+                approximate_size(bytes[1] - 1)
+            )),
+            "{text}"
+        );
+    }
+    // Two at a time: the two largest together.
+    let two = bytes[1] + bytes[2];
+    within(2, two).expect("the two largest fit exactly");
+    let text = within(2, two - 1).expect_err("one byte short").to_string();
+    assert!(
+        text.contains(&format!(
+            "the models of 2 runs side by side need about {} (large {}, middle {}; --jobs 1",
+            approximate_size(two),
+            approximate_size(bytes[1]),
+            approximate_size(bytes[2])
+        )),
+        "{text}"
+    );
+    // Three at a time and more: all of them.
+    within(5, bytes.iter().sum()).expect("all fit exactly");
+    within(5, bytes.iter().sum::<u64>() - 1).expect_err("one byte short");
+    check_memory_within(&specs, 3, None).expect("nothing known: every run goes");
+    check_memory_within(&specs, 3, Some((0, "none"))).expect_err("nothing available");
+}
