@@ -10,7 +10,10 @@
 //! Every read must return the stamp of the latest write of each page, or "unmapped" for a
 //! page never written or trimmed since. Every `check_every` operations the FTL's own
 //! [`Verify::check_invariants`](crate::Verify::check_invariants) runs, and the harness
-//! checks that no block's erase count went down. A failure names the seed and the operation; rerunning the seed with
+//! checks that no block's erase count went down. A device built to wear out
+//! ([`HarnessConfig::allow_no_space`]) is driven past its first failure for want of space:
+//! a failed write must leave each of its pages old or new, and the drive must go on
+//! answering with its invariants whole. A failure names the seed and the operation; rerunning the seed with
 //! `ops = operation + 1` reproduces it exactly (generation is prefix-stable), which is the
 //! shrunk case to freeze as a regression test.
 //!
@@ -29,8 +32,10 @@ pub struct HarnessConfig {
     pub ops: u64,
     /// Run `check_invariants` every this many operations.
     pub check_every: u64,
-    /// Accept [`FtlError::NoSpace`] (a device built to wear out); the run then verifies every
-    /// page and stops.
+    /// Accept [`FtlError::NoSpace`] (a device built to wear out). The run then goes on for
+    /// [`OPS_AFTER_NO_SPACE`] more operations (or to `ops`, if sooner), each of which may fail
+    /// with no space again, with the invariants checked after each: a worn-out drive must
+    /// keep answering, its data intact. Then it verifies every page and stops.
     pub allow_no_space: bool,
 }
 
@@ -43,6 +48,10 @@ impl Default for HarnessConfig {
         }
     }
 }
+
+/// Operations run after the device first ran out of space (see
+/// [`HarnessConfig::allow_no_space`]).
+pub const OPS_AFTER_NO_SPACE: u64 = 64;
 
 /// What a passing run did.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,8 +68,10 @@ pub struct HarnessReport {
     pub pages_verified: u64,
     /// Invariant checks run.
     pub invariant_checks: u64,
-    /// Whether the run ended because the device ran out of space.
+    /// Whether the device ran out of space (and the run went on past it).
     pub ran_out_of_space: bool,
+    /// Operations that failed with no space, the first included.
+    pub no_space_failures: u64,
 }
 
 /// A mismatch or broken invariant, with everything needed to reproduce it.
@@ -228,7 +239,7 @@ impl<F: Simulated> Run<'_, F> {
             while lpn < self.logical_pages && index < config.ops {
                 let count = self.swarm.max_pages.min(self.logical_pages - lpn);
                 if !self.step(index, Op::Write(PageRange::new(Lpn(lpn), count)), config)? {
-                    return self.finish(index);
+                    return self.worn_out(index + 1, config);
                 }
                 lpn += count;
                 index += 1;
@@ -237,8 +248,24 @@ impl<F: Simulated> Run<'_, F> {
         while index < config.ops {
             let op = self.next_op();
             if !self.step(index, op, config)? {
-                return self.finish(index);
+                return self.worn_out(index + 1, config);
             }
+            index += 1;
+        }
+        self.finish(index)
+    }
+
+    /// Go on past the device's running out of space, from operation `index`: each
+    /// operation may fail with no space again (a failed write leaves each of its pages old
+    /// or new, which the write settled), any other failure fails the run, and the
+    /// invariants hold after every one.
+    fn worn_out(&mut self, mut index: u64, config: &HarnessConfig) -> Result<(), HarnessFailure> {
+        let end = config.ops.min(index + OPS_AFTER_NO_SPACE);
+        while index < end {
+            let op = self.next_op();
+            // Another failure for want of space is counted in `step`, and the run goes on.
+            self.step(index, op, config)?;
+            self.check(index, op)?;
             index += 1;
         }
         self.finish(index)
@@ -257,6 +284,7 @@ impl<F: Simulated> Run<'_, F> {
             Ok(()) => {}
             Err(message) if message.starts_with(NO_SPACE) && config.allow_no_space => {
                 self.report.ran_out_of_space = true;
+                self.report.no_space_failures += 1;
                 return Ok(false);
             }
             Err(message) => return Err(self.failure(index, op, message)),
@@ -376,6 +404,9 @@ impl<F: Simulated> Run<'_, F> {
             };
             self.model.insert(lpn, expect);
         }
+        if result.is_err() {
+            self.settle(range)?;
+        }
         if self.recent.len() < 256 {
             self.recent.push(range.start);
         } else {
@@ -389,8 +420,40 @@ impl<F: Simulated> Run<'_, F> {
         match self.model.get(&lpn) {
             None => None,
             Some(Expect::Exactly(stamp)) => Some(*stamp),
-            // Nested uncertainty only happens after a failure, which ends the run.
-            Some(Expect::Either(_, new)) => Some(*new),
+            Some(Expect::Either(..)) => unreachable!("a failed write settles its pages"),
+        }
+    }
+
+    /// After a failed write of `range`: read its pages back, each of which must hold its old
+    /// content or the new, and take what it holds as the model's from now on.
+    fn settle(&mut self, range: PageRange) -> Result<(), String> {
+        let model = &mut self.model;
+        let mut mismatch: Option<String> = None;
+        let mut verified = 0u64;
+        self.ftl
+            .read(range, &mut |lpn, outcome| {
+                verified += 1;
+                if mismatch.is_some() {
+                    return;
+                }
+                if let Some(why) = compare(model.get(&lpn).copied(), outcome) {
+                    mismatch = Some(format!("{lpn} after a failed write: {why}"));
+                    return;
+                }
+                match outcome {
+                    ReadOutcome::Mapped(Some(stamp)) => model.insert(lpn, Expect::Exactly(stamp)),
+                    _ => model.remove(&lpn),
+                };
+            })
+            .map_err(|e| format!("read after a failed write: {e}"))?;
+        self.report.pages_verified += verified;
+        match mismatch {
+            Some(why) => Err(why),
+            None if verified == u64::from(range.count) => Ok(()),
+            None => Err(format!(
+                "read after a failed write of {} pages returned {verified}",
+                range.count
+            )),
         }
     }
 

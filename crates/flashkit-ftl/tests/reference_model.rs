@@ -226,7 +226,7 @@ fn devices_that_wear_out_fail_cleanly_and_lose_nothing() {
         allow_no_space: true,
     };
     let geometry = geometries()[0].1;
-    let mut ran_out = 0;
+    let (mut ran_out, mut failures_after) = (0, 0);
     for (scheme, kind, options) in schemes() {
         for seed in 0..4 {
             let device = NandDevice::<Stamps>::new(geometry).with_endurance(20);
@@ -234,9 +234,14 @@ fn devices_that_wear_out_fail_cleanly_and_lose_nothing() {
             let report = reference::run(&mut ftl, seed, &config)
                 .unwrap_or_else(|failure| panic!("{scheme}: {failure}"));
             ran_out += u32::from(report.ran_out_of_space);
+            failures_after += report.no_space_failures.saturating_sub(1);
         }
     }
     assert!(ran_out > 0, "some runs must have worn the device out");
+    assert!(
+        failures_after > 0,
+        "some ops after wearing out must have failed again"
+    );
 }
 
 #[test]

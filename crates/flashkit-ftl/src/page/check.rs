@@ -17,6 +17,27 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             );
             on_free_list[block.index()] = true;
         }
+        // Each frontier writes into an active block of its own, below its end.
+        let frontiers = [("host", self.host), ("gc", self.gc), ("wear", self.wear)];
+        for (name, frontier) in frontiers {
+            let Some(block) = frontier.block else {
+                continue;
+            };
+            ensure_invariant!(
+                self.blocks.kind(block) == BlockKind::Active && frontier.next <= ppb,
+                "the {name} frontier is at page {} of {block}, which is {:?}",
+                frontier.next,
+                self.blocks.kind(block)
+            );
+            ensure_invariant!(
+                frontiers
+                    .iter()
+                    .filter(|(_, f)| f.block == Some(block))
+                    .count()
+                    == 1,
+                "{block} is the frontier of more than one writer"
+            );
+        }
         for b in 0..self.geometry.blocks() {
             let block = BlockId(b);
             let kind = self.blocks.kind(block);

@@ -292,7 +292,18 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             if frontier.next < ppb {
                 return Ok((block, frontier.next));
             }
+            // Sealed, the block leaves its frontier at once: should no free block be left
+            // below, the frontier must not still hold it for the next write to seal again.
             self.blocks.seal(block, self.clock);
+            let closed = Frontier {
+                block: None,
+                next: 0,
+            };
+            if cause == Cause::WearLeveling {
+                self.wear = closed
+            } else {
+                self.gc = closed
+            }
         }
         if self.free.is_empty() {
             return Err(self.no_space("no free block is left for garbage collection"));

@@ -4,7 +4,9 @@
 use super::*;
 use crate::Ftl;
 use crate::{Inspect, Verify};
+use flashkit_core::{SimRng, SimRngExt};
 use flashkit_device::{NandDevice, Stamps};
+use rand::Rng;
 
 type TestFtl = PageFtl<NandDevice<Stamps>, PageTable>;
 
@@ -55,6 +57,54 @@ fn violation(ftl: &TestFtl) -> String {
     ftl.check_invariants()
         .expect_err("the corruption must be caught")
         .0
+}
+
+/// A frontier left on a sealed block, shared by two writers, or past its block's end.
+#[test]
+fn catches_a_frontier_that_is_not_its_own_active_block() {
+    let mut ftl = busy_ftl();
+    let (host_frontier, gc_frontier, wear_frontier) = (ftl.host, ftl.gc, ftl.wear);
+    let host = ftl.host.block.expect("a host block is open");
+    let sealed = (0..ftl.geometry.blocks())
+        .map(BlockId)
+        .find(|&b| ftl.blocks.kind(b) == BlockKind::Sealed)
+        .expect("a sealed block");
+    let restore = |ftl: &mut TestFtl| {
+        (ftl.host, ftl.gc, ftl.wear) = (host_frontier, gc_frontier, wear_frontier)
+    };
+    ftl.gc = Frontier {
+        block: Some(sealed),
+        next: 0,
+    };
+    assert_eq!(
+        violation(&ftl),
+        format!("the gc frontier is at page 0 of {sealed}, which is Sealed")
+    );
+    restore(&mut ftl);
+    ftl.wear = ftl.host;
+    assert_eq!(
+        violation(&ftl),
+        format!("{host} is the frontier of more than one writer")
+    );
+    restore(&mut ftl);
+    let ppb = ftl.geometry.pages_per_block();
+    ftl.host.next = ppb + 1;
+    assert_eq!(
+        violation(&ftl),
+        format!(
+            "the host frontier is at page {} of {host}, which is Active",
+            ppb + 1
+        )
+    );
+    // A full frontier is allowed: the check passes, or (when the block was not full) the
+    // device's count of its pages disagrees.
+    ftl.host.next = ppb;
+    match ftl.check_invariants() {
+        Ok(()) => assert_eq!(host_frontier.next, ppb),
+        Err(e) => assert!(e.0.contains("pages programmed"), "{e}"),
+    }
+    restore(&mut ftl);
+    ftl.check_invariants().expect("restored");
 }
 
 #[test]
@@ -216,6 +266,69 @@ fn out_of_range_requests_are_errors() {
     assert!(
         ftl.read(PageRange::new(Lpn(logical), 1), &mut |_, _| {})
             .is_err()
+    );
+}
+
+/// A device that wears out, during a host write or while garbage collection moves pages:
+/// the write fails with no space, the state stays whole, and every write after it fails
+/// the same way (a collection that ran out once sealed its full relocation block again on
+/// the next write). Over 40 write orders, random and cyclic, both kinds of failure met.
+#[test]
+fn writes_after_wearing_out_keep_failing_cleanly() {
+    let geometry = Geometry::builder()
+        .page_size_bytes(4096)
+        .pages_per_block(16)
+        .blocks(40)
+        .over_provisioning(0.3)
+        .build()
+        .expect("valid");
+    let mut places = std::collections::BTreeSet::new();
+    for order in 0..40u64 {
+        let device = NandDevice::<Stamps>::new(geometry).with_endurance(2);
+        let mut ftl = PageFtl::with_page_table(device, PageFtlConfig::default()).expect("valid");
+        let logical = u64::from(ftl.geometry().logical_pages());
+        let mut rng = SimRng::for_stream(order, "wear out");
+        let mut seq = 0u64;
+        let mut next = |seq: u64| {
+            let page = if order % 2 == 0 {
+                rng.random_range(0..logical)
+            } else {
+                seq * 13 % logical
+            };
+            Lpn(page as u32)
+        };
+        let error = loop {
+            seq += 1;
+            let lpn = next(seq);
+            if let Err(error) = ftl.write(PageRange::one(lpn), seq) {
+                break error;
+            }
+            assert!(seq < 1_000_000, "the device must wear out");
+        };
+        let FtlError::NoSpace(text) = &error else {
+            panic!("order {order}: {error}")
+        };
+        places.insert(text.split(':').next().expect("a place").to_string());
+        for _ in 0..3 {
+            ftl.check_invariants()
+                .unwrap_or_else(|e| panic!("order {order}, after {error}: {e}"));
+            seq += 1;
+            let lpn = next(seq);
+            let again = ftl
+                .write(PageRange::one(lpn), seq)
+                .expect_err("still worn out");
+            assert!(
+                matches!(again, FtlError::NoSpace(_)),
+                "order {order}: {again}"
+            );
+        }
+    }
+    assert_eq!(
+        places.into_iter().collect::<Vec<_>>(),
+        [
+            "no free block is left for garbage collection",
+            "no free block is left for host writes"
+        ]
     );
 }
 
