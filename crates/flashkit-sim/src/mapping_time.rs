@@ -320,6 +320,125 @@ mod tests {
         assert_eq!(times.merge.summary().requests, 1);
     }
 
+    /// Every call reaches the mapping inside, in lock-step with an untimed twin: the same
+    /// pages dropped, the same lookups, counts, memory, state hash and gauges after each
+    /// call; each kind of call timed once per call, and a large call's time is a time.
+    #[test]
+    fn a_timed_mapping_is_the_mapping_inside_call_for_call() {
+        let mut plain = Emt::new(512);
+        let mut timed = TimedMapping::new(Emt::new(512));
+        let mut next_ppn = 0u32;
+        let mut relocations = 0;
+        let compare = |plain: &Emt, timed: &TimedMapping<Emt>, step: u32| {
+            for lpn in (0..512).map(Lpn) {
+                assert_eq!(timed.lookup(lpn), plain.lookup(lpn), "step {step}: {lpn}");
+            }
+            assert_eq!(timed.mapped_pages(), plain.mapped_pages(), "step {step}");
+            assert_eq!(timed.memory(), plain.memory(), "step {step}");
+            let hash = |m: &dyn Fn(&mut StateHasher)| {
+                let mut h = StateHasher::new();
+                m(&mut h);
+                h.finish()
+            };
+            assert_eq!(
+                hash(&|h| timed.hash_state(h)),
+                hash(&|h| plain.hash_state(h)),
+                "step {step}"
+            );
+            let (mut a, mut b) = (BTreeMap::new(), BTreeMap::new());
+            timed.extra_stats(&mut a);
+            plain.extra_stats(&mut b);
+            assert_eq!(a, b, "step {step}");
+            assert!(!a.is_empty());
+            timed.check_structure().expect("consistent");
+        };
+        for step in 0..300u32 {
+            let start = Lpn(step.wrapping_mul(7919) % 480);
+            let len = 1 + step % 29;
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            match step % 4 {
+                0 | 1 => {
+                    plain.update(start, Ppn(next_ppn), len, &mut |p| a.push(p));
+                    timed.update(start, Ppn(next_ppn), len, &mut |p| b.push(p));
+                    next_ppn += len;
+                }
+                2 => {
+                    plain.remove(PageRange::new(start, 1 + len % 5), &mut |p| a.push(p));
+                    timed.remove(PageRange::new(start, 1 + len % 5), &mut |p| b.push(p));
+                }
+                _ => {
+                    let moved: Vec<(Lpn, Ppn)> = (start.0..start.0 + len)
+                        .filter_map(|l| plain.lookup(Lpn(l)).map(|p| (Lpn(l), p)))
+                        .collect();
+                    if let Some(&(lpn, from)) = moved.first() {
+                        plain.relocate(lpn, from, Ppn(next_ppn));
+                        timed.relocate(lpn, from, Ppn(next_ppn));
+                        next_ppn += 1;
+                        relocations += 1;
+                    }
+                    let rest: Vec<(Lpn, Ppn)> = moved.into_iter().skip(1).collect();
+                    plain.relocate_batch(&rest, Ppn(next_ppn), None);
+                    timed.relocate_batch(&rest, Ppn(next_ppn), None);
+                    next_ppn += rest.len() as u32;
+                    relocations += 1;
+                }
+            }
+            assert_eq!(a, b, "step {step}: pages dropped");
+            compare(&plain, &timed, step);
+        }
+        let times = timed.times();
+        assert_eq!(times.update.summary().requests, 150);
+        assert_eq!(times.remove.summary().requests, 75);
+        assert_eq!(times.relocate.summary().requests, relocations);
+        // A translation of 100,000 pages, a callback each, takes microseconds at least.
+        let mut table = TimedMapping::new(PageTable::new(100_000));
+        table.update(Lpn(0), Ppn(0), 100_000, &mut |_| {});
+        let mut runs = 0;
+        table.translate(PageRange::new(Lpn(0), 100_000), &mut |_| runs += 1);
+        assert_eq!(runs, 100_000);
+        assert!(table.times().translate.summary().max_ns > 1_000);
+    }
+
+    /// A mapping whose checker always refuses: the timed mapping's checker says so too.
+    #[test]
+    fn a_timed_mapping_checks_the_mapping_inside() {
+        #[derive(Debug)]
+        struct Broken(PageTable);
+        impl MappingHints for Broken {}
+        impl Mapping for Broken {
+            fn lookup(&self, lpn: Lpn) -> Option<Ppn> {
+                self.0.lookup(lpn)
+            }
+            fn translate(&self, range: PageRange, out: &mut impl FnMut(PhysRun)) {
+                self.0.translate(range, out)
+            }
+            fn update(&mut self, s: Lpn, p: Ppn, len: u32, out: &mut impl FnMut(Ppn)) {
+                self.0.update(s, p, len, out)
+            }
+            fn relocate(&mut self, lpn: Lpn, from: Ppn, to: Ppn) {
+                self.0.relocate(lpn, from, to)
+            }
+            fn remove(&mut self, range: PageRange, out: &mut impl FnMut(Ppn)) {
+                self.0.remove(range, out)
+            }
+            fn mapped_pages(&self) -> u64 {
+                self.0.mapped_pages()
+            }
+            fn memory(&self) -> MappingMemory {
+                self.0.memory()
+            }
+            fn hash_state(&self, hasher: &mut StateHasher) {
+                self.0.hash_state(hasher)
+            }
+            fn check_structure(&self) -> Result<(), InvariantViolation> {
+                Err(InvariantViolation("broken on purpose".into()))
+            }
+        }
+        let timed = TimedMapping::new(Broken(PageTable::new(8)));
+        let error = timed.check_structure().expect_err("refused");
+        assert_eq!(error.0, "broken on purpose");
+    }
+
     /// The summary carries each kind's own histogram: its count and figures, its buckets for
     /// read translations and write updates only; and a timer cost that was measured.
     #[test]

@@ -356,7 +356,9 @@ impl RunReport {
         use MetricValue::{Count, Real};
         let s = &self.ftl_stats;
         for (name, value) in &s.extra {
-            let value = if value.fract() == 0.0 && value.abs() < 9e15 {
+            // Whole values a u64 holds exactly print as counts; the rest (fractions,
+            // negatives, past 2^53) as quantities.
+            let value = if value.fract() == 0.0 && (0.0..9e15).contains(value) {
                 Count(*value as u64)
             } else {
                 Real(*value)

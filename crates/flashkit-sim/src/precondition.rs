@@ -102,3 +102,182 @@ pub fn precondition<F: Simulated>(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flashkit_core::{Geometry, StateHasher};
+    use flashkit_device::{CountsOnly, NandDevice};
+    use crate::NoProgress;
+    use flashkit_ftl::{Ftl, Inspect, Mapping, PageFtl, PageFtlConfig, PageTable, Verify};
+    use std::sync::Mutex;
+
+    type Drive = Host<PageFtl<NandDevice<CountsOnly>, PageTable>>;
+
+    /// 40 blocks of 16 pages, 30% over-provisioned: a logical space that does not end on
+    /// a block boundary.
+    fn drive(endurance: u32) -> Drive {
+        let geometry = Geometry::builder()
+            .page_size_bytes(4096)
+            .pages_per_block(16)
+            .blocks(40)
+            .over_provisioning(0.3)
+            .build()
+            .expect("valid");
+        let device = NandDevice::<CountsOnly>::new(geometry).with_endurance(endurance);
+        Host::new(PageFtl::with_page_table(device, PageFtlConfig::default()).expect("valid"))
+    }
+
+    /// Each phase with its total and the units reported in it.
+    #[derive(Default)]
+    struct Tally(Mutex<Vec<(String, Option<u64>, u64)>>);
+
+    impl Progress for Tally {
+        fn start(&self, phase: &str, total: Option<u64>) {
+            let mut phases = self.0.lock().expect("lock");
+            phases.push((phase.into(), total, 0));
+        }
+        fn advance(&self, units: u64) {
+            self.0.lock().expect("lock").last_mut().expect("a phase").2 += units;
+        }
+    }
+
+    fn hash(host: &Drive) -> u64 {
+        let mut hasher = StateHasher::new();
+        host.ftl().hash_state(&mut hasher);
+        hasher.finish()
+    }
+
+    /// The fill writes every logical page once, a block's worth a write; the overwrites
+    /// are `random_overwrites` capacities of single pages, rounded; each phase reports its
+    /// total and every unit of it.
+    #[test]
+    fn a_fill_then_random_overwrites_write_what_they_say() {
+        let mut host = drive(100_000);
+        let logical = host.ftl().geometry().logical_pages();
+        assert_ne!(logical % 16, 0, "{logical}: the last write is short");
+        let tally = Tally::default();
+        let spec = Precondition {
+            sequential_fill: true,
+            random_overwrites: 0.75,
+        };
+        precondition(&mut host, &spec, 5, &tally).expect("preconditions");
+        let writes = (f64::from(logical) * 0.75).round() as u64;
+        assert_eq!(
+            *tally.0.lock().expect("lock"),
+            [
+                (
+                    "precondition: sequential fill".to_string(),
+                    Some(u64::from(logical)),
+                    u64::from(logical)
+                ),
+                (
+                    "precondition: random overwrite".to_string(),
+                    Some(writes),
+                    writes
+                ),
+            ]
+        );
+        let programs = host.ftl().device().counters().programs;
+        assert_eq!(programs.host, u64::from(logical) + writes);
+        assert_eq!(host.ftl().mapping().mapped_pages(), u64::from(logical));
+        // One sequence number a write: the fill's chunks, then each overwrite.
+        assert_eq!(
+            host.next_seq(),
+            u64::from(logical.div_ceil(16)) + writes + 1
+        );
+
+        // The overwrites are the seed's: the same seed, the same drive; another, another.
+        let again = |seed| {
+            let mut host = drive(100_000);
+            precondition(&mut host, &spec, seed, &NoProgress).expect("preconditions");
+            hash(&host)
+        };
+        assert_eq!(again(5), hash(&host));
+        assert_ne!(again(6), hash(&host));
+    }
+
+    /// Only the overwrites, or nothing at all: no fill, and no phase for what is not done.
+    #[test]
+    fn phases_not_asked_for_are_not_run() {
+        let mut host = drive(100_000);
+        let tally = Tally::default();
+        let none = Precondition {
+            sequential_fill: false,
+            random_overwrites: 0.0,
+        };
+        precondition(&mut host, &none, 1, &tally).expect("nothing to do");
+        assert!(tally.0.lock().expect("lock").is_empty());
+        assert_eq!(host.ftl().device().counters().programs.host, 0);
+        let few = Precondition {
+            sequential_fill: false,
+            random_overwrites: 0.1,
+        };
+        precondition(&mut host, &few, 1, &tally).expect("overwrites");
+        let logical = host.ftl().geometry().logical_pages();
+        let writes = (f64::from(logical) * 0.1).round() as u64;
+        assert_eq!(tally.0.lock().expect("lock").len(), 1);
+        assert_eq!(host.ftl().device().counters().programs.host, writes);
+    }
+
+    #[test]
+    fn overwrites_must_be_a_non_negative_number() {
+        for bad in [-0.5, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let spec = Precondition {
+                sequential_fill: true,
+                random_overwrites: bad,
+            };
+            let mut host = drive(100_000);
+            let error = precondition(&mut host, &spec, 1, &NoProgress).expect_err("refused");
+            assert_eq!(
+                error.to_string(),
+                format!("random overwrites {bad} must be a non-negative number of capacities")
+            );
+            assert_eq!(
+                host.ftl().device().counters().programs.host,
+                0,
+                "nothing written"
+            );
+        }
+    }
+
+    /// A drive that wears out under the overwrites fails with the phase and the write, and
+    /// a fill on it afterwards names the chunk it failed at.
+    #[test]
+    fn a_failed_write_names_its_phase_and_place() {
+        let mut host = drive(2);
+        let logical = u64::from(host.ftl().geometry().logical_pages());
+        let spec = Precondition {
+            sequential_fill: false,
+            random_overwrites: 100.0,
+        };
+        let error = precondition(&mut host, &spec, 1, &NoProgress).expect_err("wears out");
+        let SimError::Precondition {
+            phase,
+            write,
+            total,
+            ..
+        } = error
+        else {
+            panic!("{error}")
+        };
+        assert_eq!((phase, total), ("random overwrites", logical * 100));
+        assert_eq!(host.ftl().device().counters().programs.host, write - 1);
+        let fill = Precondition {
+            sequential_fill: true,
+            random_overwrites: 0.0,
+        };
+        let error = precondition(&mut host, &fill, 1, &NoProgress).expect_err("worn out");
+        let SimError::Precondition {
+            phase,
+            write,
+            total,
+            ..
+        } = error
+        else {
+            panic!("{error}")
+        };
+        assert_eq!((phase, total), ("sequential fill", logical));
+        assert_eq!((write - 1) % 16, 0, "a chunk's first page: {write}");
+    }
+}

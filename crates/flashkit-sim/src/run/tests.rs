@@ -419,7 +419,6 @@ fn every_figure_of_a_report_matches_a_reference_computation() {
         let mut spec = spec();
         spec.label = label.into();
         spec.ftl = ftl;
-        spec.device.capacity_bytes = 16 << 20;
         spec.device.pages_per_block = Some(32);
         spec.device.over_provisioning = 0.1;
         spec.precondition = Some(Precondition {
@@ -647,4 +646,58 @@ fn memory_is_checked_for_the_largest_runs_side_by_side() {
     within(5, bytes.iter().sum::<u64>() - 1).expect_err("one byte short");
     check_memory_within(&specs, 3, None).expect("nothing known: every run goes");
     check_memory_within(&specs, 3, Some((0, "none"))).expect_err("nothing available");
+}
+
+/// The rows a report's figures become beyond those every run has: the skipped flushes and
+/// empty requests only when there were some; each FTL gauge as a count when it is a whole
+/// number a count holds, else as a quantity.
+#[test]
+fn optional_rows_and_gauges_become_the_right_cells() {
+    use crate::metrics::MetricValue::{Count, Real};
+    let mut spec = spec();
+    spec.precondition = None;
+    let mut report = run(&spec, &Source::Workload(uniform(4096, 500)), &NoProgress)
+        .expect("runs")
+        .report;
+    let value = |report: &RunReport, key: &str| {
+        report
+            .metrics()
+            .into_iter()
+            .find(|m| m.key == key)
+            .map(|m| m.value)
+    };
+    for (flushes, empty) in [(0, 0), (1, 0), (0, 1), (3, 2)] {
+        report.host.flush_requests = flushes;
+        report.host.zero_length_requests = empty;
+        let row = |n: u64| (n > 0).then_some(Count(n));
+        assert_eq!(value(&report, "flush_requests"), row(flushes));
+        assert_eq!(value(&report, "zero_length_requests"), row(empty));
+    }
+    report.ftl_stats.extra.clear();
+    for (gauge, v) in [
+        (Gauge::FreeBlocks, 0.0),
+        (Gauge::MappedPages, 4096.0),
+        (Gauge::EmtOverlappedPerWrite, 1.25),
+        (Gauge::EmtExtents, 1e16),
+        (Gauge::EmtRelocationRuns, -1.0),
+        (Gauge::LogBlocksInUse, 9e15),
+        (Gauge::MappedBlocks, 8_999_999_999_999_999.0),
+    ] {
+        report.ftl_stats.extra.insert(gauge, v);
+    }
+    let metric = |key: &str| value(&report, key).unwrap_or_else(|| panic!("no {key}"));
+    assert_eq!(metric("ftl_free_blocks"), Count(0));
+    assert_eq!(metric("ftl_mapped_pages"), Count(4096));
+    assert_eq!(metric("ftl_emt_overlapped_per_write"), Real(1.25));
+    assert_eq!(metric("ftl_emt_extents"), Real(1e16));
+    assert_eq!(metric("ftl_emt_relocation_runs"), Real(-1.0));
+    assert_eq!(metric("ftl_log_blocks_in_use"), Real(9e15));
+    assert_eq!(metric("ftl_mapped_blocks"), Count(8_999_999_999_999_999));
+    let names: Vec<String> = report
+        .metrics()
+        .into_iter()
+        .filter(|m| m.key == "ftl_emt_overlapped_per_write")
+        .map(|m| m.label)
+        .collect();
+    assert_eq!(names, ["emt overlapped per write"]);
 }
