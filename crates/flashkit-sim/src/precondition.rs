@@ -106,9 +106,9 @@ pub fn precondition<F: Simulated>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::NoProgress;
     use flashkit_core::{Geometry, StateHasher};
     use flashkit_device::{CountsOnly, NandDevice};
-    use crate::NoProgress;
     use flashkit_ftl::{Ftl, Inspect, Mapping, PageFtl, PageFtlConfig, PageTable, Verify};
     use std::sync::Mutex;
 
@@ -218,6 +218,30 @@ mod tests {
         let writes = (f64::from(logical) * 0.1).round() as u64;
         assert_eq!(tally.0.lock().expect("lock").len(), 1);
         assert_eq!(host.ftl().device().counters().programs.host, writes);
+    }
+
+    /// A phase longer than a progress step reports every write: the whole steps as they
+    /// pass, the rest at its end.
+    #[test]
+    fn a_long_phase_reports_every_write() {
+        let mut host = drive(100_000);
+        let logical = host.ftl().geometry().logical_pages();
+        let spec = Precondition {
+            sequential_fill: false,
+            random_overwrites: 300.0,
+        };
+        let writes = u64::from(logical) * 300;
+        assert!(writes > 2 * PROGRESS_STEP, "{writes}");
+        let tally = Tally::default();
+        precondition(&mut host, &spec, 2, &tally).expect("preconditions");
+        assert_eq!(
+            *tally.0.lock().expect("lock"),
+            [(
+                "precondition: random overwrite".to_string(),
+                Some(writes),
+                writes
+            )]
+        );
     }
 
     #[test]

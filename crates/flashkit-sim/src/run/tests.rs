@@ -701,3 +701,117 @@ fn optional_rows_and_gauges_become_the_right_cells() {
         .collect();
     assert_eq!(names, ["emt overlapped per write"]);
 }
+
+/// A spec is refused before anything is allocated: an FTL that does not fit its device
+/// (named by the run's label), a workload that cannot be generated, a trace larger than the
+/// device.
+#[test]
+fn a_spec_is_checked_before_it_runs() {
+    let good = spec();
+    good.check().expect("fits");
+    good.check_on(&workload()).expect("fits");
+    let mut tight = spec();
+    tight.device.over_provisioning = 0.0;
+    let message = tight.check().expect_err("refused").to_string();
+    assert!(
+        message.starts_with("page/greedy: invalid FTL configuration: the page FTL needs"),
+        "{message}"
+    );
+    assert_eq!(
+        tight
+            .check_on(&workload())
+            .expect_err("refused")
+            .to_string(),
+        message
+    );
+    let mut empty = uniform(4096, 10);
+    empty.requests = 0;
+    let message = good
+        .check_on(&Source::Workload(empty))
+        .expect_err("refused")
+        .to_string();
+    assert!(message.contains("0 requests"), "{message}");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let trace = prepared(&msr_trace(dir.path()), AddressMapping::Identity);
+    let message = good
+        .check_on(&Source::Trace(trace))
+        .expect_err("refused")
+        .to_string();
+    assert!(message.contains("needs a logical capacity of"), "{message}");
+}
+
+/// The estimate is the device model's and the FTL's together; models larger than this
+/// machine are refused by the check every command makes.
+#[test]
+fn the_memory_estimate_adds_the_device_and_the_ftl() {
+    let spec = spec();
+    let (_, geometry, _) = spec.device.resolve().expect("resolves");
+    let device = NandDevice::<CountsOnly>::heap_estimate(&geometry);
+    let ftl = spec.ftl.heap_estimate(&geometry, &spec.options);
+    assert!(device > 1 && ftl > 1);
+    assert_eq!(spec.memory_estimate().expect("estimates"), device + ftl);
+    let mut huge = spec.clone();
+    huge.device.capacity_bytes = 14 << 40;
+    // 64 models of 39 GiB side by side: more than any machine this runs on has.
+    assert!(huge.memory_estimate().expect("estimates") > 32 << 30);
+    let message = check_memory(&vec![huge; 64], 64)
+        .expect_err("2.5 TiB of models")
+        .to_string();
+    assert!(message.contains("use a smaller --capacity"), "{message}");
+    check_memory(&[spec], 1).expect("a 64 MiB model fits");
+}
+
+/// What a trace replay records as its input, word for word.
+#[test]
+fn a_trace_is_described_by_its_file_format_and_mapping() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = msr_trace(dir.path());
+    let trace = prepared(&path, AddressMapping::Compact);
+    assert_eq!(
+        describe(&trace),
+        format!("{} (msr, compact address mapping)", path.display())
+    );
+}
+
+/// Every request of a replay longer than a progress step is reported, and each phase
+/// says its total; a run that writes nothing has no write amplification; the wall-clock
+/// rate is the requests over the replay's seconds.
+#[test]
+fn progress_rates_and_a_run_without_writes() {
+    use std::sync::Mutex;
+    #[derive(Default)]
+    struct Tally(Mutex<Vec<(String, Option<u64>, u64)>>);
+    impl Progress for Tally {
+        fn start(&self, phase: &str, total: Option<u64>) {
+            self.0.lock().expect("lock").push((phase.into(), total, 0));
+        }
+        fn advance(&self, units: u64) {
+            self.0.lock().expect("lock").last_mut().expect("a phase").2 += units;
+        }
+    }
+    let mut spec = spec();
+    spec.precondition = None;
+    let requests = 2 * PROGRESS_STEP + 123;
+    let tally = Tally::default();
+    let outcome = run(&spec, &Source::Workload(uniform(4096, requests)), &tally).expect("runs");
+    let phases = tally.0.lock().expect("lock").clone();
+    let replay = phases.last().expect("a replay phase");
+    assert_eq!((replay.0.as_str(), replay.2), ("replay", requests));
+    let wall = &outcome.wall;
+    assert!(wall.replay_seconds > 0.0);
+    let rate = requests as f64 / wall.replay_seconds;
+    assert!(
+        (wall.requests_per_second - rate).abs() <= rate * 1e-9,
+        "{wall:?}"
+    );
+    let pages = outcome.report.host.pages_written as f64 / wall.replay_seconds;
+    assert!((wall.host_pages_written_per_second - pages).abs() <= pages * 1e-9);
+
+    let mut reads = uniform(4096, 1_000);
+    reads.read_fraction = 1.0;
+    let report = run(&spec, &Source::Workload(reads), &NoProgress)
+        .expect("runs")
+        .report;
+    assert_eq!(report.host.pages_written, 0);
+    assert_eq!(report.write_amplification, None);
+}
