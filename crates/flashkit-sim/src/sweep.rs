@@ -387,6 +387,110 @@ mod tests {
                 .contains("not a record of a sweep's cells"),
             "{error}"
         );
+        // A record that cannot be read is an error, not an older directory.
+        let error = read_setups(dir.path()).expect_err("a directory");
+        assert!(
+            error
+                .to_string()
+                .starts_with(&dir.path().display().to_string()),
+            "{error}"
+        );
+    }
+
+    /// A cell that runs becomes a finished result: its id, parameters and label, every
+    /// number of its report's table by key (text left out), the report itself and its wall
+    /// clock. One that cannot run becomes a failed result with the run's error.
+    #[test]
+    fn a_cell_runs_into_a_finished_or_a_failed_result() {
+        use crate::run::DeviceSpec;
+        use flashkit_ftl::{FtlKind, FtlOptions};
+        use flashkit_trace::workload::{Pattern, SizeDist, WorkloadSpec};
+        let params: BTreeMap<String, String> = [("ftl".to_string(), "page".to_string())].into();
+        let spec = RunSpec {
+            label: "page/greedy".into(),
+            ftl: FtlKind::Page,
+            options: FtlOptions::default(),
+            device: DeviceSpec {
+                capacity_bytes: 64 << 20,
+                ..DeviceSpec::default()
+            },
+            precondition: None,
+            seed: 3,
+        };
+        let workload = WorkloadSpec::new(
+            Pattern::Uniform,
+            SizeDist::Fixed { bytes: 4096 },
+            300,
+            64 << 20,
+        );
+        let cell = Cell {
+            id: Cell::id_of(&params),
+            params: params.clone(),
+            spec: spec.clone(),
+            source: Source::Workload(workload),
+            setup: Setup::default(),
+        };
+        let done = run_cell(&cell, &crate::NoProgress);
+        assert!(done.is_ok(), "{:?}", done.error);
+        assert_eq!(
+            (
+                done.id.as_str(),
+                &done.params,
+                done.status.as_str(),
+                &done.error
+            ),
+            ("ftl=page", &params, "ok", &None)
+        );
+        assert_eq!(done.label, "page/greedy");
+        let report = run(&spec, &cell.source, &crate::NoProgress)
+            .expect("runs")
+            .report;
+        let numbers: Vec<(String, f64)> = report
+            .metrics()
+            .into_iter()
+            .filter_map(|m| match m.value {
+                MetricValue::Count(n) => Some((m.key, n as f64)),
+                MetricValue::Real(x) => Some((m.key, x)),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(done.metrics, numbers.into_iter().collect());
+        assert_eq!(done.metrics["requests"], 300.0);
+        assert!(!done.metrics.contains_key("state_hash"));
+        assert_eq!(
+            done.report,
+            Some(serde_json::to_value(&report).expect("json"))
+        );
+        assert!(done.wall.is_some());
+
+        let mut bad = cell.clone();
+        bad.spec.device.preset = "floppy".into();
+        let failed = run_cell(&bad, &crate::NoProgress);
+        assert!(!failed.is_ok());
+        assert_eq!(failed.status, "failed");
+        assert!(
+            failed
+                .error
+                .as_deref()
+                .is_some_and(|e| e.contains("floppy")),
+            "{failed:?}"
+        );
+        assert_eq!(
+            (failed.label.as_str(), failed.id.as_str()),
+            ("page/greedy", "ftl=page")
+        );
+        assert!(failed.metrics.is_empty() && failed.report.is_none() && failed.wall.is_none());
+    }
+
+    /// A cell's id: its parameters in name order, `name=value` joined by `;`.
+    #[test]
+    fn a_cell_id_lists_its_parameters_in_name_order() {
+        let params: BTreeMap<String, String> = [("op", "0.07"), ("ftl", "page"), ("b", "")]
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        assert_eq!(Cell::id_of(&params), "b=;ftl=page;op=0.07");
+        assert_eq!(Cell::id_of(&BTreeMap::new()), "");
     }
 
     /// Every finite float goes through a results line and back to the same bits, and the
@@ -492,6 +596,8 @@ mod tests {
             let (mut store, existing) = ResultStore::open(&path, false).expect("open");
             let ids: Vec<&str> = existing.results.iter().map(|r| r.id.as_str()).collect();
             assert_eq!(ids, ["a", "b"], "{torn:?}");
+            let recorded: Vec<String> = recorded_ids(&existing).into_iter().collect();
+            assert_eq!(recorded, ["a", "b"]);
             assert_eq!(existing.dropped_partial_line, !torn.trim().is_empty());
             store.append(&result("d")).expect("append");
             let expected = format!(
