@@ -58,3 +58,34 @@ impl BuildHasher for Fib {
         FibHasher(0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Fibonacci hashing as the module says: the key times 2^64 / phi, the high half folded
+    /// onto the low; bytes shifted in eight bits at a time with a rotation of five.
+    #[test]
+    fn fib_multiplies_by_the_golden_ratio_and_folds() {
+        let fib = |key: u64| {
+            let h = key.wrapping_mul(11_400_714_819_323_198_485);
+            h ^ (h >> 32)
+        };
+        for key in [0u32, 1, 2, 0x8000_0000, 0xffff_fffe, 12_345_678] {
+            let mut hasher = Fib.build_hasher();
+            hasher.write_u32(key);
+            assert_eq!(hasher.finish(), fib(u64::from(key)), "{key}");
+            assert_eq!(Fib.hash_one(key), fib(u64::from(key)), "{key}");
+        }
+        // Keys whose low bits are all zero still differ in the low bits of their hashes.
+        let low = |key: u32| Fib.hash_one(key) & 0xff;
+        assert_ne!(low(1 << 24), low(2 << 24));
+        let mut hasher = Fib.build_hasher();
+        hasher.write(&[1, 2, 3]);
+        let state = [1u64, 2, 3]
+            .into_iter()
+            .fold(0u64, |s, b| (s << 8 | b).rotate_left(5));
+        assert_eq!(hasher.finish(), fib(state));
+        assert_eq!(state, ((((1u64 << 5) << 8 | 2) << 5) << 8 | 3) << 5);
+    }
+}
