@@ -27,6 +27,6 @@ pub use file::{not_a_file, same_file};
 pub use geometry::{Geometry, GeometryBuilder, GeometryError};
 pub use hash::StateHasher;
 pub use ids::{BlockId, Lpn, PageRange, Ppn, Stamp};
-pub use progress::{NoProgress, Progress};
+pub use progress::{NoProgress, PhaseLog, Progress, ProgressLog};
 pub use rng::{SimRng, SimRngExt, sub_seed};
 pub use timing::{NandPreset, Timing};

@@ -345,24 +345,8 @@ fn the_merge_notices_a_corrupted_run() {
 /// however many threads, and nothing else (the CLI's bars rely on the totals).
 #[test]
 fn progress_reports_every_record_once_per_phase() {
-    use flashkit_core::Progress;
+    use flashkit_core::ProgressLog;
     use flashkit_em::sort::{sort_parallel_with_progress, write_records};
-    use std::sync::Mutex;
-
-    #[derive(Default)]
-    struct Tally(Mutex<Vec<(String, Option<u64>, u64)>>);
-    impl Progress for Tally {
-        fn start(&self, name: &str, total: Option<u64>) {
-            self.0
-                .lock()
-                .expect("lock")
-                .push((name.to_string(), total, 0));
-        }
-        fn advance(&self, units: u64) {
-            let mut phases = self.0.lock().expect("lock");
-            phases.last_mut().expect("a phase started").2 += units;
-        }
-    }
 
     let sizes = BlockSizes::new(512, 2048).expect("valid");
     for (fan_in, threads, resident, names) in [
@@ -386,14 +370,19 @@ fn progress_reports_every_record_once_per_phase() {
         let layout = Layout::packed(&plan);
         let mut io = SimIo::with_data(sizes);
         write_records(&mut io, layout.input, &input).expect("input");
-        let tally = Tally::default();
-        sort_parallel_with_progress::<u64, _>(&mut io, &plan, &layout, threads, &tally)
+        let log = ProgressLog::default();
+        sort_parallel_with_progress::<u64, _>(&mut io, &plan, &layout, threads, &log)
             .expect("sort");
-        let phases = tally.0.into_inner().expect("lock");
-        let seen: Vec<&str> = phases.iter().map(|(n, _, _)| n.as_str()).collect();
+        let phases = log.phases();
+        let seen: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(seen, names);
-        for (name, total, done) in &phases {
-            assert_eq!((*total, *done), (Some(100_000), 100_000), "{name}");
+        for phase in &phases {
+            assert_eq!(
+                (phase.total, phase.done),
+                (Some(100_000), 100_000),
+                "{}",
+                phase.name
+            );
         }
     }
 }

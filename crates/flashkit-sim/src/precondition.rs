@@ -108,9 +108,9 @@ mod tests {
     use super::*;
     use crate::NoProgress;
     use flashkit_core::{Geometry, StateHasher};
+    use flashkit_core::{PhaseLog, ProgressLog};
     use flashkit_device::{CountsOnly, NandDevice};
     use flashkit_ftl::{Ftl, Inspect, Mapping, PageFtl, PageFtlConfig, PageTable, Verify};
-    use std::sync::Mutex;
 
     type Drive = Host<PageFtl<NandDevice<CountsOnly>, PageTable>>;
 
@@ -128,20 +128,6 @@ mod tests {
         Host::new(PageFtl::with_page_table(device, PageFtlConfig::default()).expect("valid"))
     }
 
-    /// Each phase with its total and the units reported in it.
-    #[derive(Default)]
-    struct Tally(Mutex<Vec<(String, Option<u64>, u64)>>);
-
-    impl Progress for Tally {
-        fn start(&self, phase: &str, total: Option<u64>) {
-            let mut phases = self.0.lock().expect("lock");
-            phases.push((phase.into(), total, 0));
-        }
-        fn advance(&self, units: u64) {
-            self.0.lock().expect("lock").last_mut().expect("a phase").2 += units;
-        }
-    }
-
     fn hash(host: &Drive) -> u64 {
         let mut hasher = StateHasher::new();
         host.ftl().hash_state(&mut hasher);
@@ -156,7 +142,7 @@ mod tests {
         let mut host = drive(100_000);
         let logical = host.ftl().geometry().logical_pages();
         assert_ne!(logical % 16, 0, "{logical}: the last write is short");
-        let tally = Tally::default();
+        let tally = ProgressLog::default();
         let spec = Precondition {
             sequential_fill: true,
             random_overwrites: 0.75,
@@ -164,18 +150,14 @@ mod tests {
         precondition(&mut host, &spec, 5, &tally).expect("preconditions");
         let writes = (f64::from(logical) * 0.75).round() as u64;
         assert_eq!(
-            *tally.0.lock().expect("lock"),
+            tally.phases(),
             [
-                (
-                    "precondition: sequential fill".to_string(),
+                PhaseLog::new(
+                    "precondition: sequential fill",
                     Some(u64::from(logical)),
                     u64::from(logical)
                 ),
-                (
-                    "precondition: random overwrite".to_string(),
-                    Some(writes),
-                    writes
-                ),
+                PhaseLog::new("precondition: random overwrite", Some(writes), writes),
             ]
         );
         let programs = host.ftl().device().counters().programs;
@@ -201,13 +183,13 @@ mod tests {
     #[test]
     fn phases_not_asked_for_are_not_run() {
         let mut host = drive(100_000);
-        let tally = Tally::default();
+        let tally = ProgressLog::default();
         let none = Precondition {
             sequential_fill: false,
             random_overwrites: 0.0,
         };
         precondition(&mut host, &none, 1, &tally).expect("nothing to do");
-        assert!(tally.0.lock().expect("lock").is_empty());
+        assert!(tally.phases().is_empty());
         assert_eq!(host.ftl().device().counters().programs.host, 0);
         let few = Precondition {
             sequential_fill: false,
@@ -216,7 +198,7 @@ mod tests {
         precondition(&mut host, &few, 1, &tally).expect("overwrites");
         let logical = host.ftl().geometry().logical_pages();
         let writes = (f64::from(logical) * 0.1).round() as u64;
-        assert_eq!(tally.0.lock().expect("lock").len(), 1);
+        assert_eq!(tally.phases().len(), 1);
         assert_eq!(host.ftl().device().counters().programs.host, writes);
     }
 
@@ -232,12 +214,12 @@ mod tests {
         };
         let writes = u64::from(logical) * 300;
         assert!(writes > 2 * PROGRESS_STEP, "{writes}");
-        let tally = Tally::default();
+        let tally = ProgressLog::default();
         precondition(&mut host, &spec, 2, &tally).expect("preconditions");
         assert_eq!(
-            *tally.0.lock().expect("lock"),
-            [(
-                "precondition: random overwrite".to_string(),
+            tally.phases(),
+            [PhaseLog::new(
+                "precondition: random overwrite",
                 Some(writes),
                 writes
             )]

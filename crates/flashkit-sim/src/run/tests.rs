@@ -778,25 +778,14 @@ fn a_trace_is_described_by_its_file_format_and_mapping() {
 /// rate is the requests over the replay's seconds.
 #[test]
 fn progress_rates_and_a_run_without_writes() {
-    use std::sync::Mutex;
-    #[derive(Default)]
-    struct Tally(Mutex<Vec<(String, Option<u64>, u64)>>);
-    impl Progress for Tally {
-        fn start(&self, phase: &str, total: Option<u64>) {
-            self.0.lock().expect("lock").push((phase.into(), total, 0));
-        }
-        fn advance(&self, units: u64) {
-            self.0.lock().expect("lock").last_mut().expect("a phase").2 += units;
-        }
-    }
     let mut spec = spec();
     spec.precondition = None;
     let requests = 2 * PROGRESS_STEP + 123;
-    let tally = Tally::default();
+    let tally = flashkit_core::ProgressLog::default();
     let outcome = run(&spec, &Source::Workload(uniform(4096, requests)), &tally).expect("runs");
-    let phases = tally.0.lock().expect("lock").clone();
+    let phases = tally.phases();
     let replay = phases.last().expect("a replay phase");
-    assert_eq!((replay.0.as_str(), replay.2), ("replay", requests));
+    assert_eq!((replay.name.as_str(), replay.done), ("replay", requests));
     let wall = &outcome.wall;
     assert!(wall.replay_seconds > 0.0);
     let rate = requests as f64 / wall.replay_seconds;
