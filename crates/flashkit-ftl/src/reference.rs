@@ -427,34 +427,8 @@ impl<F: Simulated> Run<'_, F> {
     /// After a failed write of `range`: read its pages back, each of which must hold its old
     /// content or the new, and take what it holds as the model's from now on.
     fn settle(&mut self, range: PageRange) -> Result<(), String> {
-        let model = &mut self.model;
-        let mut mismatch: Option<String> = None;
-        let mut verified = 0u64;
-        self.ftl
-            .read(range, &mut |lpn, outcome| {
-                verified += 1;
-                if mismatch.is_some() {
-                    return;
-                }
-                if let Some(why) = compare(model.get(&lpn).copied(), outcome) {
-                    mismatch = Some(format!("{lpn} after a failed write: {why}"));
-                    return;
-                }
-                match outcome {
-                    ReadOutcome::Mapped(Some(stamp)) => model.insert(lpn, Expect::Exactly(stamp)),
-                    _ => model.remove(&lpn),
-                };
-            })
-            .map_err(|e| format!("read after a failed write: {e}"))?;
-        self.report.pages_verified += verified;
-        match mismatch {
-            Some(why) => Err(why),
-            None if verified == u64::from(range.count) => Ok(()),
-            None => Err(format!(
-                "read after a failed write of {} pages returned {verified}",
-                range.count
-            )),
-        }
+        self.verify(range, true)
+            .map_err(|why| format!("read after a failed write: {why}"))
     }
 
     fn trim(&mut self, range: PageRange) -> Result<(), String> {
@@ -468,9 +442,15 @@ impl<F: Simulated> Run<'_, F> {
 
     fn read(&mut self, range: PageRange) -> Result<(), String> {
         self.report.reads += 1;
+        self.verify(range, false)
+    }
+
+    /// Read `range` and check every page, in order, against the model; with `settle`, each
+    /// page's content (one the model allowed) becomes the model's exact expectation.
+    fn verify(&mut self, range: PageRange, settle: bool) -> Result<(), String> {
         let mut expected_next = range.start.0;
         let mut mismatch: Option<String> = None;
-        let model = &self.model;
+        let model = &mut self.model;
         let mut verified = 0u64;
         self.ftl
             .read(range, &mut |lpn, outcome| {
@@ -487,6 +467,13 @@ impl<F: Simulated> Run<'_, F> {
                 expected_next += 1;
                 if let Some(why) = compare(model.get(&lpn).copied(), outcome) {
                     mismatch = Some(format!("{lpn}: {why}"));
+                } else if settle {
+                    match outcome {
+                        ReadOutcome::Mapped(Some(stamp)) => {
+                            model.insert(lpn, Expect::Exactly(stamp))
+                        }
+                        _ => model.remove(&lpn),
+                    };
                 }
             })
             .map_err(describe)?;

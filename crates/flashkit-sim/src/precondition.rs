@@ -257,32 +257,25 @@ mod tests {
             sequential_fill: false,
             random_overwrites: 100.0,
         };
-        let error = precondition(&mut host, &spec, 1, &NoProgress).expect_err("wears out");
-        let SimError::Precondition {
-            phase,
-            write,
-            total,
-            ..
-        } = error
-        else {
-            panic!("{error}")
+        let failed = |error: SimError| match error {
+            SimError::Precondition {
+                phase,
+                write,
+                total,
+                ..
+            } => (phase, write, total),
+            other => panic!("{other}"),
         };
+        let (phase, write, total) =
+            failed(precondition(&mut host, &spec, 1, &NoProgress).expect_err("wears out"));
         assert_eq!((phase, total), ("random overwrites", logical * 100));
         assert_eq!(host.ftl().device().counters().programs.host, write - 1);
         let fill = Precondition {
             sequential_fill: true,
             random_overwrites: 0.0,
         };
-        let error = precondition(&mut host, &fill, 1, &NoProgress).expect_err("worn out");
-        let SimError::Precondition {
-            phase,
-            write,
-            total,
-            ..
-        } = error
-        else {
-            panic!("{error}")
-        };
+        let (phase, write, total) =
+            failed(precondition(&mut host, &fill, 1, &NoProgress).expect_err("worn out"));
         assert_eq!((phase, total), ("sequential fill", logical));
         assert_eq!((write - 1) % 16, 0, "a chunk's first page: {write}");
     }
