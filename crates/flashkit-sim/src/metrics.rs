@@ -356,8 +356,8 @@ impl RunReport {
         use MetricValue::{Count, Real};
         let s = &self.ftl_stats;
         for (name, value) in &s.extra {
-            // Whole values a u64 holds exactly print as counts; the rest (fractions,
-            // negatives, past 2^53) as quantities.
+            // Whole values below 9e15 (an f64 holds every integer to 2^53) print as
+            // counts; the rest (fractions, negatives, larger values) as quantities.
             let value = if value.fract() == 0.0 && (0.0..9e15).contains(value) {
                 Count(*value as u64)
             } else {
