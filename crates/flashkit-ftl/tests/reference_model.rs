@@ -6,7 +6,7 @@
 //! with few and many log blocks, with and without FAST's SW log block. Adding an FTL is one
 //! line in `schemes()`.
 
-use flashkit_core::{Geometry, StateHasher};
+use flashkit_core::{Geometry, Lpn, PageRange, StateHasher};
 use flashkit_device::{NandDevice, Stamps};
 use flashkit_ftl::reference::{self, HarnessConfig, HarnessFailure};
 use flashkit_ftl::{
@@ -448,5 +448,40 @@ impl WithThreshold for FtlOptions {
     fn with_threshold(mut self, blocks: u32) -> Self {
         self.page.gc_threshold_blocks = blocks;
         self
+    }
+}
+
+/// A trim, a write or a read of no pages changes nothing in any scheme, on a fresh drive
+/// and on one holding data (an empty range is a caller's edge case, never a panic).
+#[test]
+fn an_empty_trim_changes_nothing() {
+    let (_, geometry) = geometries()[0];
+    let hash = |ftl: &AnyFtl<Stamps>| {
+        let mut hasher = StateHasher::new();
+        ftl.hash_state(&mut hasher);
+        hasher.finish()
+    };
+    for (scheme, kind, options) in schemes() {
+        let mut ftl =
+            AnyFtl::build(kind, NandDevice::<Stamps>::new(geometry), &options).expect("builds");
+        for written in [false, true] {
+            if written {
+                let pages = geometry.logical_pages().min(100);
+                ftl.write(PageRange::new(Lpn(0), pages), 1).expect("write");
+            }
+            let before = (hash(&ftl), *ftl.device().counters(), ftl.stats());
+            for lpn in [0, 5, geometry.logical_pages() - 1] {
+                let empty = PageRange::new(Lpn(lpn), 0);
+                ftl.trim(empty).unwrap_or_else(|e| panic!("{scheme}: {e}"));
+                ftl.write(empty, 7)
+                    .unwrap_or_else(|e| panic!("{scheme}: {e}"));
+                let mut pages = 0;
+                ftl.read(empty, &mut |_, _| pages += 1)
+                    .unwrap_or_else(|e| panic!("{scheme}: {e}"));
+                assert_eq!(pages, 0, "{scheme}");
+            }
+            let after = (hash(&ftl), *ftl.device().counters(), ftl.stats());
+            assert_eq!(before, after, "{scheme}, written {written}");
+        }
     }
 }

@@ -358,6 +358,13 @@ mod tests {
         assert_eq!(host.counters().rmw_reads, 1);
         let programs = host.ftl().device().counters().programs.host;
         assert_eq!(programs, 5);
+        // A partial head alone, then a partial tail alone: each page merged.
+        host.submit(3, &req(Op::Write, 4096 + 1024, 3072))
+            .expect("head partial");
+        assert_eq!(host.counters().rmw_reads, 2);
+        host.submit(4, &req(Op::Write, 8192, 1024))
+            .expect("tail partial");
+        assert_eq!(host.counters().rmw_reads, 3);
     }
 
     #[test]
@@ -375,6 +382,19 @@ mod tests {
         assert_eq!(host.counters().pages_read_mapped, 3);
         host.submit(3, &req(Op::Write, 0, 0)).expect("zero length");
         assert_eq!(host.counters().zero_length_requests, 1);
+        // A trim inside one page discards nothing.
+        host.submit(4, &req(Op::Trim, 4096 + 512, 1024))
+            .expect("trim");
+        assert_eq!(host.counters().pages_trimmed, 1);
+        assert_eq!(host.counters().trim_requests, 2);
+        // Bytes are counted as asked, partial pages and all.
+        host.submit(5, &req(Op::Write, 100, 5000)).expect("write");
+        host.submit(6, &req(Op::Read, 3, 7)).expect("read");
+        let c = host.counters();
+        assert_eq!(
+            (c.write_bytes, c.read_bytes, c.trim_bytes),
+            (4 * 4096 + 5000, 4 * 4096 + 7, 8192 + 1024)
+        );
     }
 
     #[test]

@@ -4,7 +4,8 @@
 //! Writes land on a log that never wraps: physical pages are handed out in order and a write
 //! is split where it crosses an erase block, as the page FTL splits it, but nothing is ever
 //! collected, so no extent is split by garbage collection. Reads and trims go to the mapping
-//! as they would from the page FTL. What it is not: a flash model; it measures mapping
+//! as they would from the page FTL behind the host: a trim discards only the pages it covers
+//! entirely, and a request of no bytes is skipped. What it is not: a flash model; it measures mapping
 //! memory only, which depends on the logical extents and the block boundaries alone.
 
 use crate::SimError;
@@ -47,6 +48,10 @@ pub fn replay_mapping_only<M: Mapping>(
                 capacity_bytes: u64::from(logical_pages) * u64::from(page_bytes),
             });
         }
+        if request.size == 0 {
+            // Moves no data: the host counts it and skips it.
+            continue;
+        }
         let range = PageRange::new(Lpn(first as u32), (end - first) as u32);
         match request.op {
             Op::Write => {
@@ -67,7 +72,16 @@ pub fn replay_mapping_only<M: Mapping>(
                 report.reads += 1;
                 mapping.translate(range, &mut |_| {});
             }
-            Op::Trim => mapping.remove(range, &mut |_| {}),
+            Op::Trim => {
+                // Only pages the trim covers entirely, as the host sends them.
+                let whole_first = request.offset.div_ceil(u64::from(page_bytes));
+                let whole_end = (request.offset + u64::from(request.size)) / u64::from(page_bytes);
+                if whole_end > whole_first {
+                    let whole =
+                        PageRange::new(Lpn(whole_first as u32), (whole_end - whole_first) as u32);
+                    mapping.remove(whole, &mut |_| {});
+                }
+            }
             Op::Flush => {}
         }
     }
@@ -121,6 +135,39 @@ mod tests {
             error.to_string(),
             "request 0 (write of 8192 B at byte 61440) reaches beyond the device's logical \
              capacity of 65536 B; use a larger --capacity"
+        );
+    }
+
+    /// A trim discards only the pages it covers entirely, as the host's does; requests of
+    /// no bytes are skipped, whatever their kind.
+    #[test]
+    fn trims_discard_whole_pages_and_empty_requests_are_skipped() {
+        let mut emt = Emt::new(16);
+        let request = |op, offset, size| {
+            Ok(Request {
+                op,
+                ..write(offset, size).expect("a request")
+            })
+        };
+        let requests = vec![
+            write(0, 4096 * 4),
+            request(Op::Trim, 2048, 8192),
+            request(Op::Trim, 4096 * 3 + 1, 100),
+            request(Op::Trim, 4096 * 2, 0),
+            request(Op::Read, 0, 0),
+            write(4096, 0),
+        ];
+        let report =
+            replay_mapping_only(&mut emt, requests.into_iter(), 16, 4096, 8).expect("replays");
+        assert_eq!(
+            (report.writes, report.reads, report.pages_written),
+            (1, 0, 4)
+        );
+        let mapped: Vec<bool> = (0..4).map(|p| emt.lookup(Lpn(p)).is_some()).collect();
+        assert_eq!(
+            mapped,
+            [true, false, true, true],
+            "only page 1 is covered entirely"
         );
     }
 

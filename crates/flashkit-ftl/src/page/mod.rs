@@ -693,6 +693,10 @@ impl<D: FlashDevice, M: Mapping> crate::Ftl for PageFtl<D, M> {
 
     fn trim(&mut self, range: PageRange) -> Result<(), FtlError> {
         check_range(&self.geometry, range)?;
+        if range.count == 0 {
+            // The extent mappings' `remove` needs a page to remove.
+            return Ok(());
+        }
         let (blocks, valid, geometry) = (&mut self.blocks, &mut self.valid, &self.geometry);
         self.mapping.remove(range, &mut |old| {
             invalidate::<M>(blocks, valid, geometry, old)
