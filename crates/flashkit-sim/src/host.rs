@@ -367,6 +367,31 @@ mod tests {
         assert_eq!(host.counters().rmw_reads, 3);
     }
 
+    /// Over mapped pages, every partial page a write touches is read once to merge: a
+    /// page partial at both ends once, a head or a tail alone, both ends of a longer write,
+    /// nothing for an aligned one.
+    #[test]
+    fn each_partial_page_of_a_write_is_merged_once() {
+        for (offset, size, merges) in [
+            (1024, 1024, 1),
+            (1024, 2 * 4096, 2),
+            (1024, 2 * 4096 - 1024, 1),
+            (4096, 4096 + 100, 1),
+            (4096, 2 * 4096, 0),
+            (4095, 2, 2),
+        ] {
+            let mut host = host();
+            host.submit(0, &req(Op::Write, 0, 8 * 4096)).expect("fill");
+            host.submit(1, &req(Op::Write, offset, size))
+                .expect("write");
+            assert_eq!(
+                host.counters().rmw_reads,
+                merges,
+                "{size} bytes at {offset}"
+            );
+        }
+    }
+
     #[test]
     fn trims_discard_only_whole_pages_and_reads_count_mapped_pages() {
         let mut host = host();
