@@ -126,7 +126,7 @@ const LEAF_BIT: u32 = 1 << 31;
 
 /// A shared extent record of the pointer-dependent layout.
 #[derive(Clone, Copy, Debug)]
-struct Record {
+pub(super) struct Record {
     extent: Extent,
     /// Leaves pointing here; the record is freed when the last one goes.
     leaves: u32,
@@ -135,8 +135,8 @@ struct Record {
 /// The pointer-dependent layout (PD-VET): leaves point into a slab of extent records.
 #[derive(Clone, Debug, Default)]
 pub struct Pd {
-    records: Vec<Record>,
-    free: Vec<u32>,
+    pub(super) records: Vec<Record>,
+    pub(super) free: Vec<u32>,
 }
 
 impl Pd {

@@ -1046,6 +1046,47 @@ mod tests {
     use flashkit_core::{SimRng, SimRngExt};
     use rand::Rng;
 
+    /// The memory a report prints, from the trie's contents: 16 bytes a node (key and
+    /// extent) in the pointer-free layout; 8 a node and 16 an extent record in the
+    /// pointer-dependent one, one record per input extent; the heap, the table's and the
+    /// scratch buffer's, and the records' slab and free list.
+    #[test]
+    fn memory_counts_nodes_and_records() {
+        fn fill<L: NodeLayout>(vet: &mut Vet<L>) {
+            let mut rng = SimRng::for_stream(3, "vet memory");
+            for _ in 0..400 {
+                let start = rng.random_range(0..1000);
+                let len = rng.random_range(1..=24);
+                let ppn = rng.random_range(0..1 << 20);
+                vet.update(Lpn(start), Ppn(ppn), len, &mut |_| {});
+            }
+        }
+        let mut pf = Vet::<Pf>::new(1024, InsertScheme::Bis);
+        fill(&mut pf);
+        let nodes = pf.leaves() + pf.internals();
+        assert_eq!(nodes, pf.table.len() as u64);
+        let memory = pf.memory();
+        assert_eq!(memory.packed_bytes, nodes * 16);
+        let scratch = pf.scratch.capacity() * std::mem::size_of::<(Extent, PfNode)>();
+        assert_eq!(memory.heap_bytes, (pf.table.heap_bytes() + scratch) as u64);
+
+        let mut pd = Vet::<Pd>::new(1024, InsertScheme::Bis);
+        fill(&mut pd);
+        let nodes = pd.leaves() + pd.internals();
+        let memory = pd.memory();
+        assert_eq!(memory.packed_bytes, nodes * 8 + pd.extents * 16);
+        assert_eq!(
+            pd.extents,
+            (pd.layout.records.len() - pd.layout.free.len()) as u64
+        );
+        let scratch = pd.scratch.capacity() * std::mem::size_of::<(Extent, u32)>();
+        let records = pd.layout.records.capacity() * 16 + pd.layout.free.capacity() * 4;
+        assert_eq!(
+            memory.heap_bytes,
+            (pd.table.heap_bytes() + scratch + records) as u64
+        );
+    }
+
     /// What a search found, comparably: the leaf's level and extent, or the hole's level.
     fn outcome<L: NodeLayout, T: NodeTable<L::Node>>(
         vet: &Vet<L, T>,
