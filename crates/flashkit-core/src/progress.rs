@@ -61,7 +61,9 @@ impl ProgressLog {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Vec<PhaseLog>> {
         // A reporter that panicked mid-update leaves a list that is still whole.
-        self.0.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 
