@@ -171,14 +171,9 @@ impl<F: Simulated> Host<F> {
                 self.counters.trim_requests += 1;
                 self.counters.trim_bytes += u64::from(request.size);
                 // Only pages the trim covers entirely are discarded, as drives do.
-                let whole_first = (request.offset + self.page_bytes - 1) >> self.page_shift;
-                let whole_end = request.end() >> self.page_shift;
-                if whole_end > whole_first {
-                    let count = (whole_end - whole_first) as u32;
-                    self.counters.pages_trimmed += u64::from(count);
-                    self.ftl
-                        .trim(PageRange::new(Lpn(whole_first as u32), count))
-                        .map_err(wrap)?;
+                if let Some(whole) = whole_pages(request, self.page_bytes) {
+                    self.counters.pages_trimmed += u64::from(whole.count);
+                    self.ftl.trim(whole).map_err(wrap)?;
                 }
             }
             Op::Flush => unreachable!("handled above"),
@@ -225,6 +220,15 @@ impl<F: Simulated> Host<F> {
         }
         Ok(())
     }
+}
+
+/// The pages `request` covers entirely, from the first page boundary at or after its start
+/// to the last at or before its end; `None` when it covers no whole page. What a trim
+/// discards, on the host and in a mapping-only replay alike.
+pub(crate) fn whole_pages(request: &Request, page_bytes: u64) -> Option<PageRange> {
+    let first = request.offset.div_ceil(page_bytes);
+    let end = request.end() / page_bytes;
+    (end > first).then(|| PageRange::new(Lpn(first as u32), (end - first) as u32))
 }
 
 #[cfg(test)]

@@ -74,11 +74,7 @@ pub fn replay_mapping_only<M: Mapping>(
             }
             Op::Trim => {
                 // Only pages the trim covers entirely, as the host sends them.
-                let whole_first = request.offset.div_ceil(u64::from(page_bytes));
-                let whole_end = (request.offset + u64::from(request.size)) / u64::from(page_bytes);
-                if whole_end > whole_first {
-                    let whole =
-                        PageRange::new(Lpn(whole_first as u32), (whole_end - whole_first) as u32);
+                if let Some(whole) = crate::host::whole_pages(&request, u64::from(page_bytes)) {
                     mapping.remove(whole, &mut |_| {});
                 }
             }

@@ -17,7 +17,7 @@ impl<D: FlashDevice, M: Mapping> PageFtl<D, M> {
             );
             on_free_list[block.index()] = true;
         }
-        // Each frontier writes into an active block of its own, below its end.
+        // Each frontier writes into an active block of its own, at most full.
         let frontiers = [("host", self.host), ("gc", self.gc), ("wear", self.wear)];
         for (name, frontier) in frontiers {
             let Some(block) = frontier.block else {
