@@ -558,6 +558,23 @@ mod tests {
         assert!(table.spills_are_counted());
     }
 
+    /// The memory a report prints: a cuckoo table holds its buckets (a cache line each) and
+    /// a 4-byte spill count a bucket, and grows by doubling both.
+    #[test]
+    fn cuckoo_heap_bytes_count_buckets_and_spill_counts() {
+        let mut table = Cuckoo::<u64, 4>::default();
+        assert!(table.is_empty());
+        assert_eq!(table.heap_bytes(), MIN_BUCKETS * (64 + 4));
+        // 8 buckets of 4 slots hold 24 keys at the 6/8 load limit; the 25th doubles them.
+        for key in 1..=25u32 {
+            table.insert(key, u64::from(key));
+        }
+        assert!(!table.is_empty());
+        assert_eq!(table.heap_bytes(), 2 * MIN_BUCKETS * (64 + 4));
+        let pd = Cuckoo::<u32, 8>::default();
+        assert_eq!(pd.heap_bytes(), MIN_BUCKETS * (64 + 4));
+    }
+
     #[test]
     fn a_bucket_is_one_cache_line() {
         assert_eq!(std::mem::size_of::<Bucket<u64, 4>>(), 64);
