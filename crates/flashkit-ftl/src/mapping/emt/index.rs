@@ -327,7 +327,7 @@ mod tests {
                         assert_eq!(chunked.predecessor(key), btree.predecessor(key));
                         assert_eq!(
                             ExtentIndex::get_mut(&mut chunked, key).copied(),
-                            BTreeMap::get_mut(&mut btree, &key).copied()
+                            ExtentIndex::get_mut(&mut btree, key).copied()
                         );
                         assert_eq!(chunked.successor(key), btree.successor(key));
                         assert_eq!(chunked.neighbours(key), btree.neighbours(key));
@@ -347,6 +347,7 @@ mod tests {
                     chunked.check().expect("invariants");
                 }
                 assert_eq!(ExtentIndex::len(&chunked), btree.len());
+                assert_eq!(ExtentIndex::len(&btree), btree.len());
             }
         }
     }
@@ -407,6 +408,29 @@ mod tests {
         let chunks = chunked.chunks.len() as u64;
         assert!(chunks > 1, "{chunks} chunks");
         assert_eq!(chunked.heap_bytes(), 1_000 * 12 + chunks * (24 + 4));
+    }
+
+    /// Removals merge a chunk into its successor when both fit in one, so that an index
+    /// that shrinks does not keep a chunk header (and a binary search's first level) per
+    /// handful of entries.
+    #[test]
+    fn removals_merge_chunks_that_fit_in_one() {
+        let mut chunked = Chunked::default();
+        for key in 0..1_000u32 {
+            chunked.insert(key, Run { len: 1, ppn: key });
+        }
+        let full = chunked.chunks.len();
+        assert!(full >= 1_000 / CHUNK, "{full} chunks");
+        for key in (0..1_000u32).filter(|key| key % 10 != 0) {
+            ExtentIndex::remove(&mut chunked, key);
+        }
+        chunked.check().expect("invariants");
+        assert_eq!(ExtentIndex::len(&chunked), 100);
+        assert!(
+            chunked.chunks.len() <= 2,
+            "{} chunks of {full}",
+            chunked.chunks.len()
+        );
     }
 
     #[test]
