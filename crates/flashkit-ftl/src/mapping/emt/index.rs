@@ -433,6 +433,53 @@ mod tests {
         );
     }
 
+    /// The checker fires on each invariant broken by hand.
+    #[test]
+    fn the_checker_fires_on_a_corrupted_index() {
+        let mut good = Chunked::default();
+        for key in 0..300u32 {
+            good.insert(2 * key, Run { len: 1, ppn: key });
+        }
+        good.check().expect("invariants");
+        assert!(good.chunks.len() >= 3);
+        let corrupt = |f: fn(&mut Chunked), expected: &str| {
+            let mut bad = good.clone();
+            f(&mut bad);
+            let error = bad.check().expect_err(expected);
+            assert!(error.contains(expected), "{error}");
+        };
+        corrupt(
+            |c| {
+                c.firsts.pop();
+            },
+            "differ in length",
+        );
+        corrupt(|c| c.chunks[1].clear(), "chunk 1: empty");
+        corrupt(
+            |c| {
+                let extra: Vec<_> = (0..CHUNK as u32)
+                    .map(|k| (100_000 + k, c.chunks[2][0].1))
+                    .collect();
+                c.chunks.last_mut().unwrap().extend(extra);
+            },
+            "over-full",
+        );
+        corrupt(
+            |c| c.firsts[1] += 1,
+            "chunk 1: empty, over-full or first key wrong",
+        );
+        corrupt(|c| c.chunks[0].swap(3, 4), "chunk 0: start 6 out of order");
+        corrupt(
+            |c| {
+                let early = c.chunks[0][5];
+                c.chunks[1].insert(0, early);
+                c.firsts[1] = early.0;
+            },
+            "chunk 1: start 10 out of order",
+        );
+        corrupt(|c| c.len += 1, "300 entries, 301 counted");
+    }
+
     #[test]
     fn an_empty_index_answers_nothing() {
         let chunked = Chunked::default();
