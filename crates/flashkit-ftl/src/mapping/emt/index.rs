@@ -460,7 +460,7 @@ mod tests {
                 let extra: Vec<_> = (0..CHUNK as u32)
                     .map(|k| (100_000 + k, c.chunks[2][0].1))
                     .collect();
-                c.chunks.last_mut().unwrap().extend(extra);
+                c.chunks.last_mut().expect("chunks").extend(extra);
             },
             "over-full",
         );
