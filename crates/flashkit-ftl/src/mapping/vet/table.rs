@@ -131,7 +131,7 @@ impl<V: Copy + Default, const N: usize> Bucket<V, N> {
     /// table is built.
     #[inline(always)]
     fn matches(&self, key: u32) -> u32 {
-        const { assert!(N % 4 == 0, "a bucket holds whole quads of keys") };
+        const { assert!(N.is_multiple_of(4), "a bucket holds whole quads of keys") };
         let mut mask = 0;
         for (i, quad) in self.keys.as_chunks::<4>().0.iter().enumerate() {
             mask |= flashkit_core::hint::equal_lanes(quad, key) << (4 * i);
