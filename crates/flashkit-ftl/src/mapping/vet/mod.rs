@@ -1087,6 +1087,117 @@ mod tests {
         );
     }
 
+    /// The figures a report prints, counted by hand on a small trie: writes and the
+    /// canonical extents they generate and overlap, reads and the leaves they return, the
+    /// node census, relocated runs and the runs that joined their predecessor.
+    #[test]
+    fn extra_stats_count_by_hand() {
+        let mut vet = Vet::<Pf>::new(64, InsertScheme::Bis);
+        let stats = |vet: &Vet<Pf>| {
+            let mut extra = BTreeMap::new();
+            vet.extra_stats(&mut extra);
+            extra
+        };
+        let empty = stats(&vet);
+        assert_eq!(empty.len(), 9);
+        assert!(empty.values().all(|&v| v == 0.0), "{empty:?}");
+        vet.update(Lpn(5), Ppn(100), 7, &mut |_| {}); // <5,0> <6,1> <8,2>: 3 generated
+        vet.update(Lpn(20), Ppn(200), 1, &mut |_| {}); // <20,0>
+        vet.update(Lpn(12), Ppn(50), 1, &mut |_| {}); // <12,0>
+        vet.update(Lpn(6), Ppn(300), 2, &mut |_| {}); // cuts <6,1> out of [5, 12)
+        let mut runs = Vec::new();
+        vet.translate(PageRange::new(Lpn(4), 10), &mut |r| runs.push(r));
+        // A hole, three leaves ([5, 6), [6, 8), [8, 12)) and one more ([12, 13)), a hole.
+        assert_eq!(runs.len(), 6);
+        vet.translate(PageRange::new(Lpn(20), 1), &mut |_| {});
+        // Page 12 moves to 107, just past [8, 12) at 103..107: it joins it. Page 20 moves
+        // alone.
+        vet.relocate_batch(&[(Lpn(12), Ppn(50))], Ppn(107), None);
+        vet.relocate_batch(&[(Lpn(20), Ppn(200))], Ppn(400), None);
+        let extra = stats(&vet);
+        let internal = vet
+            .nodes()
+            .iter()
+            .filter(|(_, leaf)| leaf.is_none())
+            .count();
+        let (_, read_probes) = vet.probes();
+        assert!(read_probes > 0);
+        let expected = [
+            // <5,0> <6,1> <8,2> <12,0> from the join, <20,0>
+            (Gauge::VetLeaves, 5.0),
+            (Gauge::VetInternalNodes, internal as f64),
+            // [5, 6), [6, 8), [8, 13), [20, 21)
+            (Gauge::VetExtents, 4.0),
+            (Gauge::VetCanonicalGeneratedPerWrite, 6.0 / 4.0),
+            (Gauge::VetCanonicalOverlappedPerWrite, 1.0 / 4.0),
+            (Gauge::VetCanonicalReturnedPerRead, 5.0 / 2.0),
+            (Gauge::VetProbesPerRead, read_probes as f64 / 2.0),
+            (Gauge::VetRelocationRuns, 2.0),
+            (Gauge::VetRelocationMerges, 1.0),
+        ];
+        assert_eq!(extra, BTreeMap::from(expected));
+        assert!(internal > 0);
+        assert_eq!(vet.leaves() + vet.internals(), vet.table.len() as u64);
+        assert_eq!(vet.mapped_pages(), 9);
+        vet.check().expect("a consistent trie");
+    }
+
+    /// The checker fires on each invariant broken by hand: a leaf outside its extent, a
+    /// leaf the search cannot reach (an internal node on its path gone), the leaf count,
+    /// an internal node's count.
+    #[test]
+    fn the_checker_fires_on_a_corrupted_trie() {
+        let mut good = Vet::<Pf>::new(64, InsertScheme::Bis);
+        good.update(Lpn(5), Ppn(100), 7, &mut |_| {}); // <5,0> <6,1> <8,2>
+        good.update(Lpn(40), Ppn(200), 3, &mut |_| {}); // <40,1> <42,0>
+        good.check().expect("a consistent trie");
+        let key = |start, level| Canonical { start, level }.key();
+        let corrupt = |f: &dyn Fn(&mut Vet<Pf>), expected: &str| {
+            let mut bad = good.clone();
+            f(&mut bad);
+            let error = bad.check().expect_err(expected);
+            assert!(error.contains(expected), "{error}");
+        };
+        corrupt(
+            &|vet| {
+                let node = vet.layout.make(Extent {
+                    start: 9,
+                    len: 3,
+                    ppn: 104,
+                });
+                vet.table.insert(key(8, 2), node);
+            },
+            "leaf Canonical { start: 8, level: 2 } outside its extent",
+        );
+        corrupt(
+            &|vet| {
+                let node = vet.layout.make(Extent {
+                    start: 8,
+                    len: 3,
+                    ppn: 103,
+                });
+                vet.table.insert(key(8, 2), node);
+            },
+            "outside its extent",
+        );
+        // Under BIS, a one-page leaf of a 64-page trie is found through levels 3 and 1.
+        corrupt(
+            &|vet| {
+                vet.table.remove(key(40, 3));
+            },
+            "the search for 42 misses leaf at level 0",
+        );
+        corrupt(&|vet| vet.leaves += 1, "6 leaves counted, 5 in the table");
+        corrupt(
+            &|vet| {
+                let refs =
+                    Pf::refs(vet.table.get(key(40, 3)).expect("internal")).expect("internal");
+                vet.table.insert(key(40, 3), Pf::internal(refs + 1));
+            },
+            "counts",
+        );
+    }
+
     /// What a search found, comparably: the leaf's level and extent, or the hole's level.
     fn outcome<L: NodeLayout, T: NodeTable<L::Node>>(
         vet: &Vet<L, T>,
