@@ -1198,6 +1198,56 @@ mod tests {
         );
     }
 
+    /// The options' command-line names, each parsed back, and an unknown one refused with
+    /// the names it could have been.
+    #[test]
+    fn options_are_named_as_the_command_line_spells_them() {
+        fn names<
+            T: Copy + fmt::Display + std::str::FromStr<Err = String> + PartialEq + fmt::Debug,
+        >(
+            all: &[T],
+            expected: &[&str],
+            what: &str,
+        ) {
+            let shown: Vec<String> = all.iter().map(T::to_string).collect();
+            assert_eq!(shown, expected);
+            for (&option, name) in all.iter().zip(expected) {
+                assert_eq!(name.parse::<T>(), Ok(option));
+            }
+            let error = "nope".parse::<T>().expect_err("unknown");
+            assert_eq!(
+                error,
+                format!(
+                    "unknown {what} \"nope\" (expected one of: {})",
+                    expected.join(", ")
+                )
+            );
+        }
+        names(&VetSearch::ALL, &["paper", "guided"], "VET read search");
+        names(&InsertScheme::ALL, &["lis", "bis"], "VET insertion scheme");
+        names(&VetNodes::ALL, &["pd", "pf"], "VET node layout");
+        names(
+            &VetTable::ALL,
+            &["cuckoo", "swiss", "std"],
+            "VET hash table",
+        );
+    }
+
+    /// Keys are 32-bit codes `2 * start + 2^level`: 2^31 logical pages at most.
+    #[test]
+    fn a_vet_addresses_at_most_two_to_the_31_pages() {
+        let config = VetConfig::default();
+        assert!(config.check(1 << 31).is_ok());
+        let error = config.check((1 << 31) + 1).expect_err("too large");
+        assert!(error.to_string().contains("2147483649"), "{error}");
+        let vet = Vet::<Pf>::new(1 << 31, InsertScheme::Bis);
+        assert_eq!(vet.bits(), 31);
+        assert_eq!(
+            format!("{vet:?}"),
+            "Vet { layout: \"pf\", scheme: Bis, nodes: 0, leaves: 0 }"
+        );
+    }
+
     /// What a search found, comparably: the leaf's level and extent, or the hole's level.
     fn outcome<L: NodeLayout, T: NodeTable<L::Node>>(
         vet: &Vet<L, T>,
