@@ -1262,6 +1262,54 @@ mod tests {
         );
     }
 
+    /// The guided search's probes, counted by hand on a 1,024-page trie (levels 0-10; a
+    /// one-page leaf's search path, under BIS, is levels 5, 2 and 0) holding one-page leaves
+    /// at 0-9 but 5, a two-page leaf at 10, a four-page one at 12 and a 64-page one at 64 (whose
+    /// one internal node is at level 8).
+    #[test]
+    fn the_guided_search_probes_the_levels_it_promises() {
+        let mut vet = Vet::<Pf>::new(1 << 10, InsertScheme::Bis).with_search(VetSearch::Guided);
+        for lpn in 0..10 {
+            vet.update(Lpn(lpn), Ppn(2 * lpn), 1, &mut |_| {});
+        }
+        vet.update(Lpn(10), Ppn(100), 2, &mut |_| {});
+        vet.update(Lpn(12), Ppn(200), 4, &mut |_| {});
+        vet.update(Lpn(64), Ppn(300), 64, &mut |_| {});
+        vet.remove(PageRange::new(Lpn(5), 1), &mut |_| {});
+        let probes = |vet: &Vet<Pf>, guess: u32, f: &dyn Fn(&Vet<Pf>)| {
+            vet.last_leaf_level.set(guess);
+            let before = vet.probes().0;
+            f(vet);
+            vet.probes().0 - before
+        };
+        let lookup = |lpn, expected| {
+            move |vet: &Vet<Pf>| assert_eq!(vet.lookup(Lpn(lpn)), expected, "page {lpn}")
+        };
+        // An internal node at the guessed level 2, on the search path: levels 0-1 are left,
+        // and level 0 holds the leaf.
+        assert_eq!(probes(&vet, 2, &lookup(3, Some(Ppn(6)))), 2);
+        // A one-page hole among one-page leaves: nothing at level 0, an internal node at 2,
+        // nothing at 1.
+        assert_eq!(probes(&vet, 0, &lookup(5, None)), 3);
+        // Nothing at level 0 or at the path's levels above it (2 and 5), so the search goes
+        // on above level 5: level 8 sends it down, 6 and 7 are empty: a hole.
+        assert_eq!(probes(&vet, 0, &lookup(200, None)), 6);
+        // The same from a guess at level 2: levels 5, 8, 6 and 7 after it.
+        assert_eq!(probes(&vet, 2, &lookup(200, None)), 5);
+        // Inside the 64-page leaf: levels 0, 2 and 5 are empty, 8 sends the search down and
+        // 6 holds the leaf.
+        assert_eq!(probes(&vet, 0, &lookup(100, Some(Ppn(336)))), 5);
+        // A walk over 8-16: the first page's guess at level 0 is right (1); later pages
+        // probe their few possible levels bottom-up: 9 at level 0 (1), 10 at levels 0 and 1
+        // (2), 12 at levels 0, 1 and 2 (3).
+        let walk = |vet: &Vet<Pf>| {
+            let mut runs = Vec::new();
+            vet.translate(PageRange::new(Lpn(8), 8), &mut |r| runs.push(r.len));
+            assert_eq!(runs, [1, 1, 2, 4]);
+        };
+        assert_eq!(probes(&vet, 0, &walk), 7);
+    }
+
     /// What a search found, comparably: the leaf's level and extent, or the hole's level.
     fn outcome<L: NodeLayout, T: NodeTable<L::Node>>(
         vet: &Vet<L, T>,
