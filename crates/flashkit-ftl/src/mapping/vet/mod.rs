@@ -1264,8 +1264,8 @@ mod tests {
 
     /// The guided search's probes, counted by hand on a 1,024-page trie (levels 0-10; a
     /// one-page leaf's search path, under BIS, is levels 5, 2 and 0) holding one-page leaves
-    /// at 0-9 but 5, a two-page leaf at 10, a four-page one at 12 and a 64-page one at 64 (whose
-    /// one internal node is at level 8).
+    /// at 0-9 but 5, a two-page leaf at 10, a four-page one at 12, eight-page ones at 16 and
+    /// 24, and a 64-page one at 64 (whose one internal node is at level 8).
     #[test]
     fn the_guided_search_probes_the_levels_it_promises() {
         let mut vet = Vet::<Pf>::new(1 << 10, InsertScheme::Bis).with_search(VetSearch::Guided);
@@ -1274,6 +1274,8 @@ mod tests {
         }
         vet.update(Lpn(10), Ppn(100), 2, &mut |_| {});
         vet.update(Lpn(12), Ppn(200), 4, &mut |_| {});
+        vet.update(Lpn(16), Ppn(400), 8, &mut |_| {});
+        vet.update(Lpn(24), Ppn(500), 8, &mut |_| {});
         vet.update(Lpn(64), Ppn(300), 64, &mut |_| {});
         vet.remove(PageRange::new(Lpn(5), 1), &mut |_| {});
         let probes = |vet: &Vet<Pf>, guess: u32, f: &dyn Fn(&Vet<Pf>)| {
@@ -1308,6 +1310,15 @@ mod tests {
             assert_eq!(runs, [1, 1, 2, 4]);
         };
         assert_eq!(probes(&vet, 0, &walk), 7);
+        // A walk over 16-32, two eight-page leaves: the first found through levels 0, 2, 5
+        // and 3; page 24, a multiple of 8, could start a leaf as high as level 3, too many
+        // levels to probe one by one, so the guess (level 3, the last leaf's) comes first.
+        let walk = |vet: &Vet<Pf>| {
+            let mut runs = Vec::new();
+            vet.translate(PageRange::new(Lpn(16), 16), &mut |r| runs.push(r.len));
+            assert_eq!(runs, [8, 8]);
+        };
+        assert_eq!(probes(&vet, 0, &walk), 5);
     }
 
     /// What a search found, comparably: the leaf's level and extent, or the hole's level.
