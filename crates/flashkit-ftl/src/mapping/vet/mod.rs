@@ -1160,6 +1160,8 @@ mod tests {
             f(&mut bad);
             let error = bad.check().expect_err(expected);
             assert!(error.contains(expected), "{error}");
+            // What the page FTL's checker calls.
+            assert_eq!(bad.check_structure(), Err(InvariantViolation(error)));
         };
         corrupt(
             &|vet| {
@@ -1334,6 +1336,30 @@ mod tests {
         vet.prefetch(Lpn(0));
         assert_eq!(vet.lookup(Lpn(0)), Some(Ppn(9)));
         vet.check().expect("a consistent trie");
+    }
+
+    /// The hints of a request end and change nothing, under either search, from the first
+    /// page to the last.
+    #[test]
+    fn prefetching_a_range_changes_nothing() {
+        for search in VetSearch::ALL {
+            let mut vet = Vet::<Pf>::new(1 << 10, InsertScheme::Bis).with_search(search);
+            for lpn in (0..64).step_by(3) {
+                vet.update(Lpn(lpn), Ppn(1000 + lpn), 2, &mut |_| {});
+            }
+            let mut before = StateHasher::new();
+            vet.hash_state(&mut before);
+            for (start, count) in [(0, 1), (0, 4), (1, 16), (8, 9), (1020, 4), (1023, 1)] {
+                vet.prefetch_range(PageRange::new(Lpn(start), count));
+                vet.prefetch(Lpn(start));
+            }
+            let mut after = StateHasher::new();
+            vet.hash_state(&mut after);
+            assert_eq!(before.finish(), after.finish(), "{search:?}");
+            // The last pages of the largest trie: no page number past them is computed.
+            let vet = Vet::<Pf>::new(1 << 31, InsertScheme::Bis).with_search(search);
+            vet.prefetch_range(PageRange::new(Lpn((1 << 31) - 4), 4));
+        }
     }
 
     /// What a search found, comparably: the leaf's level and extent, or the hole's level.
