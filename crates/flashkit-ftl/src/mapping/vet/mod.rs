@@ -1163,28 +1163,24 @@ mod tests {
             // What the page FTL's checker calls.
             assert_eq!(bad.check_structure(), Err(InvariantViolation(error)));
         };
-        corrupt(
-            &|vet| {
-                let node = vet.layout.make(Extent {
-                    start: 9,
-                    len: 3,
-                    ppn: 104,
-                });
-                vet.table.insert(key(8, 2), node);
-            },
-            "leaf Canonical { start: 8, level: 2 } outside its extent",
-        );
-        corrupt(
-            &|vet| {
-                let node = vet.layout.make(Extent {
-                    start: 8,
-                    len: 3,
-                    ppn: 103,
-                });
-                vet.table.insert(key(8, 2), node);
-            },
-            "outside its extent",
-        );
+        // The leaf <8,2> (pages 8-11) given an extent that misses its first page, then one
+        // that misses its last.
+        for (start, ppn, expected) in [
+            (
+                9,
+                104,
+                "leaf Canonical { start: 8, level: 2 } outside its extent",
+            ),
+            (8, 103, "outside its extent"),
+        ] {
+            corrupt(
+                &|vet| {
+                    let node = vet.layout.make(Extent { start, len: 3, ppn });
+                    vet.table.insert(key(8, 2), node);
+                },
+                expected,
+            );
+        }
         // Under BIS, a one-page leaf of a 64-page trie is found through levels 3 and 1.
         corrupt(
             &|vet| {

@@ -127,8 +127,8 @@ impl<V: Copy + Default, const N: usize> Bucket<V, N> {
 
     /// Slots holding `key`, as bits: four keys a compare instruction (the plain loop, a
     /// compare and a flag set a key, stayed scalar on the critical path of every probe).
-    /// A bucket holds a multiple of four keys (both layouts' buckets do), checked when the
-    /// table is built.
+    /// A bucket holds a multiple of four keys (both layouts' buckets do), checked at compile
+    /// time.
     #[inline(always)]
     fn matches(&self, key: u32) -> u32 {
         const { assert!(N.is_multiple_of(4), "a bucket holds whole quads of keys") };
