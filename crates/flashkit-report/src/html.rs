@@ -217,6 +217,20 @@ mod tests {
     }
 
     #[test]
+    fn every_markup_character_is_escaped_and_only_numbers_align_right() {
+        assert_eq!(escape("a&b<c>d\"e'f"), "a&amp;b&lt;c&gt;d&quot;e'f");
+        let mut table = Table::new(["name", "value"]);
+        table.push(["page/greedy", "-1.5e3"]);
+        table.push(["12 runs", ""]);
+        assert_eq!(
+            table_html(&table),
+            "<div class=\"scroll\"><table class=\"sortable\"><thead><tr><th>name</th><th>value</th></tr></thead><tbody>\
+             <tr><td>page/greedy</td><td class=\"n\">-1.5e3</td></tr><tr><td>12 runs</td><td></td></tr>\
+             </tbody></table></div>"
+        );
+    }
+
+    #[test]
     fn items_link_to_figures_within_the_page() {
         let report = HtmlReport {
             title: "t".into(),

@@ -155,6 +155,17 @@ pub struct GroupedBarChart {
     pub series: Vec<BarSeries>,
 }
 
+/// A [`GroupedBarChart`]'s figure in pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct BarLayout {
+    width: u32,
+    height: u32,
+    /// The height of the area below the axis that holds the group labels.
+    label_area: u32,
+    /// Whether the group labels are written upwards.
+    upright: bool,
+}
+
 /// One series of a [`GroupedBarChart`]: a legend entry and a value per group.
 #[derive(Clone, Debug, PartialEq, serde::Serialize)]
 pub struct BarSeries {
@@ -320,7 +331,9 @@ struct Labels {
     /// their own.
     unit: Option<(f64, &'static str)>,
     /// Decimals of every label of a linear axis; `None` on a log axis, or where even six do
-    /// not write the labels exactly (each label then takes its own).
+    /// not write the labels exactly (each label then takes its own). That happens only
+    /// without a multiple: in one, every label is one or more, and six decimals write it to
+    /// a millionth of itself, which [`Labels::linear`] counts as exact.
     decimals: Option<usize>,
 }
 
@@ -355,7 +368,6 @@ impl Labels {
         match self.decimals {
             _ if value == 0.0 => "0".into(),
             Some(decimals) => format!("{:.*}{suffix}", decimals, value / multiple),
-            None if self.unit.is_some() => format!("{}{suffix}", trim(value / multiple)),
             None => tick(value),
         }
     }
@@ -374,11 +386,12 @@ fn setting_ticks(
         .collect();
     values.sort_by(f64::total_cmp);
     values.dedup();
-    let unit = |v: f64| match scale {
-        Scale::Linear => (v - lo) / (hi - lo),
-        Scale::Log => (v / lo).ln() / (hi / lo).ln(),
+    // The gap between two settings as a fraction of the axis.
+    let gap = |a: f64, b: f64| match scale {
+        Scale::Linear => (b - a) / (hi - lo),
+        Scale::Log => (b / a).ln() / (hi / lo).ln(),
     };
-    let spaced = values.windows(2).all(|w| unit(w[1]) - unit(w[0]) >= 0.07);
+    let spaced = values.windows(2).all(|w| gap(w[0], w[1]) >= 0.07);
     ((2..=10).contains(&values.len()) && spaced).then_some(values)
 }
 
@@ -582,9 +595,7 @@ impl LineChart {
             return self.legend;
         }
         let samples = self.line_samples(x, y);
-        let chars = self.series.iter().map(|s| s.name.chars().count()).max();
-        let width = (chars.unwrap_or(0) * 7 + 60) as f64 / PLOT_AREA.0 + 0.03;
-        let height = (self.series.len() * 17 + 24) as f64 / PLOT_AREA.1 + 0.05;
+        let legend = self.legend_box();
         let rising = self
             .series
             .iter()
@@ -610,8 +621,17 @@ impl LineChart {
         // `min_by_key` keeps the first of equals: the order above breaks ties.
         order
             .into_iter()
-            .min_by_key(|&corner| covered(&samples, corner, (width, height)))
+            .min_by_key(|&corner| covered(&samples, corner, legend))
             .unwrap_or(Legend::UpperRight)
+    }
+
+    /// The legend box's width and height as fractions of the plot area, grown by a margin
+    /// that keeps markers clear of its edge.
+    fn legend_box(&self) -> (f64, f64) {
+        let chars = self.series.iter().map(|s| s.name.chars().count()).max();
+        let width = (chars.unwrap_or(0) * 7 + 60) as f64 / PLOT_AREA.0 + 0.03;
+        let height = (self.series.len() * 17 + 24) as f64 / PLOT_AREA.1 + 0.05;
+        (width, height)
     }
 
     /// The lines as weighted samples `(x, y, weight)` in the plot area's unit square (the
@@ -776,19 +796,31 @@ impl GroupedBarChart {
     /// The chart as an SVG document. The figure widens with the number of bars, and group
     /// labels too long for their group are written upwards below it.
     pub fn svg(&self) -> Result<String, PlotError> {
-        let values = self.series.iter().flat_map(|s| {
-            s.values
-                .iter()
-                .filter_map(|v| v.filter(|&v| self.drawable(v)))
-        });
-        if self.groups.is_empty() || values.clone().next().is_none() {
+        let axis = self.value_axis();
+        let Some((base, lo, hi)) = axis.filter(|_| !self.groups.is_empty()) else {
             return Err(PlotError::Empty(self.title.clone()));
-        }
+        };
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
-        let n = self.groups.len();
+        let layout = self.layout();
+        let mut out = String::new();
+        {
+            let root = SVGBackend::with_string(&mut out, (layout.width, layout.height))
+                .into_drawing_area();
+            root.fill(&WHITE).map_err(|e| fail(&e))?;
+            let y = Ticked::new(self.y.scale, (lo, hi), None);
+            self.draw(&root, (base, lo), y, layout.label_area, layout.upright)?;
+            root.present().map_err(|e| fail(&e))?;
+        }
+        Ok(out)
+    }
+
+    /// The figure's size and its group labels' area: 12 px a bar and a gap between groups
+    /// beyond [`SIZE`]; labels written upwards when any is wider (at 7 px a character) than
+    /// its group, in an area as tall as the longest needs.
+    fn layout(&self) -> BarLayout {
+        let n = self.groups.len().max(1);
         let k = self.series.len();
         let width = SIZE.0.max(160 + (n * (k + 1) * 12) as u32);
-        // Labels are written upwards when any is wider (at 7 px a character) than a group.
         let group_px = (width - 120) as usize / n;
         let longest = self
             .groups
@@ -798,35 +830,37 @@ impl GroupedBarChart {
             .unwrap_or(0);
         let upright = longest * 7 > group_px;
         let label_area = if upright { 20 + longest as u32 * 7 } else { 48 };
-        let height = SIZE.1 + if upright { label_area - 48 } else { 0 };
+        BarLayout {
+            width,
+            height: SIZE.1 + label_area - 48,
+            label_area,
+            upright,
+        }
+    }
+
+    /// The value axis as `(base, lo, hi)`: the bars stand on `base`, zero on a linear axis
+    /// (which always shows it) and the axis's lower bound `lo` on a log one; `hi` leaves
+    /// headroom for the legend (upper right, about 17 px a series in a plot about 340 px
+    /// high) so that it never hides a bar. `None` when no value gets a bar.
+    fn value_axis(&self) -> Option<(f64, f64, f64)> {
+        let values = self.series.iter().flat_map(|s| {
+            s.values
+                .iter()
+                .filter_map(|v| v.filter(|&v| self.drawable(v)))
+        });
+        values.clone().next()?;
         let (lo, hi) = value_range(values, self.y.scale);
-        // Headroom for the legend (upper right, about 17 px a series in a plot about 340 px
-        // high), so that it never hides a bar.
         let named = self.series.iter().filter(|s| !s.name.is_empty()).count();
         let free = if named == 0 {
             1.0
         } else {
             1.0 - ((20 + 17 * named) as f64 / 340.0).min(0.6)
         };
-        let hi = match self.y.scale {
-            Scale::Linear => lo.min(0.0) + (hi - lo.min(0.0)) / free,
-            Scale::Log => lo * (hi / lo).powf(1.0 / free),
-        };
-        let mut out = String::new();
-        {
-            let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
-            root.fill(&WHITE).map_err(|e| fail(&e))?;
-            // Bars stand on zero on a linear axis (which always shows it), on the axis's
-            // lower bound on a log one.
-            let (base, lo) = match self.y.scale {
-                Scale::Linear => (0.0, lo.min(0.0)),
-                Scale::Log => (lo, lo),
-            };
-            let y = Ticked::new(self.y.scale, (lo, hi), None);
-            self.draw(&root, (base, lo), y, label_area, upright)?;
-            root.present().map_err(|e| fail(&e))?;
-        }
-        Ok(out)
+        Some(match self.y.scale {
+            // `value_range` holds zero on a linear axis: `lo` is at most zero.
+            Scale::Linear => (0.0, lo, lo + (hi - lo) / free),
+            Scale::Log => (lo, lo, lo * (hi / lo).powf(1.0 / free)),
+        })
     }
 
     /// Whether `value` gets a bar: finite, and positive on a log axis.
@@ -1014,6 +1048,26 @@ mod tests {
             .collect()
     }
 
+    /// The SVG's elements, each as its tag and attributes, in document order.
+    fn elements(svg: &str) -> Vec<(String, std::collections::HashMap<String, String>)> {
+        let doc = roxmltree::Document::parse(svg).expect("valid SVG");
+        doc.descendants()
+            .filter(|n| n.is_element())
+            .map(|n| {
+                let attributes = n
+                    .attributes()
+                    .map(|a| (a.name().to_string(), a.value().to_string()))
+                    .collect();
+                (n.tag_name().name().to_string(), attributes)
+            })
+            .collect()
+    }
+
+    /// A palette colour as SVG writes it.
+    fn hex(color: RGBColor) -> String {
+        format!("#{:02X}{:02X}{:02X}", color.0, color.1, color.2)
+    }
+
     /// The corner `Legend::Auto` picks for `chart`, on the axes its SVG would draw.
     fn auto_corner(chart: &LineChart) -> Legend {
         let points = || chart.series.iter().flat_map(|s| s.points.iter().copied());
@@ -1136,6 +1190,12 @@ mod tests {
         assert_eq!(tick(2.5), "2.5");
         assert_eq!(tick(0.0), "0");
         assert_eq!(tick(0.00001), "1e-5");
+        // A multiple only when the value is ten of it, or a whole number of it.
+        assert_eq!(tick(1500.0), "1500");
+        assert_eq!(tick(-2_000_000.0), "-2M");
+        assert_eq!(tick(15_000.0), "15k");
+        assert_eq!(tick(0.001), "0.001");
+        assert_eq!(tick(0.000_99), "1e-3");
         assert_eq!(
             ccdf(&[(1.0, 5), (2.0, 3), (4.0, 2)]),
             vec![(1.0, 0.5), (2.0, 0.19999999999999996)]
@@ -1265,5 +1325,550 @@ mod tests {
         assert_eq!(Scale::auto([1.0, 50.0]), Scale::Linear);
         assert_eq!(Scale::auto([1.0, 500.0]), Scale::Log);
         assert_eq!(Scale::auto([0.0, 500.0]), Scale::Linear);
+        // Two decades exactly is enough; the ratio decides, not the size.
+        assert_eq!(Scale::auto([3.0, 300.0]), Scale::Log);
+        assert_eq!(Scale::auto([20.0, 30.0]), Scale::Linear);
+        assert_eq!(Scale::auto([1.0, f64::INFINITY]), Scale::Linear);
+        assert_eq!(Scale::auto([]), Scale::Linear);
+    }
+
+    #[test]
+    fn labels_share_a_multiple_and_decimals_or_each_take_their_own() {
+        // A label far from its multiple's integers by less than a millionth of itself still
+        // reads as an integer (the float error of a large product).
+        let labels = Labels::linear(&[100.0, 123_456_789.000_4]);
+        assert_eq!((labels.unit, labels.decimals), (None, Some(0)));
+        assert_eq!(labels.text(123_456_789.000_4), "123456789");
+        // Labels no six decimals write exactly: each takes its own, in the shared multiple
+        // when there is one, else as a tick.
+        let labels = Labels::linear(&[0.123_456_789_1, 5_000.0]);
+        assert_eq!((labels.unit, labels.decimals), (None, None));
+        assert_eq!(labels.text(5_000.0), "5k");
+        assert_eq!(labels.text(0.123_456_789_1), "0.1235");
+        assert_eq!(labels.text(0.0), "0");
+        // In a multiple, every label is one or more, so six decimals write it to a
+        // millionth of itself.
+        let labels = Labels::linear(&[1_000.0, 1_234.567_891_23]);
+        assert_eq!((labels.unit, labels.decimals), (Some((1e3, "k")), Some(6)));
+        assert_eq!(labels.text(1_234.567_891_23), "1.234568k");
+    }
+
+    #[test]
+    fn settings_label_their_axis_when_spaced_apart() {
+        // Linear: the gaps count as fractions of the axis, 7% at least.
+        let x = (94.75, 100.25);
+        let linear = |v: &[f64]| setting_ticks(v.iter().copied(), Scale::Linear, x);
+        assert_eq!(linear(&[95.0, 96.0, 100.0]), Some(vec![95.0, 96.0, 100.0]));
+        assert_eq!(linear(&[95.0, 95.2, 100.0]), None);
+        // What the axis cannot draw is left out.
+        assert_eq!(linear(&[95.0, f64::NAN, 100.0]), Some(vec![95.0, 100.0]));
+        // Log: the gaps count in decades as fractions of the axis's; ln(1.05) / ln(2) is
+        // just over 7%.
+        let log = |v: &[f64]| setting_ticks(v.iter().copied(), Scale::Log, (2.0, 4.0));
+        assert_eq!(log(&[2.0, 2.1, 4.0]), Some(vec![2.0, 2.1, 4.0]));
+        assert_eq!(log(&[2.0, 2.09, 4.0]), None);
+        assert_eq!(log(&[0.0, 2.0, 4.0]), Some(vec![2.0, 4.0]));
+        // One setting, or eleven, leave the axis to round values.
+        assert_eq!(log(&[3.0]), None);
+        let eleven: Vec<f64> = (0..11).map(|i| 95.0 + f64::from(i) * 0.5).collect();
+        let x = (95.0, 100.0);
+        assert_eq!(
+            setting_ticks(eleven[..10].iter().copied(), Scale::Linear, x).map(|v| v.len()),
+            Some(10)
+        );
+        assert_eq!(setting_ticks(eleven.into_iter(), Scale::Linear, x), None);
+    }
+
+    #[test]
+    fn an_axis_without_a_span_gets_one_label() {
+        assert_eq!(linear_ticks(5.0, 5.0), (vec![5.0], Vec::new()));
+        assert_eq!(linear_ticks(0.0, f64::INFINITY), (vec![0.0], Vec::new()));
+    }
+
+    #[test]
+    fn lines_are_sampled_at_their_markers_and_along_their_segments() {
+        let mut c = chart(Scale::Linear, Scale::Linear);
+        c.series = vec![Series {
+            name: "a".into(),
+            points: vec![(2.0, 1.0), (6.0, 9.0)],
+        }];
+        // Units of the plot area: x from 0 to 8, y from 1 to 9.
+        let (x, y) = ((0.0, 8.0), (1.0, 9.0));
+        let along = |from: (f64, f64), to: (f64, f64)| {
+            (1..8).map(move |i| {
+                let t = f64::from(i) / 8.0;
+                (
+                    from.0 + (to.0 - from.0) * t,
+                    from.1 + (to.1 - from.1) * t,
+                    1,
+                )
+            })
+        };
+        let mut expected = vec![(0.25, 0.0, 8), (0.75, 1.0, 8)];
+        expected.extend(along((0.25, 0.0), (0.75, 1.0)));
+        assert_eq!(c.line_samples(x, y), expected);
+        assert_eq!(expected[2], (0.3125, 0.125, 1));
+        // A staircase has no markers: its corners are sampled along, at weight 1.
+        c.step = true;
+        let mut expected: Vec<(f64, f64, u32)> = along((0.25, 0.0), (0.75, 0.0)).collect();
+        expected.extend(along((0.75, 0.0), (0.75, 1.0)));
+        assert_eq!(c.line_samples(x, y), expected);
+        // A point either axis cannot draw is left out.
+        c.step = false;
+        c.series[0].points = vec![
+            (2.0, 1.0),
+            (f64::NAN, 5.0),
+            (4.0, f64::INFINITY),
+            (6.0, 9.0),
+        ];
+        let mut expected = vec![(0.25, 0.0, 8), (0.75, 1.0, 8)];
+        expected.extend(along((0.25, 0.0), (0.75, 1.0)));
+        assert_eq!(c.line_samples(x, y), expected);
+        // On log axes, in decades; zero and negative values are left out.
+        let mut c = chart(Scale::Log, Scale::Log);
+        c.series = vec![Series {
+            name: "a".into(),
+            points: vec![
+                (100.0, 10.0),
+                (0.0, 50.0),
+                (-1.0, 50.0),
+                (50.0, 0.0),
+                (1000.0, 1000.0),
+            ],
+        }];
+        let samples = c.line_samples((10.0, 10_000.0), (1.0, 10_000.0));
+        assert_eq!(samples.len(), 2 + 7);
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(
+            close(samples[0].0, 1.0 / 3.0) && close(samples[0].1, 0.25),
+            "{samples:?}"
+        );
+        assert!(
+            close(samples[1].0, 2.0 / 3.0) && close(samples[1].1, 0.75),
+            "{samples:?}"
+        );
+    }
+
+    #[test]
+    fn the_legend_box_grows_with_names_and_series_and_ties_go_to_the_empty_corner() {
+        let mut c = chart(Scale::Linear, Scale::Linear);
+        c.series[1].name = "FAST-é".into();
+        assert_eq!(c.legend_box(), (102.0 / 660.0 + 0.03, 58.0 / 360.0 + 0.05));
+        c.series.clear();
+        assert_eq!(c.legend_box(), (60.0 / 660.0 + 0.03, 24.0 / 360.0 + 0.05));
+        // Lines in the middle of the plot area leave every corner empty: the trend decides,
+        // summed over the series with two points or more.
+        let corner = |lines: &[&[(f64, f64)]]| {
+            let mut c = chart(Scale::Linear, Scale::Linear);
+            c.series = lines
+                .iter()
+                .map(|points| Series {
+                    name: "a".into(),
+                    points: points.to_vec(),
+                })
+                .collect();
+            c.legend_corner((0.0, 10.0), (-10.0, 10.0))
+        };
+        assert_eq!(corner(&[&[(4.0, 1.0), (6.0, 2.0)]]), Legend::UpperLeft);
+        assert_eq!(corner(&[&[(4.0, 2.0), (6.0, 1.0)]]), Legend::UpperRight);
+        assert_eq!(corner(&[&[(4.0, -1.0), (6.0, -2.0)]]), Legend::UpperRight);
+        assert_eq!(corner(&[&[(4.0, -2.0), (6.0, -1.0)]]), Legend::UpperLeft);
+        assert_eq!(corner(&[&[(4.0, 1.0), (6.0, 1.0)]]), Legend::UpperRight);
+        assert_eq!(
+            corner(&[&[(4.0, 1.0), (6.0, 3.0)], &[(4.0, 2.0), (6.0, -1.0)]]),
+            Legend::UpperRight
+        );
+        assert_eq!(
+            corner(&[&[(4.0, 1.0), (6.0, 3.0)], &[(5.0, 5.0)], &[]]),
+            Legend::UpperLeft
+        );
+    }
+
+    #[test]
+    fn log_axes_with_few_round_values_are_labelled_at_their_ends() {
+        // Exactly two integer multiples are enough.
+        assert_eq!(log_ticks(2.5, 4.5).0, [3.0, 4.0]);
+        // Fewer: the ends, rounded inwards to two digits, an end with two digits kept.
+        assert_eq!(log_ticks(1.5, 1.9).0, [1.5, 1.9]);
+        assert_eq!(log_ticks(15.0, 19.0).0, [15.0, 19.0]);
+        assert_eq!(log_ticks(151.0, 199.0).0, [160.0, 190.0]);
+        assert_eq!(log_ticks(0.0151, 0.0199).0, [0.016, 0.019]);
+        // The light grid: every integer multiple up to six decades, powers of ten beyond.
+        assert_eq!(log_ticks(2.5, 4.5).1, [3.0, 4.0]);
+        assert_eq!(log_ticks(1.0, 1e6).1.len(), 6 * 9 + 1);
+        assert_eq!(
+            log_ticks(1.0, 1e7).1,
+            [1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6, 1e7]
+        );
+    }
+
+    #[test]
+    fn each_series_has_its_colour_and_marker_and_staircases_have_none() {
+        let mut c = chart(Scale::Linear, Scale::Linear);
+        c.series = (0..12)
+            .map(|i| Series {
+                name: format!("s{i}"),
+                points: vec![(f64::from(i), f64::from(i))],
+            })
+            .collect();
+        let svg = c.svg().expect("drawn");
+        let all = elements(&svg);
+        let lines: Vec<usize> = (0..all.len())
+            .filter(|&e| {
+                let (tag, a) = &all[e];
+                tag == "polyline" && a["stroke-width"] == "2" && a["points"].split(' ').count() == 2
+            })
+            .collect();
+        // A line of one point and its markers for each series (the legend's samples have
+        // two points).
+        assert_eq!(lines.len(), 12, "{svg}");
+        for (i, &at) in lines.iter().enumerate() {
+            let color = hex(PALETTE[i % 10]);
+            let a = &all[at].1;
+            assert_eq!(a["stroke"], color, "series {i}'s line");
+            let (x, y) = a["points"].trim().split_once(',').expect("one point");
+            let (x, y): (i32, i32) = (x.parse().expect("x"), y.parse().expect("y"));
+            let markers: Vec<&(String, _)> = all[at + 1..]
+                .iter()
+                // Up to the next line, or the legend's box.
+                .take_while(|(tag, a)| {
+                    tag != "polyline" && a.get("opacity").is_none_or(|o| o != "0.85")
+                })
+                .collect();
+            let fill = if i % 2 == 0 { color.as_str() } else { "none" };
+            // Circle, triangle, cross, square, shifted one along every ten series.
+            match (i / 10 + i) % 4 {
+                0 => {
+                    assert_eq!(markers.len(), 1, "series {i}");
+                    let (tag, a) = markers[0];
+                    assert_eq!(tag, "circle");
+                    assert_eq!(
+                        (a["cx"].as_str(), a["cy"].as_str()),
+                        (x.to_string().as_str(), y.to_string().as_str())
+                    );
+                    assert_eq!(a["fill"], fill, "series {i}");
+                }
+                1 => {
+                    assert_eq!(markers.len(), 1, "series {i}");
+                    assert_eq!(markers[0].0, "polygon");
+                    assert_eq!(markers[0].1["fill"], color);
+                }
+                2 => {
+                    assert_eq!(markers.len(), 2, "series {i}");
+                    assert!(
+                        markers
+                            .iter()
+                            .all(|(tag, a)| tag == "line" && a["stroke"] == color)
+                    );
+                }
+                _ => {
+                    assert_eq!(markers.len(), 1, "series {i}");
+                    let (tag, a) = markers[0];
+                    assert_eq!(tag, "rect");
+                    let at = |name: &str| a[name].parse::<i32>().expect("a number");
+                    assert_eq!(
+                        (at("x"), at("y"), at("width"), at("height")),
+                        (x - 4, y - 4, 8, 8)
+                    );
+                    assert_eq!(a["fill"], fill, "series {i}");
+                }
+            }
+        }
+        // A staircase draws its lines without markers.
+        c.step = true;
+        let svg = c.svg().expect("drawn");
+        assert!(
+            !elements(&svg)
+                .iter()
+                .any(|(tag, _)| ["circle", "polygon"].contains(&tag.as_str())),
+            "{svg}"
+        );
+        assert_eq!(
+            staircase(&[(1.0, 0.5), (2.0, 0.8), (4.0, 1.0)]),
+            [(1.0, 0.5), (2.0, 0.5), (2.0, 0.8), (4.0, 0.8), (4.0, 1.0)]
+        );
+        assert_eq!(staircase(&[(3.0, 2.0)]), [(3.0, 2.0)]);
+        assert_eq!(staircase(&[]), []);
+    }
+
+    #[test]
+    fn bar_figures_widen_with_their_bars_and_make_room_for_long_labels() {
+        let bars = |groups: usize, series: usize, label: &str| GroupedBarChart {
+            title: "t".into(),
+            y: Axis::linear("v"),
+            groups: vec![label.to_string(); groups],
+            series: vec![
+                BarSeries {
+                    name: "s".into(),
+                    values: vec![Some(1.0); groups],
+                };
+                series
+            ],
+        };
+        let layout = |width, height, label_area, upright| BarLayout {
+            width,
+            height,
+            label_area,
+            upright,
+        };
+        // Three groups of three bars fit the usual size, labels across.
+        let label = "a trace with a long name";
+        assert_eq!(bars(3, 3, label).layout(), layout(760, 460, 48, false));
+        // 41 groups of 6 bars: 160 + 41 x 7 x 12 px, a group 84 px wide, which holds 12
+        // characters but not 13.
+        assert_eq!(
+            bars(41, 6, "twelve chars").layout(),
+            layout(3604, 460, 48, false)
+        );
+        assert_eq!(
+            bars(41, 6, "thirteen char").layout(),
+            layout(3604, 460 + 20 + 91 - 48, 20 + 91, true)
+        );
+        // Labels upright in the usual width: 640 px over 20 groups is 32 px a group.
+        assert_eq!(
+            bars(20, 1, "five!").layout(),
+            layout(760, 460 + 20 + 35 - 48, 55, true)
+        );
+        assert_eq!(bars(20, 1, "four").layout(), layout(760, 460, 48, false));
+        // The figure's size is the layout's.
+        let svg = bars(41, 6, "thirteen char").svg().expect("drawn");
+        let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
+        let root = doc.root_element();
+        assert_eq!(
+            (root.attribute("width"), root.attribute("height")),
+            (Some("3604"), Some("523"))
+        );
+    }
+
+    #[test]
+    fn long_group_labels_are_written_upwards_from_below_the_axis() {
+        let long = "a very long group label that must be written upwards";
+        let c = GroupedBarChart {
+            title: "t".into(),
+            y: Axis::linear("v"),
+            groups: vec!["a".into(), long.into()],
+            series: vec![BarSeries {
+                name: "s".into(),
+                values: vec![Some(10.0), Some(30.0)],
+            }],
+        };
+        let svg = c.svg().expect("drawn");
+        let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
+        let number = |n: roxmltree::Node, name: &str| {
+            n.attribute(name)
+                .and_then(|v| v.parse::<f64>().ok())
+                .expect("a number")
+        };
+        let bars: Vec<roxmltree::Node> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("rect") && n.attribute("opacity") == Some("0.9"))
+            .collect();
+        assert_eq!(bars.len(), 2);
+        for (bar, name) in bars.iter().zip(["a", long]) {
+            let label = doc
+                .descendants()
+                .find(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some(name))
+                .expect("a group label");
+            let (x, y) = (number(label, "x"), number(label, "y"));
+            let centre = number(*bar, "x") + number(*bar, "width") / 2.0;
+            let axis = number(*bar, "y") + number(*bar, "height");
+            assert!(
+                (x - centre).abs() <= 1.0 && (y - axis - 8.0).abs() <= 1.0,
+                "{x} {y}"
+            );
+            assert_eq!(
+                label.attribute("transform"),
+                Some(format!("rotate(270, {x}, {y})").as_str())
+            );
+            assert_eq!(label.attribute("text-anchor"), Some("end"));
+        }
+    }
+
+    #[test]
+    fn the_value_axis_leaves_the_legend_room_above_the_bars() {
+        let close = |a: f64, b: f64| (a - b).abs() <= 1e-12 * b.abs().max(1.0);
+        let mut c = GroupedBarChart {
+            title: "t".into(),
+            y: Axis::linear("v"),
+            groups: vec!["a".into(), "b".into()],
+            series: vec![
+                BarSeries {
+                    name: "one".into(),
+                    values: vec![Some(10.0), Some(f64::NAN)],
+                },
+                BarSeries {
+                    name: "two".into(),
+                    values: vec![None, Some(40.0)],
+                },
+            ],
+        };
+        // Linear: from zero to the padded top, over the share of the plot the legend's two
+        // entries leave free.
+        let free = 1.0 - (20.0 + 2.0 * 17.0) / 340.0;
+        let (base, lo, hi) = c.value_axis().expect("values");
+        assert_eq!((base, lo), (0.0, 0.0));
+        assert!(close(hi, 42.0 / free), "{hi}");
+        // A negative value: the axis reaches below zero and the bars still stand on zero.
+        c.series[0].values[0] = Some(-10.0);
+        let (base, lo, hi) = c.value_axis().expect("values");
+        assert_eq!((base, lo), (0.0, -12.5));
+        assert!(close(hi, -12.5 + (42.5 + 12.5) / free), "{hi}");
+        // Unnamed series have no legend, so no headroom.
+        c.series.iter_mut().for_each(|s| s.name.clear());
+        let (_, lo, hi) = c.value_axis().expect("values");
+        assert_eq!((lo, hi), (-12.5, 42.5));
+        // Log: from the padded bottom, the headroom in decades; at most 60% of the plot.
+        c.y.scale = Scale::Log;
+        c.series[0].values = vec![Some(2.0), Some(-1.0)];
+        c.series[1].values = vec![Some(0.0), Some(200.0)];
+        c.series[1].name = "two".into();
+        let free = 1.0 - 37.0 / 340.0;
+        let (base, lo, hi) = c.value_axis().expect("values");
+        assert_eq!((base, lo), (2.0 / 1.2, 2.0 / 1.2));
+        assert!(close(hi, lo * (240.0 / lo).powf(1.0 / free)), "{hi}");
+        let many: Vec<BarSeries> = (0..20)
+            .map(|i| BarSeries {
+                name: format!("s{i}"),
+                values: vec![Some(2.0), Some(200.0)],
+            })
+            .collect();
+        c.series = many;
+        let (_, lo, hi) = c.value_axis().expect("values");
+        assert!(close(hi, lo * (240.0 / lo).powf(1.0 / 0.4)), "{hi}");
+        // Nothing to draw.
+        c.series
+            .iter_mut()
+            .for_each(|s| s.values = vec![Some(0.0), None]);
+        assert_eq!(c.value_axis(), None);
+    }
+
+    #[test]
+    fn bars_stand_side_by_side_in_their_groups_at_their_values() {
+        let c = GroupedBarChart {
+            title: "t".into(),
+            y: Axis::linear("v"),
+            groups: vec!["a".into(), "b".into()],
+            series: vec![
+                BarSeries {
+                    name: "s".into(),
+                    values: vec![Some(10.0), Some(30.0)],
+                },
+                BarSeries {
+                    name: "u".into(),
+                    values: vec![Some(20.0), Some(40.0)],
+                },
+            ],
+        };
+        let svg = c.svg().expect("drawn");
+        let all = elements(&svg);
+        let number = |a: &std::collections::HashMap<String, String>, name: &str| {
+            a[name].parse::<f64>().expect("a number")
+        };
+        // (x, width, top, bottom, colour) of each bar, a series after another.
+        let bars: Vec<(f64, f64, f64, f64, &str)> = all
+            .iter()
+            .filter(|(tag, a)| tag == "rect" && a["opacity"] == "0.9")
+            .map(|(_, a)| {
+                let (y, height) = (number(a, "y"), number(a, "height"));
+                (
+                    number(a, "x"),
+                    number(a, "width"),
+                    y,
+                    y + height,
+                    a["fill"].as_str(),
+                )
+            })
+            .collect();
+        assert_eq!(bars.len(), 4, "{svg}");
+        let colors: Vec<&str> = bars.iter().map(|b| b.4).collect();
+        let (first, second) = (hex(PALETTE[0]), hex(PALETTE[1]));
+        assert_eq!(colors, [&first, &first, &second, &second]);
+        // A group is one unit wide; its bars share 0.8 of it after a tenth's gap.
+        let unit = bars[1].0 - bars[0].0;
+        let origin = bars[0].0 - 0.1 * unit;
+        let near = |a: f64, b: f64| (a - b).abs() <= 1.0;
+        for (bar, (group, series)) in
+            bars.iter()
+                .zip([(0.0, 0.0), (1.0, 0.0), (0.0, 1.0), (1.0, 1.0)])
+        {
+            assert!(
+                near(bar.0, origin + (group + 0.1 + 0.4 * series) * unit),
+                "{bars:?}"
+            );
+            assert!(near(bar.1, 0.4 * unit), "{bars:?}");
+        }
+        // Standing on one base, as tall as their values.
+        let per_value = (bars[0].3 - bars[0].2) / 10.0;
+        for (bar, value) in bars.iter().zip([10.0, 30.0, 20.0, 40.0]) {
+            assert!(near(bar.3, bars[0].3), "{bars:?}");
+            assert!(near(bar.3 - bar.2, value * per_value), "{bars:?}");
+        }
+        // Each named series has a legend entry in its colour, a 14 by 10 px swatch inside
+        // the legend's box.
+        let (_, frame) = all
+            .iter()
+            .find(|(tag, a)| tag == "rect" && a["opacity"] == "0.85")
+            .expect("a legend");
+        let inside = |a: &std::collections::HashMap<String, String>| {
+            let (x, y) = (number(a, "x"), number(a, "y"));
+            x > number(frame, "x")
+                && y > number(frame, "y")
+                && x + number(a, "width") < number(frame, "x") + number(frame, "width")
+                && y + number(a, "height") < number(frame, "y") + number(frame, "height")
+        };
+        let legend: Vec<&str> = all
+            .iter()
+            .filter(|(tag, a)| tag == "rect" && a["width"] == "14" && a["height"] == "10")
+            .inspect(|(_, a)| assert!(inside(a), "{a:?} outside {frame:?}"))
+            .map(|(_, a)| a["fill"].as_str())
+            .collect();
+        assert_eq!(legend, [&first, &second]);
+        // Group labels centred under their groups, 8 px below the axis.
+        let doc = roxmltree::Document::parse(&svg).expect("valid SVG");
+        for (g, name) in ["a", "b"].into_iter().enumerate() {
+            let label = doc
+                .descendants()
+                .find(|n| n.has_tag_name("text") && n.text().map(str::trim) == Some(name))
+                .expect("a group label");
+            let at = |name: &str| label.attribute(name).and_then(|v| v.parse::<f64>().ok());
+            let x = at("x").expect("x");
+            assert!(near(x, origin + (g as f64 + 0.5) * unit), "{x}");
+            assert!(near(at("y").expect("y"), bars[0].3 + 8.0));
+        }
+    }
+
+    #[test]
+    fn ranges_are_padded_as_documented() {
+        let linear = |v: &[f64]| range(v.iter().copied(), Scale::Linear);
+        let log = |v: &[f64]| range(v.iter().copied(), Scale::Log);
+        // Positive values spread over more than a tenth of the largest start at zero, padded
+        // a twentieth above only.
+        assert_eq!(linear(&[10.0, 100.0]), (0.0, 105.0));
+        // Values within a tenth of the largest are padded a twentieth of their spread on
+        // each side; the bound itself (9 is exactly 0.9 x 10) keeps its start.
+        assert_eq!(linear(&[95.0, 100.0]), (94.75, 100.25));
+        assert_eq!(linear(&[9.0, 10.0]), (8.95, 10.05));
+        // One value: half of it (or of one) either side; zero pads upwards only.
+        assert_eq!(linear(&[5.0, 5.0]), (2.5, 7.5));
+        assert_eq!(linear(&[0.0]), (0.0, 0.5));
+        assert_eq!(linear(&[-0.2]), (-0.7, 0.3));
+        assert_eq!(linear(&[-5.0, -4.0]), (-5.05, -3.95));
+        // What cannot be drawn is left out: infinities and NaN, and on a log axis zero and
+        // negative values.
+        assert_eq!(
+            linear(&[f64::INFINITY, 3.0, f64::NAN, 7.0]),
+            linear(&[3.0, 7.0])
+        );
+        assert_eq!(linear(&[3.0, 7.0]), (0.0, 7.0 + 7.0 * 0.05));
+        assert_eq!(log(&[2.0, 200.0]), (2.0 / 1.2, 240.0));
+        assert_eq!(
+            log(&[-1.0, 0.0, 2.0, 200.0, f64::INFINITY]),
+            log(&[2.0, 200.0])
+        );
+        assert_eq!(log(&[5.0]), (2.5, 10.0));
+        // Nothing drawable: a decade on a log axis, zero to one on a linear one.
+        assert_eq!(log(&[0.0, -3.0]), (1.0, 10.0));
+        assert_eq!(linear(&[f64::NAN]), (0.0, 1.0));
+        assert_eq!(linear(&[]), (0.0, 1.0));
     }
 }

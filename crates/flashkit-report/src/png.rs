@@ -34,13 +34,7 @@ fn options() -> &'static usvg::Options<'static> {
             .faces()
             .flat_map(|face| face.families.iter().map(|(name, _)| name.clone()))
             .collect();
-        let pick = |preferred: &[&str]| {
-            preferred
-                .iter()
-                .find(|p| families.iter().any(|f| f == *p))
-                .map(|p| p.to_string())
-                .or_else(|| families.first().cloned())
-        };
+        let pick = |preferred: &[&str]| pick(preferred, &families);
         if let Some(sans) = pick(&[
             "DejaVu Sans",
             "Liberation Sans",
@@ -68,6 +62,15 @@ fn options() -> &'static usvg::Options<'static> {
         }
         options
     })
+}
+
+/// The first of the `preferred` families that is among `families`, else the first of those.
+fn pick(preferred: &[&str], families: &[String]) -> Option<String> {
+    preferred
+        .iter()
+        .find(|p| families.iter().any(|f| f == *p))
+        .map(|p| p.to_string())
+        .or_else(|| families.first().cloned())
 }
 
 /// Rasterise `svg` at `scale` times its size (2.0 for print).
@@ -99,11 +102,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_first_preferred_family_present_is_picked() {
+        let families: Vec<String> = ["Noto Sans", "Liberation Sans", "DejaVu Serif"]
+            .map(String::from)
+            .to_vec();
+        let pick = |preferred: &[&str]| pick(preferred, &families);
+        assert_eq!(
+            pick(&["DejaVu Sans", "Liberation Sans", "Noto Sans"]).as_deref(),
+            Some("Liberation Sans")
+        );
+        assert_eq!(pick(&["Arial"]).as_deref(), Some("Noto Sans"));
+        assert_eq!(super::pick(&["Arial"], &[]), None);
+    }
+
+    #[test]
     fn a_figure_becomes_a_png_when_fonts_exist() {
         let svg = "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"40\" height=\"20\"><rect width=\"40\" height=\"20\" fill=\"red\"/><text x=\"2\" y=\"15\">ok</text></svg>";
+        // The fonts are the system's, all of them.
+        let mut system = usvg::fontdb::Database::new();
+        system.load_system_fonts();
+        assert_eq!(options().fontdb.len(), system.len());
         match svg_to_png(svg, 2.0) {
-            Ok(png) => assert!(png.starts_with(b"\x89PNG\r\n\x1a\n") && png.len() > 50),
-            Err(PngError::NoFonts) => println!("skipped: this machine has no fonts"),
+            Ok(png) => {
+                // Twice the figure's size, its red background drawn.
+                let image = tiny_skia::Pixmap::decode_png(&png).expect("a PNG");
+                assert_eq!((image.width(), image.height()), (80, 40));
+                let corner = image.pixel(0, 0).expect("a pixel");
+                assert_eq!((corner.red(), corner.green(), corner.blue()), (255, 0, 0));
+            }
+            Err(PngError::NoFonts) => {
+                assert!(system.is_empty(), "fonts were found but not used");
+                println!("skipped: this machine has no fonts");
+            }
             Err(other) => panic!("{other}"),
         }
         assert!(matches!(

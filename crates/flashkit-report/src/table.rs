@@ -162,6 +162,18 @@ mod tests {
     }
 
     #[test]
+    fn only_numbers_below_the_header_and_right_of_the_first_column_align_right() {
+        let mut t = Table::new(["size", "2026"]);
+        t.push(["1", "123"]);
+        t.push(["1000", "-123456"]);
+        t.push(["12", "0.5"]);
+        assert_eq!(
+            t.render(),
+            "size   2026\n-----  --------\n1           123\n1,000  -123,456\n12          0.5\n"
+        );
+    }
+
+    #[test]
     fn csv_keeps_raw_values() {
         let mut out = Vec::new();
         sample().write_csv(&mut out).expect("csv");
