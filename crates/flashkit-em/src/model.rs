@@ -200,6 +200,91 @@ mod tests {
         assert!(FlashModel::new(MIB, BlockSizes::same(4096).expect("valid"), 0.5).is_err());
     }
 
+    /// `a` and `b` agree to a few units in the last place.
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() <= 1e-12 * b.abs()
+    }
+
+    #[test]
+    fn the_bounds_are_their_formulas_on_worked_examples() {
+        // M = 2^29, B_r = 2^17, B_w = 2^24: M/B_r = 2^12, M/B_w = 2^5.
+        let m = paper();
+        // Lemma 3: N log(N/B) / log(M/B), at least N (one pass).
+        assert!(close(
+            m.sort_bound_bytes(1 << 34),
+            (1u64 << 34) as f64 * 17.0 / 12.0
+        ));
+        assert_eq!(m.sort_bound_bytes(1 << 20), (1u64 << 20) as f64);
+        assert!(close(
+            m.sort_bound_bytes_with_b_w(1 << 34),
+            (1u64 << 35) as f64
+        ));
+        assert_eq!(m.sort_bound_bytes_with_b_w(1 << 26), (1u64 << 26) as f64);
+        // mu = sqrt(B / log2 V) in items, rounded, at least 1; V counts as 2 at least.
+        assert_eq!(m.bfs_mu(1, 128 << 10, 4), 181);
+        assert_eq!(m.bfs_mu(1 << 20, 128 << 10, 0), 81);
+        assert_eq!(m.bfs_mu(1 << 20, 8, 4), 1);
+        // Lemma 4: V mu log2 V + V log(V/B)/log(M/B) (at least V) + V B / mu, in items.
+        let v = (1u64 << 20) as f64;
+        let expected = v * 40.0 * 20.0 + v + v * 32768.0 / 40.0;
+        assert!(close(m.bfs_bound_items(1 << 20, 4), expected));
+        let v = (1u64 << 40) as f64;
+        let mu = 29.0; // sqrt(32768 / 40) = 28.6
+        let expected = v * mu * 40.0 + v * 25.0 / 12.0 + v * 32768.0 / mu;
+        assert!(close(m.bfs_bound_items(1 << 40, 4), expected));
+        // With no item size, bytes are the items; V counts as 2: mu = sqrt(2^17) = 362.
+        let expected = 2.0 * 362.0 * 1.0 + 2.0 + 2.0 * 131072.0 / 362.0;
+        assert!(close(m.bfs_bound_items(0, 0), expected));
+        // Section 4: E reads of B_r and V writes of B_w, against B_w for both.
+        assert_eq!(
+            m.dfs_bytes(3, 5),
+            (5 * (128 << 10) + 3 * 16 * MIB, 5 * 16 * MIB + 3 * 16 * MIB)
+        );
+        // Section 3.2: a block read per level, log(N) / log(B / entry) levels, at least one.
+        assert_eq!(
+            m.btree_search_bytes(1 << 30, 16),
+            (3.0 * (128 << 10) as f64, 2.0 * (16 * MIB) as f64)
+        );
+        assert_eq!(
+            m.btree_search_bytes(1, 16),
+            ((128 << 10) as f64, (16 * MIB) as f64)
+        );
+        assert_eq!(m.btree_search_bytes(1 << 30, 0).0, 2.0 * (128 << 10) as f64);
+        // Section 3.2: per operation, an item's bytes times log(N/B) / log(M/B), at least one.
+        let (read, write) = m.pq_bytes_per_op(1 << 32, 8);
+        assert!(close(read, 8.0 * 18.0 / 12.0) && close(write, 8.0 * 11.0 / 5.0));
+        assert_eq!(m.pq_bytes_per_op(1, 8), (8.0, 8.0));
+    }
+
+    #[test]
+    fn a_model_needs_a_penalty_of_one_or_more_and_memory_beyond_a_write_block() {
+        let sizes = BlockSizes::new(4096, 1 << 16).expect("valid");
+        assert!(FlashModel::new(1 << 20, sizes, 1.0).is_ok());
+        for penalty in [0.99, f64::INFINITY, f64::NAN] {
+            assert!(
+                FlashModel::new(1 << 20, sizes, penalty).is_err(),
+                "{penalty}"
+            );
+        }
+        assert!(FlashModel::new(1 << 16, sizes, 2.0).is_err());
+        assert!(FlashModel::new((1 << 16) + 1, sizes, 2.0).is_ok());
+        let cost = paper().cost(&IoStats {
+            read_ios: 4,
+            write_ios: 5,
+            read_bytes: 6,
+            write_bytes: 7,
+        });
+        assert_eq!(
+            cost,
+            Cost {
+                read_ios: 4,
+                write_ios: 5,
+                general: 14.0,
+                unit_bytes: 13,
+            }
+        );
+    }
+
     #[test]
     fn merging_m_over_b_r_ways_beats_m_over_b_w_ways() {
         let m = paper();
@@ -226,6 +311,11 @@ mod tests {
         assert_eq!(stxxl_sort_passes(1 << 30, 16 * MIB, 32), (4, 1));
         // 8 blocks: runs of 64 MiB; 16 runs need two 4-way passes.
         assert_eq!(stxxl_sort_passes(1 << 30, 16 * MIB, 8), (16, 2));
+        // One run, or none, needs no merge.
+        assert_eq!(stxxl_sort_passes(16 * MIB, 16 * MIB, 8), (1, 0));
+        assert_eq!(stxxl_sort_passes(0, 16 * MIB, 8), (0, 0));
+        // Runs of one block when M holds one.
+        assert_eq!(stxxl_sort_passes(3 * 16 * MIB, 16 * MIB, 1), (3, 2));
     }
 
     #[test]
