@@ -5,7 +5,6 @@ use flashkit_core::{SimRng, SimRngExt};
 use flashkit_em::io::{BlockIo, BlockSizes, SimIo};
 use flashkit_em::record::{KeyPayload, Record};
 use flashkit_em::sort::{FanIn, Layout, Plan, replay_plan, sort_in_simulator};
-use flashkit_ftl::{Inspect, Verify};
 use rand::Rng;
 
 /// Small blocks and memory so that a few thousand records make many runs and passes:
@@ -90,6 +89,7 @@ fn replaying_the_plan_without_data_counts_exactly_what_the_sort_did() {
 #[test]
 fn sorts_on_the_page_ftl_and_every_read_is_the_latest_write() {
     use flashkit_core::Geometry;
+    use flashkit_ftl::{Inspect, Verify};
     use flashkit_device::{NandDevice, Stamps};
     use flashkit_em::io::FtlIo;
     use flashkit_em::sort::{read_records, sort, write_records};
