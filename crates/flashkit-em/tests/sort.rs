@@ -89,10 +89,10 @@ fn replaying_the_plan_without_data_counts_exactly_what_the_sort_did() {
 #[test]
 fn sorts_on_the_page_ftl_and_every_read_is_the_latest_write() {
     use flashkit_core::Geometry;
-    use flashkit_ftl::{Inspect, Verify};
     use flashkit_device::{NandDevice, Stamps};
     use flashkit_em::io::FtlIo;
     use flashkit_em::sort::{read_records, sort, write_records};
+    use flashkit_ftl::{Inspect, Verify};
     use flashkit_ftl::{PageFtl, PageFtlConfig};
     let sizes = BlockSizes::new(4096, 16384).expect("valid");
     let input = random::<u64>(60_000, 11);

@@ -144,4 +144,59 @@ mod tests {
         assert_eq!(g.bfs_levels(0)[15], 6);
         assert_eq!(g.dfs_order(0).len(), 16);
     }
+
+    #[test]
+    fn a_small_grid_worked_by_hand() {
+        // 0 1 2
+        // 3 4 5
+        // 6 7 8: edges right and down, row by row; lists in the order edges are made.
+        let g = Graph::grid(3);
+        assert_eq!(g.offsets, [0, 2, 5, 7, 10, 14, 17, 19, 22, 24]);
+        let lists: Vec<&[u32]> = (0..9).map(|v| g.neighbours(v)).collect();
+        let expected: [&[u32]; 9] = [
+            &[1, 3],
+            &[0, 2, 4],
+            &[1, 5],
+            &[0, 4, 6],
+            &[1, 3, 5, 7],
+            &[2, 4, 8],
+            &[3, 7],
+            &[4, 6, 8],
+            &[5, 7],
+        ];
+        assert_eq!(lists, expected);
+        assert_eq!(g.bfs_levels(0), [0, 1, 2, 1, 2, 3, 2, 3, 4]);
+        assert_eq!(g.bfs_levels(4), [2, 1, 2, 1, 0, 1, 2, 1, 2]);
+        assert_eq!(g.dfs_order(0), [0, 1, 2, 5, 4, 3, 6, 7, 8]);
+        assert_eq!(g.dfs_order(4), [4, 1, 0, 3, 6, 7, 8, 5, 2]);
+        // A vertex no edge reaches has no level and is not in the order.
+        let apart = Graph::from_edges(3, &[(0, 1)]);
+        assert_eq!(apart.bfs_levels(0), [0, 1, u32::MAX]);
+        assert_eq!(apart.dfs_order(1), [1, 0]);
+        assert_eq!(Graph::grid(1).vertices(), 1);
+        assert_eq!(Graph::grid(1).edge_entries(), 0);
+    }
+
+    #[test]
+    fn random_graphs_are_undirected_without_self_loops_and_seeded() {
+        let g = Graph::random(50, 200, 7);
+        assert_eq!(g.vertices(), 50);
+        let mut pairs = Vec::new();
+        for v in 0..50 {
+            for &w in g.neighbours(v) {
+                assert_ne!(v, w, "a self-loop");
+                pairs.push((v.min(w), v.max(w), v < w));
+            }
+        }
+        // Each edge stored once from each end.
+        pairs.sort_unstable();
+        let forward: Vec<_> = pairs.iter().filter(|p| p.2).map(|p| (p.0, p.1)).collect();
+        let backward: Vec<_> = pairs.iter().filter(|p| !p.2).map(|p| (p.0, p.1)).collect();
+        assert_eq!(forward, backward);
+        // 200 draws, about 2% of them self-loops, dropped.
+        let edges = g.edge_entries() / 2;
+        assert!((185..200).contains(&edges), "{edges}");
+        assert_eq!(Graph::random(50, 200, 7), g);
+        assert_ne!(Graph::random(50, 200, 8), g);
+    }
 }

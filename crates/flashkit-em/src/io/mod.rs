@@ -266,4 +266,128 @@ mod tests {
         assert_eq!(stats.write_ios, 1);
         assert_eq!((stats - earlier).read_bytes, 4096);
     }
+
+    #[test]
+    fn stats_add_and_subtract_field_by_field() {
+        let a = IoStats {
+            read_ios: 10,
+            write_ios: 20,
+            read_bytes: 30,
+            write_bytes: 40,
+        };
+        let b = IoStats {
+            read_ios: 1,
+            write_ios: 2,
+            read_bytes: 3,
+            write_bytes: 4,
+        };
+        let sum = IoStats {
+            read_ios: 11,
+            write_ios: 22,
+            read_bytes: 33,
+            write_bytes: 44,
+        };
+        assert_eq!(a + b, sum);
+        assert_eq!(sum - b, a);
+        let sizes = BlockSizes::new(512, 2048).expect("the smallest block is 512 B");
+        assert_eq!(sizes.align_bytes(), 2048);
+        assert!(BlockSizes::same(512).is_ok());
+    }
+
+    /// A device that records the calls that reach it.
+    #[derive(Default)]
+    struct Recorder {
+        calls: Vec<String>,
+    }
+
+    impl BlockIo for Recorder {
+        fn block_sizes(&self) -> BlockSizes {
+            BlockSizes::new(512, 1024).expect("valid")
+        }
+        fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
+            self.calls.push(format!("read {offset} {}", buf.len()));
+            Ok(())
+        }
+        fn write(&mut self, offset: u64, buf: &[u8]) -> Result<(), EmError> {
+            self.calls.push(format!("write {offset} {}", buf.len()));
+            Ok(())
+        }
+        fn discard(&mut self, offset: u64, len: u64) -> Result<(), EmError> {
+            self.calls.push(format!("discard {offset} {len}"));
+            Ok(())
+        }
+        fn sync(&mut self) -> Result<(), EmError> {
+            self.calls.push("sync".into());
+            Err(EmError::Config("sync refused".into()))
+        }
+        fn stats(&self) -> IoStats {
+            IoStats {
+                read_ios: self.calls.len() as u64,
+                ..IoStats::default()
+            }
+        }
+        fn twin(&self) -> Result<Option<Box<dyn BlockIo>>, EmError> {
+            Ok(Some(Box::new(Recorder::default())))
+        }
+        fn absorb(&mut self, twin: TwinReport) {
+            self.calls.push(format!("absorb {}", twin.description));
+        }
+        fn describe(&self) -> String {
+            format!("recorder of {} calls", self.calls.len())
+        }
+    }
+
+    #[test]
+    fn a_boxed_device_forwards_every_call() {
+        let mut boxed: Box<dyn BlockIo> = Box::new(Recorder::default());
+        assert_eq!(
+            boxed.block_sizes(),
+            BlockSizes::new(512, 1024).expect("valid")
+        );
+        boxed.read(512, &mut [0; 512]).expect("read");
+        boxed.write(1024, &[0; 1024]).expect("write");
+        boxed.discard(2048, 4096).expect("discard");
+        assert!(boxed.sync().is_err());
+        boxed.absorb(TwinReport {
+            stats: IoStats::default(),
+            description: "twin".into(),
+        });
+        assert!(boxed.twin().expect("twin").is_some());
+        assert_eq!(boxed.stats().read_ios, 5);
+        assert_eq!(boxed.describe(), "recorder of 5 calls");
+        // The trait's defaults: nothing to discard or sync, no twin, nothing to absorb.
+        struct Plain;
+        impl BlockIo for Plain {
+            fn block_sizes(&self) -> BlockSizes {
+                BlockSizes::same(512).expect("valid")
+            }
+            fn read(&mut self, _: u64, _: &mut [u8]) -> Result<(), EmError> {
+                Ok(())
+            }
+            fn write(&mut self, _: u64, _: &[u8]) -> Result<(), EmError> {
+                Ok(())
+            }
+            fn stats(&self) -> IoStats {
+                IoStats::default()
+            }
+            fn describe(&self) -> String {
+                "plain".into()
+            }
+        }
+        let mut plain = Plain;
+        assert!(plain.discard(0, 512).is_ok() && plain.sync().is_ok());
+        assert!(plain.twin().expect("no twin").is_none());
+    }
+
+    #[test]
+    #[should_panic(expected = "read of 100 B at byte 512 is not aligned to the 512 B block")]
+    fn a_misaligned_length_is_a_bug() {
+        check_aligned("read", 512, 100, 512);
+    }
+
+    #[test]
+    #[should_panic(expected = "write of 512 B at byte 100 is not aligned to the 512 B block")]
+    fn a_misaligned_offset_is_a_bug() {
+        check_aligned("write", 100, 512, 512);
+    }
 }
