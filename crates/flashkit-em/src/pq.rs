@@ -304,6 +304,85 @@ mod tests {
     use crate::io::{BlockSizes, SimIo};
 
     #[test]
+    fn a_worked_example_of_spills_merges_and_transfers() {
+        // u64 records: 64 to a 512 B read block, 256 to a 2 KiB write block. A heap of 4
+        // spills on its 4th record; 2 runs on a level merge into one on the next.
+        let io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+        let mut pq = ExternalPq::<u64, _>::new(io, 4, 2).expect("pq");
+        assert!(pq.is_empty());
+        for key in [40, 10, 30] {
+            pq.push(key).expect("push");
+        }
+        assert_eq!((pq.runs(), pq.io_stats().write_ios), (0, 0));
+        assert_eq!(pq.len(), 3);
+        assert!(!pq.is_empty());
+        // The 4th spills a run: one block written, its first block read back.
+        pq.push(20).expect("push");
+        let stats = pq.io_stats();
+        assert_eq!((pq.runs(), stats.write_ios, stats.read_ios), (1, 1, 1));
+        assert_eq!((stats.write_bytes, stats.read_bytes), (2048, 512));
+        // The smallest comes from the run, and a key below it from the heap.
+        assert_eq!(pq.pop().expect("pop"), Some(10));
+        pq.push(5).expect("push");
+        assert_eq!(pq.pop().expect("pop"), Some(5));
+        // Four more spill a second run, and the two merge: the 3 left of the first and the
+        // second's 4, in one block at the next free 2 KiB; the inputs' space is released.
+        for key in [35, 25, 15, 45] {
+            pq.push(key).expect("push");
+        }
+        let stats = pq.io_stats();
+        assert_eq!((pq.runs(), stats.write_ios, stats.read_ios), (1, 3, 3));
+        assert_eq!(pq.levels.len(), 2);
+        assert_eq!(pq.levels[0].len(), 0);
+        let merged = &pq.levels[1][0];
+        assert_eq!(
+            (merged.offset, merged.records, merged.remaining()),
+            (4096, 7, 7)
+        );
+        assert_eq!(pq.next_offset, 6144);
+        assert_eq!(pq.len(), 7);
+        let mut keys = Vec::new();
+        while let Some(key) = pq.pop().expect("pop") {
+            keys.push(key);
+        }
+        assert_eq!(keys, [15, 20, 25, 30, 35, 40, 45]);
+        // The exhausted run is gone; no more was read.
+        assert_eq!((pq.runs(), pq.io_stats().read_ios), (0, 3));
+        assert!(pq.is_empty());
+        assert!(
+            ExternalPq::<u64, _>::new(SimIo::counting(BlockSizes::same(512).expect("valid")), 0, 2)
+                .is_err()
+        );
+        assert!(
+            ExternalPq::<u64, _>::new(SimIo::counting(BlockSizes::same(512).expect("valid")), 1, 1)
+                .is_err()
+        );
+        assert!(
+            ExternalPq::<u64, _>::new(SimIo::counting(BlockSizes::same(512).expect("valid")), 1, 2)
+                .is_ok()
+        );
+    }
+
+    #[test]
+    fn runs_longer_than_a_block_are_read_block_by_block() {
+        // 300 records: a run of two write blocks (256 + 44), read in blocks of 64.
+        let io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+        let mut pq = ExternalPq::<u64, _>::new(io, 300, 8).expect("pq");
+        for key in (0..300u64).rev() {
+            pq.push(key * 3).expect("push");
+        }
+        let stats = pq.io_stats();
+        assert_eq!((pq.runs(), stats.write_ios, stats.read_ios), (1, 2, 1));
+        assert_eq!(pq.next_offset, 4096);
+        for key in 0..300u64 {
+            assert_eq!(pq.pop().expect("pop"), Some(key * 3));
+        }
+        // 300 records are 5 read blocks (4 of 64 and one of 44).
+        assert_eq!(pq.io_stats().read_ios, 5);
+        assert_eq!(pq.pop().expect("pop"), None);
+    }
+
+    #[test]
     fn spills_merge_into_higher_levels() {
         let io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
         let mut pq = ExternalPq::<u64, _>::new(io, 100, 3).expect("pq");
