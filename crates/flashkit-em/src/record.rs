@@ -209,12 +209,59 @@ mod tests {
     }
 
     #[test]
+    fn fingerprints_are_their_formulas_and_checksums_merge_field_by_field() {
+        // SplitMix64's finalizer.
+        assert_eq!(mix(0), 0);
+        assert_eq!(mix(1), 0x5692_161d_100b_05e5);
+        assert_eq!(mix(0xdead_beef), 0x4e06_2702_ec92_9eea);
+        assert_eq!(7u64.fingerprint(), mix(7));
+        assert_eq!(7u32.fingerprint(), mix(7));
+        let kv = KeyPayload { key: 5, payload: 9 };
+        assert_eq!(kv.fingerprint(), 0xc3ed_9c2d_ea2a_5e78);
+        let (mut a, mut b) = (Checksum::default(), Checksum::default());
+        a.add(&[1u64, 2]);
+        b.add(&[3u64]);
+        let mut merged = a;
+        merged.merge(&b);
+        let mut whole = Checksum::default();
+        whole.add(&[1u64, 2, 3]);
+        assert_eq!(merged, whole);
+        assert_eq!(
+            whole,
+            Checksum {
+                count: 3,
+                sum: mix(1).wrapping_add(mix(2)).wrapping_add(mix(3)),
+                xor: mix(1) ^ mix(2) ^ mix(3),
+            }
+        );
+        // Keys and records from keys.
+        assert_eq!((u32::from_key(1 << 33 | 7), 7u32.key()), (7, 7));
+        assert_eq!(u64::from_key(9).key(), 9);
+        assert_eq!(
+            KeyPayload::from_key(9),
+            KeyPayload {
+                key: 9,
+                payload: !9
+            }
+        );
+        assert_eq!(KeyPayload::from_key(9).key(), 9);
+    }
+
+    #[test]
     fn kinds_parse_and_have_sizes() {
         for kind in RecordKind::ALL {
             assert_eq!(kind.name().parse::<RecordKind>(), Ok(kind));
         }
         assert_eq!(u32::BYTES, 4);
         assert_eq!(KeyPayload::BYTES, 16);
+        assert_eq!(
+            RecordKind::ALL.map(RecordKind::bytes),
+            [u32::BYTES, u64::BYTES, KeyPayload::BYTES].map(|b| b as u64)
+        );
+        assert_eq!(
+            RecordKind::ALL.map(RecordKind::name),
+            ["u32", "u64", "kv16"]
+        );
         assert!("u16".parse::<RecordKind>().is_err());
     }
 }

@@ -374,9 +374,16 @@ mod tests {
                 "plain".into()
             }
         }
+        impl PhysicalIo for Plain {
+            fn physical(&self) -> IoStats {
+                IoStats::default()
+            }
+        }
         let mut plain = Plain;
         assert!(plain.discard(0, 512).is_ok() && plain.sync().is_ok());
         assert!(plain.twin().expect("no twin").is_none());
+        // No simulator at the bottom, no footprint.
+        assert_eq!(plain.written_extent_bytes(), None);
     }
 
     #[test]
