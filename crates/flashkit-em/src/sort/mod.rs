@@ -192,3 +192,55 @@ pub fn sort_in_simulator<R: Record>(
     let sorted = read_records(&mut io, layout.output, records.len() as u64)?;
     Ok((sorted, outcome))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::BlockSizes;
+
+    #[test]
+    fn areas_hold_every_run_in_whole_write_blocks_and_one_more() {
+        // M = 32 KiB: runs of M/4 = 8 KiB, four 2 KiB write blocks each.
+        let sizes = BlockSizes::new(512, 2048).expect("valid");
+        let plan = |records, record_bytes| {
+            Plan::new(records, record_bytes, sizes, 32 << 10, FanIn::ReadBlocks).expect("plan")
+        };
+        assert_eq!(plan(1000, 8).area_bytes(), 8192 + 2048);
+        assert_eq!(plan(3000, 8).area_bytes(), 3 * 8192 + 2048);
+        // 24-byte records: 341 to a run, 8,184 bytes, padded to 8 KiB.
+        let odd = plan(1000, 24);
+        assert_eq!((odd.run_records, odd.runs), (341, 3));
+        assert_eq!(odd.area_bytes(), 3 * 8192 + 2048);
+        assert_eq!(
+            Layout::packed(&odd),
+            Layout {
+                input: 0,
+                output: 26_624,
+                scratch: [2 * 26_624, 3 * 26_624],
+            }
+        );
+    }
+
+    #[test]
+    fn records_round_trip_through_whole_blocks() {
+        let sizes = BlockSizes::new(512, 2048).expect("valid");
+        let mut io = SimIo::with_data(sizes);
+        // 600 u32s: two full write blocks of 512 and one of 88, zero-padded.
+        let records: Vec<u32> = (0..600).map(|i| i * 7 + 1).collect();
+        write_records(&mut io, 4096, &records).expect("write");
+        assert_eq!(io.stats().write_ios, 2);
+        assert_eq!(io.stats().write_bytes, 4096);
+        let back: Vec<u32> = read_records(&mut io, 4096, 600).expect("read");
+        assert_eq!(back, records);
+        // 600 u32s are 5 read blocks of 128 (the last one partly used).
+        assert_eq!(io.stats().read_ios, 5);
+        let padded: Vec<u32> = read_records(&mut io, 4096, 1024).expect("read");
+        assert_eq!(padded[..600], records[..]);
+        assert!(padded[600..].iter().all(|&r| r == 0));
+        assert!(
+            read_records::<u32, _>(&mut io, 0, 0)
+                .expect("read")
+                .is_empty()
+        );
+    }
+}
