@@ -120,7 +120,8 @@ impl<R: Record, I: BlockIo> ExternalPq<R, I> {
         Ok(())
     }
 
-    /// Remove and return a record with the smallest key.
+    /// Remove and return a record with the smallest key. Among records with equal keys,
+    /// which comes first is not specified.
     pub fn pop(&mut self) -> Result<Option<R>, EmError> {
         let heap_key = self.heap.peek().map(|Reverse((key, _))| *key);
         let mut best: Option<(u64, usize, usize)> = None;
@@ -303,11 +304,42 @@ mod tests {
     use super::*;
     use crate::io::{BlockSizes, SimIo};
 
+    /// A device that records the ranges it is told are dead.
+    struct Discards {
+        inner: SimIo,
+        discards: Vec<(u64, u64)>,
+    }
+
+    impl BlockIo for Discards {
+        fn block_sizes(&self) -> BlockSizes {
+            self.inner.block_sizes()
+        }
+        fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
+            self.inner.read(offset, buf)
+        }
+        fn write(&mut self, offset: u64, buf: &[u8]) -> Result<(), EmError> {
+            self.inner.write(offset, buf)
+        }
+        fn discard(&mut self, offset: u64, len: u64) -> Result<(), EmError> {
+            self.discards.push((offset, len));
+            self.inner.discard(offset, len)
+        }
+        fn stats(&self) -> IoStats {
+            self.inner.stats()
+        }
+        fn describe(&self) -> String {
+            self.inner.describe()
+        }
+    }
+
     #[test]
     fn a_worked_example_of_spills_merges_and_transfers() {
         // u64 records: 64 to a 512 B read block, 256 to a 2 KiB write block. A heap of 4
         // spills on its 4th record; 2 runs on a level merge into one on the next.
-        let io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+        let io = Discards {
+            inner: SimIo::with_data(BlockSizes::new(512, 2048).expect("valid")),
+            discards: Vec::new(),
+        };
         let mut pq = ExternalPq::<u64, _>::new(io, 4, 2).expect("pq");
         assert!(pq.is_empty());
         for key in [40, 10, 30] {
@@ -349,6 +381,8 @@ mod tests {
         // The exhausted run is gone; no more was read.
         assert_eq!((pq.runs(), pq.io_stats().read_ios), (0, 3));
         assert!(pq.is_empty());
+        // The merge released its inputs' space, and the last pop the merged run's.
+        assert_eq!(pq.io.discards, [(0, 2048), (2048, 2048), (4096, 2048)]);
         assert!(
             ExternalPq::<u64, _>::new(SimIo::counting(BlockSizes::same(512).expect("valid")), 0, 2)
                 .is_err()
@@ -366,7 +400,10 @@ mod tests {
     #[test]
     fn runs_longer_than_a_block_are_read_block_by_block() {
         // 300 records: a run of two write blocks (256 + 44), read in blocks of 64.
-        let io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+        let io = Discards {
+            inner: SimIo::with_data(BlockSizes::new(512, 2048).expect("valid")),
+            discards: Vec::new(),
+        };
         let mut pq = ExternalPq::<u64, _>::new(io, 300, 8).expect("pq");
         for key in (0..300u64).rev() {
             pq.push(key * 3).expect("push");
@@ -380,6 +417,8 @@ mod tests {
         // 300 records are 5 read blocks (4 of 64 and one of 44).
         assert_eq!(pq.io_stats().read_ios, 5);
         assert_eq!(pq.pop().expect("pop"), None);
+        // Its two write blocks released at once.
+        assert_eq!(pq.io.discards, [(0, 4096)]);
     }
 
     #[test]
