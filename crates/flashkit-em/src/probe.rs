@@ -637,5 +637,74 @@ mod tests {
             );
         }
         assert!(spec().check().is_ok());
+        // At the bounds: one block size, a file of one largest block, 1 and 256 in flight.
+        for good in [
+            ProbeSpec {
+                min_block: 64 << 10,
+                ..spec()
+            },
+            ProbeSpec {
+                file_bytes: 64 << 10,
+                ..spec()
+            },
+            ProbeSpec {
+                depth: 256,
+                ..spec()
+            },
+            ProbeSpec {
+                min_block: 512,
+                ..spec()
+            },
+        ] {
+            assert!(good.check().is_ok(), "{good:?}");
+        }
+        for bad in [
+            ProbeSpec { depth: 0, ..spec() },
+            ProbeSpec {
+                depth: 257,
+                ..spec()
+            },
+            ProbeSpec {
+                max_block: 3 << 14,
+                file_bytes: 3 << 16,
+                ..spec()
+            },
+            ProbeSpec {
+                seconds: f64::INFINITY,
+                ..spec()
+            },
+            ProbeSpec {
+                seconds: f64::NAN,
+                ..spec()
+            },
+        ] {
+            assert!(matches!(bad.check(), Err(EmError::Config(_))), "{bad:?}");
+        }
+        assert_eq!(
+            ProbeSpec {
+                min_block: 64 << 10,
+                ..spec()
+            }
+            .block_sizes(),
+            [64 << 10]
+        );
+        assert_eq!(spec().block_sizes(), [4096, 8192, 16384, 32768, 65536]);
+    }
+
+    #[test]
+    fn the_patterns_name_their_operation_and_offsets() {
+        let table: Vec<(&str, bool, bool, Access)> = Access::ALL
+            .iter()
+            .map(|&a| (a.name(), a.writes(), a.random(), a.sequential()))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                ("sequential read", false, false, Access::SequentialRead),
+                ("random read", false, true, Access::SequentialRead),
+                ("sequential write", true, false, Access::SequentialWrite),
+                ("random write", true, true, Access::SequentialWrite),
+            ]
+        );
     }
 }
