@@ -576,6 +576,25 @@ mod tests {
         assert_eq!(report.knee(Access::RandomWrite, 0.9), Some(32768));
         assert_eq!(report.knee(Access::RandomWrite, 0.8), Some(8192));
         assert_eq!(report.knee(Access::RandomRead, 0.9), None);
+        // A figure is found by pattern and block size both.
+        let figure = |access, block| report.mb_per_s(access, block).expect("measured");
+        assert!((figure(Access::RandomWrite, 16384) - 850.0).abs() < 1e-9);
+        assert!((figure(Access::SequentialWrite, 16384) - 1000.0).abs() < 1e-9);
+        assert!((figure(Access::RandomWrite, 8192) - 950.0).abs() < 1e-9);
+        assert_eq!(report.mb_per_s(Access::RandomRead, 65536), None);
+        // Throughput in 10^6 bytes a second, over at least a nanosecond.
+        let point = ProbePoint {
+            access: Access::RandomRead,
+            block_bytes: 4096,
+            transfers: 250,
+            seconds: 0.5,
+        };
+        assert!((point.mb_per_s() - 2.048).abs() < 1e-12);
+        let instant = ProbePoint {
+            seconds: 0.0,
+            ..point
+        };
+        assert!((instant.mb_per_s() - 1.024e9).abs() < 1e-3);
     }
 
     #[test]
