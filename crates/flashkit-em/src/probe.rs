@@ -711,6 +711,50 @@ mod tests {
     }
 
     #[test]
+    fn the_file_is_filled_to_its_size_in_largest_blocks() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = probe_file(dir.path());
+        let spec = spec();
+        let mut file = ProbeFile::open(dir.path(), &path, &spec).expect("open");
+        let block = AlignedBuf::new(spec.max_block as usize);
+        file.fill(dir.path(), &path, &spec, block.bytes(), &NoProgress)
+            .expect("fill");
+        let length = std::fs::metadata(&path).expect("metadata").len();
+        assert_eq!(length, spec.file_bytes);
+    }
+
+    #[test]
+    fn a_plateau_is_the_median_of_the_larger_half() {
+        let point = |block_bytes, mb: f64| ProbePoint {
+            access: Access::SequentialRead,
+            block_bytes,
+            transfers: 1,
+            seconds: block_bytes as f64 / (mb * 1e6),
+        };
+        let report = |points| ProbeReport {
+            path: PathBuf::new(),
+            spec: spec(),
+            direct: true,
+            fallback: None,
+            fill_seconds: 0.0,
+            points,
+        };
+        // Four sizes: the larger two, 30 and 40, whose median (the upper one) is 40.
+        let four = report(vec![
+            point(4096, 10.0),
+            point(8192, 20.0),
+            point(16384, 40.0),
+            point(32768, 30.0),
+        ]);
+        let plateau = four.plateau(Access::SequentialRead).expect("measured");
+        assert!((plateau - 40.0).abs() < 1e-9, "{plateau}");
+        assert_eq!(four.plateau(Access::RandomRead), None);
+        let one = report(vec![point(4096, 10.0)]);
+        let plateau = one.plateau(Access::SequentialRead).expect("measured");
+        assert!((plateau - 10.0).abs() < 1e-9, "{plateau}");
+    }
+
+    #[test]
     fn the_patterns_name_their_operation_and_offsets() {
         let table: Vec<(&str, bool, bool, Access)> = Access::ALL
             .iter()
