@@ -310,6 +310,16 @@ mod tests {
         discards: Vec<(u64, u64)>,
     }
 
+    impl Discards {
+        /// Over a simulator with 512 B read blocks and 2 KiB write blocks.
+        fn new() -> Discards {
+            Discards {
+                inner: SimIo::with_data(BlockSizes::new(512, 2048).expect("valid")),
+                discards: Vec::new(),
+            }
+        }
+    }
+
     impl BlockIo for Discards {
         fn block_sizes(&self) -> BlockSizes {
             self.inner.block_sizes()
@@ -336,10 +346,7 @@ mod tests {
     fn a_worked_example_of_spills_merges_and_transfers() {
         // u64 records: 64 to a 512 B read block, 256 to a 2 KiB write block. A heap of 4
         // spills on its 4th record; 2 runs on a level merge into one on the next.
-        let io = Discards {
-            inner: SimIo::with_data(BlockSizes::new(512, 2048).expect("valid")),
-            discards: Vec::new(),
-        };
+        let io = Discards::new();
         let mut pq = ExternalPq::<u64, _>::new(io, 4, 2).expect("pq");
         assert!(pq.is_empty());
         for key in [40, 10, 30] {
@@ -400,10 +407,7 @@ mod tests {
     #[test]
     fn runs_longer_than_a_block_are_read_block_by_block() {
         // 300 records: a run of two write blocks (256 + 44), read in blocks of 64.
-        let io = Discards {
-            inner: SimIo::with_data(BlockSizes::new(512, 2048).expect("valid")),
-            discards: Vec::new(),
-        };
+        let io = Discards::new();
         let mut pq = ExternalPq::<u64, _>::new(io, 300, 8).expect("pq");
         for key in (0..300u64).rev() {
             pq.push(key * 3).expect("push");
