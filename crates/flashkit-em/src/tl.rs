@@ -363,6 +363,73 @@ mod tests {
         tl.check_invariants().expect("invariants");
     }
 
+    #[test]
+    fn a_bounded_layer_worked_page_by_page() {
+        // Blocks of 4 pages of 512 B, at most 3 of them, 2 write buffers.
+        let sim = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+        let mut tl = TranslationLayer::new(sim, 2, Some(3)).expect("tl");
+        let write = |tl: &mut TranslationLayer<SimIo>, lpn: u64, value: u8| {
+            tl.write(lpn * 512, &[value; 512]).expect("write");
+        };
+        let read = |tl: &mut TranslationLayer<SimIo>, lpn: u64| {
+            let mut page = [0u8; 512];
+            tl.read(lpn * 512, &mut page).expect("read");
+            page[0]
+        };
+        // Pages 0-3 fill block 0, 4-7 block 1 (block 0 sealed and kept in a buffer).
+        for lpn in 0..8 {
+            write(&mut tl, lpn, lpn as u8);
+        }
+        assert_eq!(tl.tl_stats().peak_blocks, 2);
+        // Rewriting 0-3 seals block 1 into block 2 and empties block 0, which is freed.
+        for lpn in 0..4 {
+            write(&mut tl, lpn, 100 + lpn as u8);
+        }
+        assert_eq!(
+            (tl.free.clone(), tl.open_block, tl.tl_stats().peak_blocks),
+            (vec![0], 2, 3)
+        );
+        assert_eq!(tl.inner().stats().write_ios, 2);
+        // Page 8 seals block 2 and opens the free block 0.
+        write(&mut tl, 8, 8);
+        assert_eq!((tl.open_block, tl.recent.len()), (0, 1));
+        // Block 1 is on the device only; block 2 in a buffer, block 0 open.
+        assert_eq!(
+            (read(&mut tl, 4), read(&mut tl, 0), read(&mut tl, 8)),
+            (4, 100, 8)
+        );
+        assert_eq!(tl.tl_stats().buffer_hits, 2);
+        assert_eq!(tl.inner().stats().read_ios, 1);
+        // Pages 9-11 fill block 0; rewriting page 4 then needs a block, and with 3 in use
+        // the one with the fewest valid pages (block 1, 3 of them) is compacted into itself.
+        for lpn in 9..12 {
+            write(&mut tl, lpn, lpn as u8);
+        }
+        write(&mut tl, 4, 104);
+        let stats = tl.tl_stats();
+        assert_eq!(
+            stats,
+            TlStats {
+                buffer_hits: 2,
+                pages_moved: 3,
+                compactions: 1,
+                peak_blocks: 3,
+            }
+        );
+        assert_eq!(tl.open_block, 1);
+        assert_eq!(tl.inner().stats().read_ios, 1 + 3);
+        assert_eq!(tl.inner().stats().write_ios, 4);
+        let values: Vec<u8> = (0..12).map(|lpn| read(&mut tl, lpn)).collect();
+        assert_eq!(values, [100, 101, 102, 103, 104, 5, 6, 7, 8, 9, 10, 11]);
+        tl.check_invariants().expect("invariants");
+        // 12 mapped pages, 3 blocks' reverse maps and counts, no free block: 4 bytes each.
+        assert_eq!(tl.memory_bytes(), 4 * (12 + 12 + 3));
+        assert_eq!(
+            tl.describe(),
+            "translation layer over simulated device (with data)"
+        );
+    }
+
     /// A layer with several sealed blocks, an open one and at least one free block: 96
     /// pages written in order, then the first 24 rewritten, which empties the first blocks.
     fn busy_layer() -> TranslationLayer<SimIo> {
