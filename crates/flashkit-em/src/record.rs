@@ -248,6 +248,26 @@ mod tests {
     }
 
     #[test]
+    fn random_records_are_drawn_from_the_generator() {
+        use flashkit_core::{SimRng, SimRngExt};
+        fn distinct<R: Record>() -> usize {
+            let mut rng = SimRng::for_stream(1, "records");
+            let mut keys: Vec<u64> = (0..100)
+                .map(|_| R::random(&mut rng).fingerprint())
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            keys.len()
+        }
+        assert!(distinct::<u32>() >= 99);
+        assert!(distinct::<u64>() >= 99);
+        assert!(distinct::<KeyPayload>() >= 99);
+        let mut rng = SimRng::for_stream(1, "records");
+        let record = KeyPayload::random(&mut rng);
+        assert_ne!(record.key, record.payload);
+    }
+
+    #[test]
     fn kinds_parse_and_have_sizes() {
         for kind in RecordKind::ALL {
             assert_eq!(kind.name().parse::<RecordKind>(), Ok(kind));
