@@ -218,6 +218,11 @@ mod tests {
         assert_eq!(7u32.fingerprint(), mix(7));
         let kv = KeyPayload { key: 5, payload: 9 };
         assert_eq!(kv.fingerprint(), 0xc3ed_9c2d_ea2a_5e78);
+        let ones = KeyPayload {
+            key: u64::MAX,
+            payload: 1,
+        };
+        assert_eq!(ones.fingerprint(), 0xe12d_dcb8_a984_7672);
         let (mut a, mut b) = (Checksum::default(), Checksum::default());
         a.add(&[1u64, 2]);
         b.add(&[3u64]);
