@@ -390,6 +390,8 @@ mod tests {
             (vec![0], 2, 3)
         );
         assert_eq!(tl.inner().stats().write_ios, 2);
+        // 8 mapped pages, 3 blocks' reverse maps (4 each) and counts, 1 free: 4 bytes each.
+        assert_eq!(tl.memory_bytes(), 4 * (8 + 12 + 3 + 1));
         // Page 8 seals block 2 and opens the free block 0.
         write(&mut tl, 8, 8);
         assert_eq!((tl.open_block, tl.recent.len()), (0, 1));
