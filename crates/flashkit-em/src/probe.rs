@@ -459,26 +459,7 @@ impl Drop for RemoveOnDrop<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use flashkit_core::NoProgress;
-
-    /// A progress that records each phase, its total and the units advanced in it.
-    #[derive(Default)]
-    struct Recorder {
-        phases: std::sync::Mutex<Vec<(String, Option<u64>, u64)>>,
-    }
-
-    impl Progress for Recorder {
-        fn start(&self, phase: &str, total: Option<u64>) {
-            let mut phases = self.phases.lock().expect("lock");
-            phases.push((phase.to_string(), total, 0));
-        }
-        fn advance(&self, units: u64) {
-            let mut phases = self.phases.lock().expect("lock");
-            if let Some(last) = phases.last_mut() {
-                last.2 += units;
-            }
-        }
-    }
+    use flashkit_core::{NoProgress, PhaseLog, ProgressLog};
 
     fn spec() -> ProbeSpec {
         ProbeSpec {
@@ -495,15 +476,15 @@ mod tests {
     #[test]
     fn every_pattern_is_measured_at_every_block_size_and_the_file_is_removed() {
         let dir = tempfile::tempdir().expect("temp dir");
-        let progress = Recorder::default();
+        let progress = ProgressLog::default();
         let report = probe(dir.path(), &spec(), &progress).expect("probe");
         assert_eq!(report.points.len(), 4 * 5);
         // Each phase announced with its total, and advanced to it.
         assert_eq!(
-            *progress.phases.lock().expect("lock"),
+            progress.phases(),
             [
-                ("writing the probe file".to_string(), Some(1 << 20), 1 << 20),
-                ("measuring".to_string(), Some(20), 20),
+                PhaseLog::new("writing the probe file", Some(1 << 20), 1 << 20),
+                PhaseLog::new("measuring", Some(20), 20),
             ]
         );
         for access in Access::ALL {

@@ -796,8 +796,7 @@ impl GroupedBarChart {
     /// The chart as an SVG document. The figure widens with the number of bars, and group
     /// labels too long for their group are written upwards below it.
     pub fn svg(&self) -> Result<String, PlotError> {
-        let axis = self.value_axis();
-        let Some((base, lo, hi)) = axis.filter(|_| !self.groups.is_empty()) else {
+        let Some((base, lo, hi)) = self.value_axis().filter(|_| !self.groups.is_empty()) else {
             return Err(PlotError::Empty(self.title.clone()));
         };
         let fail = |e: &dyn std::fmt::Display| backend_error(&self.title, e);
