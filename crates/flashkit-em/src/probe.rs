@@ -284,6 +284,17 @@ impl ProbeFile {
     /// (tmpfs on older kernels refuses the open, some filesystems the first transfer) or the
     /// blocks are not aligned for it.
     fn open(dir: &Path, path: &Path, spec: &ProbeSpec) -> Result<ProbeFile, EmError> {
+        Self::open_with(dir, path, spec, open)
+    }
+
+    /// [`ProbeFile::open`] with `open` creating the file (`direct` asking for `O_DIRECT`),
+    /// so that tests can refuse it as a filesystem would.
+    fn open_with(
+        dir: &Path,
+        path: &Path,
+        spec: &ProbeSpec,
+        mut open: impl FnMut(&Path, bool) -> std::io::Result<File>,
+    ) -> Result<ProbeFile, EmError> {
         let mut fallback = (!spec.min_block.is_multiple_of(DIRECT_ALIGN as u64)).then(|| {
             format!(
                 "blocks of {} B are not a multiple of {DIRECT_ALIGN} B",
@@ -312,11 +323,35 @@ impl ProbeFile {
         block: &[u8],
         progress: &dyn Progress,
     ) -> Result<f64, EmError> {
+        self.fill_with(
+            dir,
+            path,
+            spec,
+            block,
+            progress,
+            open,
+            |file, block, offset| file.write_all_at(block, offset),
+        )
+    }
+
+    /// [`ProbeFile::fill`] with `open` reopening the file and `write_at` writing a block, so
+    /// that tests can refuse a transfer as a filesystem would.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_with(
+        &mut self,
+        dir: &Path,
+        path: &Path,
+        spec: &ProbeSpec,
+        block: &[u8],
+        progress: &dyn Progress,
+        mut open: impl FnMut(&Path, bool) -> std::io::Result<File>,
+        mut write_at: impl FnMut(&File, &[u8], u64) -> std::io::Result<()>,
+    ) -> Result<f64, EmError> {
         progress.start("writing the probe file", Some(spec.file_bytes));
         let started = Instant::now();
         let mut offset = 0;
         while offset < spec.file_bytes {
-            let result = self.file.write_all_at(block, offset);
+            let result = write_at(&self.file, block, offset);
             if let Err(e) = result {
                 if self.fallback.is_none() && offset == 0 && e.raw_os_error() == Some(libc::EINVAL)
                 {
@@ -730,6 +765,143 @@ mod tests {
             .expect("fill");
         let length = std::fs::metadata(&path).expect("metadata").len();
         assert_eq!(length, spec.file_bytes);
+    }
+
+    /// An opener that refuses its first call with `errno`, then opens as asked; the calls'
+    /// `direct` flags.
+    fn refusing_open(
+        errno: i32,
+        calls: &std::cell::RefCell<Vec<bool>>,
+    ) -> impl FnMut(&Path, bool) -> std::io::Result<File> + '_ {
+        move |path, direct| {
+            calls.borrow_mut().push(direct);
+            if calls.borrow().len() == 1 {
+                return Err(std::io::Error::from_raw_os_error(errno));
+            }
+            open(path, direct)
+        }
+    }
+
+    #[test]
+    fn a_filesystem_refusing_o_direct_at_open_falls_back_and_other_errors_do_not() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = probe_file(dir.path());
+        let calls = std::cell::RefCell::new(Vec::new());
+        let file = ProbeFile::open_with(
+            dir.path(),
+            &path,
+            &spec(),
+            refusing_open(libc::EINVAL, &calls),
+        )
+        .expect("falls back");
+        assert_eq!(
+            file.fallback,
+            Some(format!("{} refused O_DIRECT", dir.path().display()))
+        );
+        assert_eq!(*calls.borrow(), [true, false]);
+
+        // Any other error is the open's error, not retried.
+        let calls = std::cell::RefCell::new(Vec::new());
+        let refused = ProbeFile::open_with(
+            dir.path(),
+            &path,
+            &spec(),
+            refusing_open(libc::EACCES, &calls),
+        );
+        assert!(
+            matches!(&refused, Err(EmError::Io { op: "open", offset: 0, source, .. })
+                if source.raw_os_error() == Some(libc::EACCES)),
+            "{:?}",
+            refused.err()
+        );
+        assert_eq!(*calls.borrow(), [true]);
+
+        // Blocks not aligned for O_DIRECT: the file opens without it, and EINVAL then is an
+        // error like any other.
+        let unaligned = ProbeSpec {
+            min_block: 1000,
+            ..spec()
+        };
+        let calls = std::cell::RefCell::new(Vec::new());
+        let refused = ProbeFile::open_with(
+            dir.path(),
+            &path,
+            &unaligned,
+            refusing_open(libc::EINVAL, &calls),
+        );
+        assert!(matches!(refused, Err(EmError::Io { op: "open", .. })));
+        assert_eq!(*calls.borrow(), [false]);
+    }
+
+    #[test]
+    fn a_filesystem_refusing_the_first_o_direct_transfer_falls_back_and_later_ones_fail() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = probe_file(dir.path());
+        let spec = spec();
+        let block = AlignedBuf::new(spec.max_block as usize);
+        // The first write refused with `errno` when at `refuse_at`; the offsets written and
+        // the reopenings' `direct` flags.
+        let fill = |fallback: Option<String>, errno: i32, refuse_at: u64| {
+            let mut file = ProbeFile {
+                file: open(&path, false).expect("open"),
+                fallback,
+            };
+            let reopened = std::cell::RefCell::new(Vec::new());
+            let mut writes = Vec::new();
+            let result = file.fill_with(
+                dir.path(),
+                &path,
+                &spec,
+                block.bytes(),
+                &NoProgress,
+                |path, direct| {
+                    reopened.borrow_mut().push(direct);
+                    open(path, direct)
+                },
+                |file, block, offset| {
+                    writes.push(offset);
+                    if offset == refuse_at && writes.iter().filter(|&&o| o == offset).count() == 1 {
+                        return Err(std::io::Error::from_raw_os_error(errno));
+                    }
+                    file.write_all_at(block, offset)
+                },
+            );
+            (result.map(|_| file.fallback), reopened.into_inner(), writes)
+        };
+        let step = spec.max_block;
+        let all: Vec<u64> = (0..spec.file_bytes / step).map(|i| i * step).collect();
+
+        // EINVAL on the first transfer: reopened without O_DIRECT, and the write done again.
+        let (fallback, reopened, writes) = fill(None, libc::EINVAL, 0);
+        assert_eq!(
+            fallback.expect("falls back"),
+            Some(format!(
+                "{} refused an O_DIRECT transfer",
+                dir.path().display()
+            ))
+        );
+        assert_eq!(reopened, [false]);
+        assert_eq!(writes, [&[0][..], &all].concat());
+        assert_eq!(
+            std::fs::metadata(&path).expect("metadata").len(),
+            spec.file_bytes
+        );
+
+        // EINVAL past the first transfer, another error on the first, or EINVAL once O_DIRECT
+        // is already off: the write's error, at its offset, with nothing reopened.
+        for (fallback, errno, at) in [
+            (None, libc::EINVAL, step),
+            (None, libc::EIO, 0),
+            (Some("off already".to_string()), libc::EINVAL, 0),
+        ] {
+            let (result, reopened, _) = fill(fallback, errno, at);
+            assert!(
+                matches!(&result, Err(EmError::Io { op: "write", offset, source, .. })
+                    if *offset == at && source.raw_os_error() == Some(errno)),
+                "{errno} at {at}: {result:?}"
+            );
+            assert!(reopened.is_empty());
+        }
     }
 
     #[test]
