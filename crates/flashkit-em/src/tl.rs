@@ -445,6 +445,23 @@ mod tests {
         tl
     }
 
+    #[test]
+    fn an_emptied_block_is_discarded_at_its_address_and_the_others_stay_buffered() {
+        // Blocks of 8 pages: 96 pages fill blocks 0-11, and rewriting pages 0-23 (into
+        // block 12, then the freed blocks 0 and 1) empties blocks 0, 1 and 2 in turn.
+        let mut tl = busy_layer();
+        assert_eq!((tl.free.clone(), tl.open_block), (vec![2], 1));
+        // Block 0, sealed last, is still in a buffer: freeing block 2 left it there.
+        let buffered: Vec<u32> = tl.recent.iter().map(|&(b, _)| b).collect();
+        assert_eq!(buffered, [0]);
+        // The device dropped block 2's pages (it reads them as zeros) and kept block 3's.
+        let mut block = [0u8; 4096];
+        tl.inner.read(2 * 4096, &mut block).expect("read");
+        assert!(block.iter().all(|&b| b == 0));
+        tl.inner.read(3 * 4096, &mut block).expect("read");
+        assert_eq!(block[0], 24);
+    }
+
     fn violation(tl: &TranslationLayer<SimIo>) -> String {
         tl.check_invariants().expect_err("the corruption is caught")
     }
