@@ -33,10 +33,15 @@ enum Request {
     },
 }
 
-struct Reply {
-    tag: u64,
-    buf: AlignedBuf,
-    result: Result<(), EmError>,
+enum Reply {
+    /// A transfer done (or failed).
+    Done {
+        tag: u64,
+        buf: AlignedBuf,
+        result: Result<(), EmError>,
+    },
+    /// A worker stopped early: the transfers it took will never be answered.
+    Stopped,
 }
 
 /// The caller's end of an I/O worker.
@@ -48,6 +53,8 @@ pub struct Pipeline {
     replies: Receiver<Reply>,
     arrived: BTreeMap<u64, AlignedBuf>,
     outstanding: usize,
+    /// A worker stopped early (every wait fails from then on).
+    stopped: bool,
 }
 
 /// Run `body` with a [`Pipeline`] whose worker thread owns `io` for the duration.
@@ -101,6 +108,7 @@ where
             replies: reply_rx,
             arrived: BTreeMap::new(),
             outstanding: 0,
+            stopped: false,
         });
     }
     drop((request_tx, write_tx));
@@ -126,9 +134,10 @@ where
         drop(pipelines);
         let mut served = Ok(());
         for worker in workers {
+            // A worker's panic is a bug in the backend: raise it here, with its message.
             let outcome = worker
                 .join()
-                .expect("invariant: an I/O worker does not panic");
+                .unwrap_or_else(|p| std::panic::resume_unwind(p));
             if served.is_ok() {
                 served = outcome;
             }
@@ -141,24 +150,49 @@ where
             description: twin.describe(),
         });
     }
-    let value = result?;
+    // A worker's own error comes first: the caller's is then only that the worker stopped.
     served?;
-    Ok(value)
+    result
+}
+
+/// Tells every client that its worker stopped early, on an error or a panic: requests the
+/// worker took will never be answered, and a client waiting for one would wait forever
+/// (the other workers, and the reply channels, are still alive).
+struct StopNotice<'a> {
+    replies: &'a [Sender<Reply>],
+    finished: bool,
+}
+
+impl Drop for StopNotice<'_> {
+    fn drop(&mut self) {
+        if self.finished {
+            return;
+        }
+        for reply in self.replies {
+            let _ = reply.send(Reply::Stopped);
+        }
+    }
 }
 
 /// Serve requests from `queue` until every sender is gone. Several workers may share one
-/// queue: each takes the next request under the lock and serves it outside.
+/// queue: each takes the next request under the lock and serves it outside. A worker that
+/// stops early (a discard's error, a panic in the backend) tells every client so.
 fn serve<I: BlockIo + ?Sized>(
     io: &mut I,
     queue: &Mutex<Receiver<Request>>,
     replies: &[Sender<Reply>],
 ) -> Result<(), EmError> {
+    let mut notice = StopNotice {
+        replies,
+        finished: false,
+    };
     loop {
         let next = queue
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .recv();
         let Ok(request) = next else {
+            notice.finished = true;
             return Ok(());
         };
         let (client, tag, buf, result) = match request {
@@ -188,7 +222,7 @@ fn serve<I: BlockIo + ?Sized>(
             }
         };
         // A client that stopped listening (its thread failed) does not stop the others.
-        let _ = replies[client].send(Reply { tag, buf, result });
+        let _ = replies[client].send(Reply::Done { tag, buf, result });
     }
 }
 
@@ -249,12 +283,8 @@ impl Pipeline {
                 self.outstanding > 0,
                 "wait for I/O tag {tag}, which was never submitted"
             );
-            let reply = self.replies.recv().map_err(|_| {
-                EmError::Device("the I/O worker stopped before a transfer was done".into())
-            })?;
-            self.outstanding -= 1;
-            reply.result?;
-            self.arrived.insert(reply.tag, reply.buf);
+            let (done, buf) = self.next_reply()?;
+            self.arrived.insert(done, buf);
         }
     }
 
@@ -262,21 +292,138 @@ impl Pipeline {
     /// their tags can be used again.
     pub fn drain(&mut self) -> Result<(), EmError> {
         while self.outstanding > 0 {
-            let reply = self.replies.recv().map_err(|_| {
-                EmError::Device("the I/O worker stopped before a transfer was done".into())
-            })?;
-            self.outstanding -= 1;
-            reply.result?;
+            self.next_reply()?;
         }
         self.arrived.clear();
         Ok(())
+    }
+
+    /// The next transfer done, with its tag; its error if it failed, and an error for this
+    /// and every later call once a worker has stopped early.
+    fn next_reply(&mut self) -> Result<(u64, AlignedBuf), EmError> {
+        if !self.stopped {
+            match self.replies.recv() {
+                Ok(Reply::Done { tag, buf, result }) => {
+                    self.outstanding -= 1;
+                    result?;
+                    return Ok((tag, buf));
+                }
+                Ok(Reply::Stopped) | Err(_) => self.stopped = true,
+            }
+        }
+        Err(EmError::Device(
+            "the I/O worker stopped before a transfer was done".into(),
+        ))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::{BlockSizes, SimIo};
+    use crate::io::{BlockSizes, IoStats, SimIo};
+    use std::time::Duration;
+
+    /// A backend that panics on reads or fails discards, with twins like itself if asked.
+    struct Faulty {
+        panic_on_read: bool,
+        fail_discard: bool,
+        twins: bool,
+    }
+
+    impl BlockIo for Faulty {
+        fn block_sizes(&self) -> BlockSizes {
+            BlockSizes::same(4096).expect("valid")
+        }
+        fn read(&mut self, _offset: u64, _buf: &mut [u8]) -> Result<(), EmError> {
+            assert!(!self.panic_on_read, "a bug in the backend's read");
+            Ok(())
+        }
+        fn write(&mut self, _offset: u64, _buf: &[u8]) -> Result<(), EmError> {
+            Ok(())
+        }
+        fn discard(&mut self, _offset: u64, _len: u64) -> Result<(), EmError> {
+            if self.fail_discard {
+                return Err(EmError::Device("the discard failed".into()));
+            }
+            Ok(())
+        }
+        fn sync(&mut self) -> Result<(), EmError> {
+            Ok(())
+        }
+        fn stats(&self) -> IoStats {
+            IoStats::default()
+        }
+        fn twin(&self) -> Result<Option<Box<dyn BlockIo>>, EmError> {
+            Ok(self.twins.then(|| {
+                Box::new(Faulty {
+                    panic_on_read: self.panic_on_read,
+                    fail_discard: self.fail_discard,
+                    twins: false,
+                }) as Box<dyn BlockIo>
+            }))
+        }
+        fn describe(&self) -> String {
+            "faulty".into()
+        }
+    }
+
+    /// Run `io` through a pipeline whose client discards, then reads and waits; the outcome,
+    /// or the panic's message, within 20 s (a hang fails the test rather than stalling it).
+    fn read_through(mut io: Faulty) -> Result<Result<(), EmError>, String> {
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                with_pipeline(&mut io, |pipe| {
+                    pipe.discard(0, 4096);
+                    pipe.read(1, 0, 4096, AlignedBuf::new(4096));
+                    pipe.read(2, 4096, 4096, AlignedBuf::new(4096));
+                    pipe.wait(1)?;
+                    pipe.wait(2).map(drop)
+                })
+            }));
+            let _ = tx.send(outcome.map_err(|p| {
+                p.downcast_ref::<&str>()
+                    .map(|m| m.to_string())
+                    .or_else(|| p.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "a panic without a message".into())
+            }));
+        });
+        rx.recv_timeout(Duration::from_secs(20))
+            .expect("the pipeline hung: no outcome within 20 s")
+    }
+
+    #[test]
+    fn a_backend_that_panics_raises_its_panic_instead_of_hanging_the_client() {
+        for twins in [false, true] {
+            let outcome = read_through(Faulty {
+                panic_on_read: true,
+                fail_discard: false,
+                twins,
+            });
+            let message = outcome.expect_err("the panic reaches the caller");
+            assert!(message.contains("a bug in the backend's read"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_failed_discard_stops_the_worker_and_its_error_reaches_the_caller() {
+        for twins in [false, true] {
+            let outcome = read_through(Faulty {
+                panic_on_read: false,
+                fail_discard: true,
+                twins,
+            });
+            let error = outcome.expect("no panic").expect_err("the discard's error");
+            assert!(error.to_string().contains("the discard failed"), "{error}");
+        }
+        // Without the fault, the same run succeeds.
+        let outcome = read_through(Faulty {
+            panic_on_read: false,
+            fail_discard: false,
+            twins: true,
+        });
+        assert!(matches!(outcome, Ok(Ok(()))));
+    }
 
     #[test]
     fn transfers_happen_in_submission_order_and_buffers_come_back() {
