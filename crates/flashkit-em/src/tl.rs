@@ -179,13 +179,21 @@ impl<D: BlockIo> TranslationLayer<D> {
         let offset = u64::from(self.open_block) * len as u64;
         self.inner.write(offset, &self.open.bytes()[..len])?;
         let written = std::mem::replace(&mut self.open, AlignedBuf::new(0));
-        if self.write_buffers > 1 && self.valid[self.open_block as usize] > 0 {
-            self.recent.push_back((self.open_block, written));
-        }
-        let reuse = if self.recent.len() >= self.write_buffers {
-            self.recent.pop_front().map(|(_, buf)| buf)
+        // The next open buffer: this one if its block is free again, else the oldest kept
+        // for reads once `write_buffers - 1` are (with one write buffer, this one at once).
+        let reuse = if self.valid[self.open_block as usize] == 0 {
+            // Every page died while the block was open (`invalidate` leaves the open block
+            // alone): it is free again, as a sealed block would be.
+            self.free.push(self.open_block);
+            self.inner.discard(offset, len as u64)?;
+            Some(written)
         } else {
-            None
+            self.recent.push_back((self.open_block, written));
+            if self.recent.len() >= self.write_buffers {
+                self.recent.pop_front().map(|(_, buf)| buf)
+            } else {
+                None
+            }
         };
         self.open = reuse.unwrap_or_else(|| AlignedBuf::new(len));
         self.fill = 0;
@@ -430,6 +438,30 @@ mod tests {
             tl.describe(),
             "translation layer over simulated device (with data)"
         );
+    }
+
+    #[test]
+    fn a_block_whose_pages_all_die_while_open_is_free_once_sealed() {
+        // Blocks of 4 pages, 2 write buffers, no bound: pages 0-3 fill block 0 and are
+        // discarded while it is still open.
+        let sim = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+        let mut tl = TranslationLayer::new(sim, 2, None).expect("tl");
+        tl.write(0, &[7; 4 * 512]).expect("write");
+        tl.discard(0, 4 * 512).expect("discard");
+        // Page 4 seals block 0 (written whole, as every full buffer is), which holds nothing
+        // alive: it is freed, kept in no buffer, and opened again.
+        tl.write(4 * 512, &[4; 512]).expect("write");
+        assert_eq!(tl.inner().stats().write_ios, 1);
+        assert_eq!((tl.open_block, tl.tl_stats().peak_blocks), (0, 1));
+        assert!(tl.recent.is_empty() && tl.free.is_empty());
+        let mut page = [9u8; 512];
+        tl.read(0, &mut page).expect("read");
+        assert_eq!(page, [0; 512]);
+        // The device was told: it reads the block's pages as zeros.
+        let mut block = [9u8; 2048];
+        tl.inner.read(0, &mut block).expect("read");
+        assert_eq!(block, [0; 2048]);
+        tl.check_invariants().expect("invariants");
     }
 
     /// A layer with several sealed blocks, an open one and at least one free block: 96
