@@ -67,3 +67,90 @@ fn bfs_refuses_mu_zero() {
         "{error}"
     );
 }
+
+/// DFS's cache figures from its access sequence: the 16-byte vertex records (first entry,
+/// last entry with the visited mark) from 0, the 4-byte adjacency entries from the first
+/// page past them; each visit reads both words of a record and writes the second, each
+/// edge reads its entry and its target's second word. The cache holds `capacity` pages, a
+/// list from least to most recently used; an evicted page is written back if written, and
+/// the written pages left are written at the end. Returns (hits, misses, pages written,
+/// deepest stack).
+fn dfs_reference(graph: &Graph, source: u32, page: u64, capacity: usize) -> (u64, u64, u64, u64) {
+    let targets_at = (graph.vertices() * 16).div_ceil(page) * page;
+    let mut lru: Vec<(u64, bool)> = Vec::new();
+    let (mut hits, mut misses, mut written) = (0, 0, 0);
+    let mut touch = |address: u64, write: bool| {
+        let number = address / page;
+        let dirty = match lru.iter().position(|&(p, _)| p == number) {
+            Some(i) => {
+                hits += 1;
+                lru.remove(i).1
+            }
+            None => {
+                misses += 1;
+                if lru.len() == capacity && lru.remove(0).1 {
+                    written += 1;
+                }
+                false
+            }
+        };
+        lru.push((number, dirty || write));
+    };
+    let mut visited = vec![false; graph.vertices() as usize];
+    let visit = |v: u32, visited: &mut [bool], touch: &mut dyn FnMut(u64, bool)| {
+        touch(16 * u64::from(v), false);
+        touch(16 * u64::from(v) + 8, false);
+        touch(16 * u64::from(v) + 8, true);
+        visited[v as usize] = true;
+    };
+    visit(source, &mut visited, &mut touch);
+    let mut stack = vec![(source, graph.offsets[source as usize])];
+    let mut deepest = 1;
+    while let Some(&(v, next)) = stack.last() {
+        if next == graph.offsets[v as usize + 1] {
+            stack.pop();
+            continue;
+        }
+        stack.last_mut().expect("not empty").1 += 1;
+        let w = graph.targets[next as usize];
+        touch(targets_at + 4 * next, false);
+        touch(16 * u64::from(w) + 8, false);
+        if !visited[w as usize] {
+            visit(w, &mut visited, &mut touch);
+            stack.push((w, graph.offsets[w as usize]));
+            deepest = deepest.max(stack.len() as u64);
+        }
+    }
+    let left = lru.iter().filter(|&&(_, dirty)| dirty).count() as u64;
+    (hits, misses, written + left, deepest)
+}
+
+#[test]
+fn dfs_cache_figures_match_a_reference_count() {
+    use flashkit_em::graph::dfs;
+    let graphs = [
+        Graph::grid(12),
+        Graph::random(600, 900, 5),
+        // A vertex with no neighbours: a stack of one.
+        Graph::random(1, 0, 1),
+    ];
+    for graph in &graphs {
+        for cache_bytes in [0, 512, 3 * 512, 7 * 512 + 100, 1 << 20] {
+            let mut io = SimIo::with_data(BlockSizes::same(512).expect("valid"));
+            let report = dfs::run(&mut io, graph, 0, cache_bytes).expect("dfs");
+            // A cache of fewer than two pages holds two.
+            let capacity = (cache_bytes / 512).max(2) as usize;
+            let (hits, misses, written, deepest) = dfs_reference(graph, 0, 512, capacity);
+            let context = format!("{} vertices, {cache_bytes} B", graph.vertices());
+            assert_eq!(report.cache_pages, capacity as u64, "{context}");
+            assert_eq!((report.hits, report.misses), (hits, misses), "{context}");
+            assert_eq!(report.peak_stack, deepest, "{context}");
+            assert_eq!(
+                (report.io.read_ios, report.io.write_ios),
+                (misses, written),
+                "{context}"
+            );
+            assert_eq!(report.io.read_bytes, 512 * misses, "{context}");
+        }
+    }
+}
