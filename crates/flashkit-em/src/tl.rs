@@ -431,6 +431,13 @@ mod tests {
         assert_eq!(tl.inner().stats().write_ios, 4);
         let values: Vec<u8> = (0..12).map(|lpn| read(&mut tl, lpn)).collect();
         assert_eq!(values, [100, 101, 102, 103, 104, 5, 6, 7, 8, 9, 10, 11]);
+        // Pages 0-3 came from the device (block 2); 4-7 from the open block 1, and 8-11 from
+        // block 0's buffer, which the compaction of block 1 left alone.
+        assert_eq!(tl.tl_stats().buffer_hits, 2 + 8);
+        assert_eq!(tl.inner().stats().read_ios, 4 + 4);
+        // The physical figures are the device's: blocks 0, 1 and 2 written, 3 blocks of 2 KiB.
+        assert_eq!(tl.physical(), tl.inner().stats());
+        assert_eq!(tl.written_extent_bytes(), Some(3 * 2048));
         tl.check_invariants().expect("invariants");
         // 12 mapped pages, 3 blocks' reverse maps and counts, no free block: 4 bytes each.
         assert_eq!(tl.memory_bytes(), 4 * (12 + 12 + 3));
