@@ -109,3 +109,54 @@ impl<R: Record> RecordWriter<R> {
         (records * R::BYTES as u64).div_ceil(block_bytes) * block_bytes
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::{BlockSizes, SimIo};
+
+    #[test]
+    fn records_written_in_b_w_blocks_read_back_in_b_r_blocks() {
+        // 256 records a 2 KiB write block, 64 a 512 B read block.
+        let mut io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+        let at = 4096;
+        let mut writer = RecordWriter::<u64>::new(2048, at);
+        for i in 0..1000u64 {
+            writer.push(&mut io, i * 3).expect("push");
+        }
+        // Three whole blocks so far; the fourth, 232 records, written padded by `finish`.
+        assert_eq!(io.stats().write_ios, 3);
+        assert_eq!(writer.finish(&mut io).expect("finish"), 1000);
+        assert_eq!(io.stats().write_ios, 4);
+        assert_eq!(io.written_extent_bytes(), at + 4 * 2048);
+        assert_eq!(RecordWriter::<u64>::padded_bytes(1000, 2048), 4 * 2048);
+        assert_eq!(RecordWriter::<u64>::padded_bytes(1024, 2048), 4 * 2048);
+        assert_eq!(RecordWriter::<u64>::padded_bytes(1025, 2048), 5 * 2048);
+        assert_eq!(RecordWriter::<u64>::padded_bytes(0, 2048), 0);
+
+        // Read back whole.
+        let mut reader = RecordReader::<u64>::new(512, at, 1000);
+        let mut read = Vec::new();
+        while let Some(record) = reader.next(&mut io).expect("next") {
+            read.push(record);
+        }
+        assert_eq!(read, (0..1000).map(|i| i * 3).collect::<Vec<u64>>());
+        // 16 blocks of 64 (the last holds 40), and nothing read past the end.
+        assert_eq!(io.stats().read_ios, 16);
+        assert_eq!(reader.next(&mut io).expect("next"), None);
+        assert_eq!(io.stats().read_ios, 16);
+
+        // A reader of 70 records stops after its second block's sixth record.
+        let mut reader = RecordReader::<u64>::new(512, at + 512, 70);
+        let mut read = Vec::new();
+        while let Some(record) = reader.next(&mut io).expect("next") {
+            read.push(record);
+        }
+        assert_eq!(read, (64..134).map(|i| i * 3).collect::<Vec<u64>>());
+        assert_eq!(io.stats().read_ios, 18);
+        // A writer with nothing pushed writes nothing.
+        let writer = RecordWriter::<u64>::new(2048, 0);
+        assert_eq!(writer.finish(&mut io).expect("finish"), 0);
+        assert_eq!(io.stats().write_ios, 4);
+    }
+}
