@@ -85,5 +85,22 @@ mod tests {
         buf.records_mut::<u64>()[1] = 0x0102_0304_0506_0708;
         assert_eq!(buf.bytes()[8], 0x08);
         assert_eq!(buf.records::<u32>().len(), 2048);
+        assert!(!buf.is_empty() && !AlignedBuf::new(1).is_empty());
+        assert!(AlignedBuf::new(0).is_empty());
+    }
+
+    #[test]
+    fn a_buffer_the_machine_cannot_hold_is_an_error_naming_its_use() {
+        let buf = AlignedBuf::try_new(100, "a test").expect("100 B");
+        assert_eq!(buf.len(), 4096);
+        assert!(buf.bytes().iter().all(|&b| b == 0));
+        let error = AlignedBuf::try_new(usize::MAX, "a merge's buffers")
+            .err()
+            .expect("no machine has this");
+        assert!(
+            matches!(&error, crate::EmError::Config(m)
+                if m.contains(&format!("cannot allocate {} B for a merge's buffers", usize::MAX))),
+            "{error}"
+        );
     }
 }
