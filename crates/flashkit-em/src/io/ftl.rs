@@ -175,10 +175,9 @@ mod tests {
     use super::*;
     use flashkit_core::Geometry;
     use flashkit_device::{NandDevice, Stamps};
-    use flashkit_ftl::{Inspect, PageFtl, PageFtlConfig};
+    use flashkit_ftl::{Ftl, Inspect, PageFtl, PageFtlConfig};
 
-    #[test]
-    fn data_round_trips_through_the_page_ftl_and_is_checked_against_stamps() {
+    fn page_ftl() -> PageFtl<NandDevice<Stamps>, flashkit_ftl::PageTable> {
         let geometry = Geometry::builder()
             .page_size_bytes(4096)
             .pages_per_block(16)
@@ -186,11 +185,16 @@ mod tests {
             .over_provisioning(0.25)
             .build()
             .expect("valid");
-        let ftl = PageFtl::with_page_table(
+        PageFtl::with_page_table(
             NandDevice::<Stamps>::new(geometry),
             PageFtlConfig::default(),
         )
-        .expect("ftl");
+        .expect("ftl")
+    }
+
+    #[test]
+    fn data_round_trips_through_the_page_ftl_and_is_checked_against_stamps() {
+        let ftl = page_ftl();
         let mut io = FtlIo::new(ftl, BlockSizes::new(4096, 16384).expect("valid")).expect("io");
         // Overwrite the device several times so that garbage collection runs.
         for round in 0..6u8 {
@@ -207,5 +211,96 @@ mod tests {
         io.read(0, &mut back).expect("read");
         assert!(back.iter().all(|&b| b == 0));
         assert!(io.write(4 << 20, &[0u8; 16384]).is_err());
+    }
+
+    #[test]
+    fn the_capacity_is_reachable_to_its_last_byte_and_not_beyond() {
+        let mut io = FtlIo::new(page_ftl(), BlockSizes::same(4096).expect("valid")).expect("io");
+        assert_eq!(io.capacity_bytes(), 4 << 20);
+        let last = (4 << 20) - 4096;
+        io.write(last, &[9; 4096]).expect("the last page");
+        let mut back = [0u8; 4096];
+        io.read(last, &mut back).expect("the last page");
+        assert_eq!(back, [9; 4096]);
+        let error = io
+            .read(4 << 20, &mut back)
+            .expect_err("one page past the end");
+        assert_eq!(
+            error.to_string(),
+            "device: bytes 4194304..4198400 reach beyond the FTL's logical capacity of \
+             4194304 B"
+        );
+        assert_eq!(
+            io.describe(),
+            "FTL on simulated NAND (4096 B pages, 16 pages a block, 80 blocks)"
+        );
+        // A read block that is not a whole number of the FTL's pages is refused.
+        let refused = FtlIo::new(page_ftl(), BlockSizes::same(2048).expect("valid"));
+        assert!(
+            matches!(&refused, Err(EmError::Config(m)) if m.contains("B_r = 2048 B is not a multiple of the FTL's 4096 B page")),
+            "{:?}",
+            refused.err()
+        );
+    }
+
+    #[test]
+    fn a_discard_trims_only_the_whole_pages_inside_it() {
+        let mut io = FtlIo::new(page_ftl(), BlockSizes::same(4096).expect("valid")).expect("io");
+        for page in 0..4u64 {
+            io.write(page * 4096, &[page as u8 + 1; 4096])
+                .expect("write");
+        }
+        // From the middle of page 0 to the middle of page 3: pages 1 and 2 only.
+        io.discard(2048, 3 * 4096).expect("discard");
+        // Inside one page, and past the end: nothing.
+        io.discard(4096 * 3 + 1, 100).expect("discard");
+        io.discard(4 << 20, 4096).expect("discard past the end");
+        let contents: Vec<u8> = (0..4u64)
+            .map(|page| {
+                let mut back = [0u8; 4096];
+                io.read(page * 4096, &mut back).expect("read");
+                back[0]
+            })
+            .collect();
+        assert_eq!(contents, [1, 0, 0, 4]);
+        // The FTL was told: pages 1 and 2 are unmapped there too.
+        let mapped = |io: &mut FtlIo<PageFtl<NandDevice<Stamps>, flashkit_ftl::PageTable>>,
+                      first: u32,
+                      count: u32| {
+            let mut pages = Vec::new();
+            io.ftl
+                .read(PageRange::new(Lpn(first), count), &mut |_, outcome| {
+                    pages.push(matches!(outcome, ReadOutcome::Mapped(_)));
+                })
+                .expect("read");
+            pages
+        };
+        assert_eq!(mapped(&mut io, 0, 4), [true, false, false, true]);
+        // The last page discarded to the end of the space.
+        let last = (4 << 20) / 4096 - 1;
+        io.write(u64::from(last) * 4096, &[7; 4096]).expect("write");
+        assert_eq!(mapped(&mut io, last, 1), [true]);
+        io.discard(u64::from(last) * 4096, 1 << 30)
+            .expect("discard to the end");
+        assert_eq!(mapped(&mut io, last, 1), [false]);
+    }
+
+    #[test]
+    fn a_page_whose_stamp_is_not_its_latest_write_is_an_error() {
+        let mut io = FtlIo::new(page_ftl(), BlockSizes::same(4096).expect("valid")).expect("io");
+        io.write(8192, &[1; 4096]).expect("write");
+        io.write(8192, &[2; 4096]).expect("write");
+        // As if the FTL had returned the first write of page 2 after the second.
+        io.last_seq[2] = 3;
+        let mut back = [0u8; 4096];
+        let error = io.read(8192, &mut back).expect_err("a stale page");
+        assert!(
+            matches!(&error, EmError::Verify(m)
+                if m == "the FTL returned write 2 for lpn 2, whose latest write is 3"),
+            "{error}"
+        );
+        io.last_seq[2] = 2;
+        io.read(8192, &mut back).expect("the latest write");
+        assert_eq!(back, [2; 4096]);
     }
 }
