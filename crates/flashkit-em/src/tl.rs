@@ -364,6 +364,9 @@ mod tests {
         assert_eq!(tl.inner().stats().write_ios, 7);
         tl.sync().expect("sync");
         assert_eq!(tl.inner().stats().write_ios, 8);
+        // Nothing buffered since: a second sync writes nothing.
+        tl.sync().expect("sync");
+        assert_eq!(tl.inner().stats().write_ios, 8);
         assert_eq!(tl.inner().stats().write_bytes, 64 * 512);
         let mut page = [0u8; 512];
         tl.read(0, &mut page).expect("read");
