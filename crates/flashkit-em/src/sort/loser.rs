@@ -153,4 +153,38 @@ mod tests {
             seqs.clear();
         }
     }
+
+    #[test]
+    fn keys_at_both_ends_of_u64_merge_in_order_and_ties_by_sequence() {
+        // Sequence 0 ends on u64::MAX, like sequence 2; sequence 1 starts at 0 like 3.
+        let seqs: [&[u64]; 4] = [&[5, u64::MAX], &[0, 5], &[u64::MAX], &[0, 0, 7]];
+        let mut positions = [0usize; 4];
+        let mut tree = LoserTree::new(seqs.iter().map(|s| s.first().copied()).collect());
+        let mut out = Vec::new();
+        while let Some(w) = tree.winner() {
+            assert_eq!(tree.winner_index(), w);
+            out.push((seqs[w][positions[w]], w));
+            positions[w] += 1;
+            match seqs[w].get(positions[w]) {
+                Some(&key) => tree.replace_winner_key(key),
+                None => tree.replace_winner(None),
+            }
+        }
+        assert_eq!(
+            out,
+            [
+                (0, 1),
+                (0, 3),
+                (0, 3),
+                (5, 0),
+                (5, 1),
+                (7, 3),
+                (u64::MAX, 0),
+                (u64::MAX, 2),
+            ]
+        );
+        // No sequence at all: a tree of one exhausted sequence.
+        assert_eq!(LoserTree::new(Vec::new()).winner(), None);
+        assert_eq!(LoserTree::new(vec![None, None]).winner(), None);
+    }
 }
