@@ -154,3 +154,29 @@ fn dfs_cache_figures_match_a_reference_count() {
         }
     }
 }
+
+#[test]
+fn bfs_phases_are_the_differences_of_the_probes_around_them() {
+    use std::cell::RefCell;
+    let config = BfsConfig {
+        memory_bytes: 64 << 10,
+        mu: Some(2),
+        seed: 3,
+    };
+    let mut io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+    // The probe is read before and after preprocessing and before and after the BFS phase.
+    let readings = RefCell::new(Vec::new());
+    let report = bfs::run_probed(&mut io, &Graph::grid(20), 0, &config, |io: &SimIo| {
+        let stats = flashkit_em::io::BlockIo::stats(io);
+        readings.borrow_mut().push(stats);
+        stats
+    })
+    .expect("bfs");
+    let readings = readings.into_inner();
+    assert_eq!(readings.len(), 4);
+    // The graph was written before the first reading.
+    assert!(readings[0].write_ios > 0);
+    assert_eq!(report.preprocessing, readings[1] - readings[0]);
+    assert_eq!(report.bfs, readings[3] - readings[2]);
+    assert_eq!(readings[3], flashkit_em::io::BlockIo::stats(&io));
+}
