@@ -6,6 +6,43 @@ use flashkit_em::graph::bfs::{self, BfsConfig};
 use flashkit_em::io::{BlockSizes, SimIo};
 use flashkit_em::tl::TranslationLayer;
 
+/// The preprocessing's clusters and rounds as the module describes them: the source is a
+/// master, and every other vertex in order is one when its draw in `0..mu` from stream
+/// "bfs-masters" is 0;
+/// clusters grow from all masters at once, a round per scan until a scan adds nobody; each
+/// vertex no master reaches is a cluster of its own.
+fn clusters_reference(graph: &Graph, source: u32, mu: u64, seed: u64) -> (u64, u64) {
+    use flashkit_core::{SimRng, SimRngExt};
+    use rand::Rng;
+    let mut rng = SimRng::for_stream(seed, "bfs-masters");
+    let vertices = graph.vertices() as usize;
+    let mut reached = vec![false; vertices];
+    let mut frontier: Vec<u32> = Vec::new();
+    for v in 0..vertices {
+        if v == source as usize || rng.random_range(0..mu) == 0 {
+            reached[v] = true;
+            frontier.push(v as u32);
+        }
+    }
+    let masters = frontier.len() as u64;
+    let mut rounds = 0;
+    while !frontier.is_empty() {
+        rounds += 1;
+        let mut next = Vec::new();
+        for &v in &frontier {
+            for &w in graph.neighbours(v) {
+                if !reached[w as usize] {
+                    reached[w as usize] = true;
+                    next.push(w);
+                }
+            }
+        }
+        frontier = next;
+    }
+    let alone = reached.iter().filter(|&&r| !r).count() as u64;
+    (masters + alone, rounds)
+}
+
 fn bfs_matches(graph: &Graph, source: u32, mu: Option<u64>) {
     let config = BfsConfig {
         memory_bytes: 64 << 10,
@@ -14,7 +51,19 @@ fn bfs_matches(graph: &Graph, source: u32, mu: Option<u64>) {
     };
     let mut io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
     let report = bfs::run(&mut io, graph, source, &config).expect("bfs");
-    assert_eq!(report.level_of, graph.bfs_levels(source));
+    let levels = graph.bfs_levels(source);
+    assert_eq!(report.level_of, levels);
+    let deepest = levels.iter().filter(|&&l| l != u32::MAX).max().copied();
+    assert_eq!(report.levels, u64::from(deepest.expect("the source")) + 1);
+    // Without a `mu`, the model's: sqrt(128 ids of 4 B a 512 B block / log2 |V|), rounded.
+    let expected_mu = mu.unwrap_or_else(|| {
+        ((128.0 / (graph.vertices() as f64).log2()).sqrt().round() as u64).max(1)
+    });
+    assert_eq!(report.mu, expected_mu);
+    assert_eq!(
+        (report.clusters, report.rounds),
+        clusters_reference(graph, source, expected_mu, config.seed)
+    );
     assert!(report.preprocessing.read_bytes > 0 && report.bfs.read_bytes > 0);
     let sim = SimIo::with_data(BlockSizes::new(512, 4096).expect("valid"));
     let mut tl = TranslationLayer::new(sim, 2, None).expect("tl");
