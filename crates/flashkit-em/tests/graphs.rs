@@ -18,9 +18,9 @@ fn clusters_reference(graph: &Graph, source: u32, mu: u64, seed: u64) -> (u64, u
     let vertices = graph.vertices() as usize;
     let mut reached = vec![false; vertices];
     let mut frontier: Vec<u32> = Vec::new();
-    for v in 0..vertices {
+    for (v, reached) in reached.iter_mut().enumerate() {
         if v == source as usize || rng.random_range(0..mu) == 0 {
-            reached[v] = true;
+            *reached = true;
             frontier.push(v as u32);
         }
     }
