@@ -229,3 +229,23 @@ fn bfs_phases_are_the_differences_of_the_probes_around_them() {
     assert_eq!(report.bfs, readings[3] - readings[2]);
     assert_eq!(readings[3], flashkit_em::io::BlockIo::stats(&io));
 }
+
+#[test]
+fn a_hot_pool_beyond_half_the_memory_spills_without_changing_the_levels() {
+    // 16 KiB of memory: the pool's share is 8 KiB, 1,024 entries of 8 B; a 60 x 60 grid in
+    // clusters of about 8 vertices overflows it in its middle levels.
+    let config = BfsConfig {
+        memory_bytes: 16 << 10,
+        mu: Some(8),
+        seed: 5,
+    };
+    let graph = Graph::grid(60);
+    let mut io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+    let report = bfs::run(&mut io, &graph, 0, &config).expect("bfs");
+    assert_eq!(report.level_of, graph.bfs_levels(0));
+    assert!(report.peak_pool_bytes > 8 << 10, "{report:?}");
+    assert!(
+        report.spilled_levels > 0 && report.spilled_levels < report.levels,
+        "{report:?}"
+    );
+}

@@ -287,13 +287,7 @@ fn build_cluster_file<I: BlockIo + ?Sized>(
     let sizes = io.block_sizes();
     let mut counts = vec![0u64; clusters as usize + 1];
     let plan = Plan::new(csr.records, 16, sizes, config.memory_bytes, FanIn::Model)?;
-    let area = plan.area_bytes();
-    let base = regions.take(4 * area);
-    let layout = Layout {
-        input: base,
-        output: base + area,
-        scratch: [base + 2 * area, base + 3 * area],
-    };
+    let layout = Layout::packed_at(regions.take(4 * plan.area_bytes()), &plan);
     let mut writer = RecordWriter::<KeyPayload>::new(sizes.write_bytes, layout.input);
     let mut cursor = csr.cursor(sizes.read_bytes);
     let mut list = Vec::new();

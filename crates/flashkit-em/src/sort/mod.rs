@@ -48,11 +48,17 @@ pub struct Layout {
 impl Layout {
     /// Four consecutive areas, each large enough for `plan`: input at 0.
     pub fn packed(plan: &Plan) -> Layout {
+        Layout::packed_at(0, plan)
+    }
+
+    /// Four consecutive areas from `base` (a multiple of `B_w`), each large enough for
+    /// `plan`: input, output and the two scratch areas, `4 * plan.area_bytes()` in all.
+    pub fn packed_at(base: u64, plan: &Plan) -> Layout {
         let area = plan.area_bytes();
         Layout {
-            input: 0,
-            output: area,
-            scratch: [2 * area, 3 * area],
+            input: base,
+            output: base + area,
+            scratch: [base + 2 * area, base + 3 * area],
         }
     }
 }
@@ -217,6 +223,14 @@ mod tests {
                 input: 0,
                 output: 26_624,
                 scratch: [2 * 26_624, 3 * 26_624],
+            }
+        );
+        assert_eq!(
+            Layout::packed_at(6144, &odd),
+            Layout {
+                input: 6144,
+                output: 6144 + 26_624,
+                scratch: [6144 + 2 * 26_624, 6144 + 3 * 26_624],
             }
         );
     }
