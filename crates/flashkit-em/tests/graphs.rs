@@ -4,43 +4,185 @@
 use flashkit_em::graph::Graph;
 use flashkit_em::graph::bfs::{self, BfsConfig};
 use flashkit_em::io::{BlockSizes, SimIo};
+use flashkit_em::sort::{FanIn, Plan};
 use flashkit_em::tl::TranslationLayer;
 
-/// The preprocessing's clusters and rounds as the module describes them: the source is a
-/// master, and every other vertex in order is one when its draw in `0..mu` from stream
-/// "bfs-masters" is 0;
-/// clusters grow from all masters at once, a round per scan until a scan adds nobody; each
-/// vertex no master reaches is a cluster of its own.
-fn clusters_reference(graph: &Graph, source: u32, mu: u64, seed: u64) -> (u64, u64) {
+/// The preprocessing as the module describes it: the source is a master, and every other
+/// vertex in order is one when its draw in `0..mu` from stream "bfs-masters" is 0, masters
+/// numbered in vertex order; clusters grow from all masters at once, a round per scan of
+/// the vertices in order until a scan adds nobody, a vertex joining the cluster of the
+/// first frontier vertex listing it; each vertex no master reaches is a cluster of its own.
+/// Returns each vertex's cluster, the clusters and the rounds.
+fn clusters_reference(graph: &Graph, source: u32, mu: u64, seed: u64) -> (Vec<u32>, u64, u64) {
     use flashkit_core::{SimRng, SimRngExt};
     use rand::Rng;
     let mut rng = SimRng::for_stream(seed, "bfs-masters");
     let vertices = graph.vertices() as usize;
-    let mut reached = vec![false; vertices];
-    let mut frontier: Vec<u32> = Vec::new();
-    for (v, reached) in reached.iter_mut().enumerate() {
+    let mut cluster = vec![u32::MAX; vertices];
+    let mut clusters = 0;
+    let mut frontier = vec![false; vertices];
+    for v in 0..vertices {
         if v == source as usize || rng.random_range(0..mu) == 0 {
-            *reached = true;
-            frontier.push(v as u32);
+            cluster[v] = clusters;
+            clusters += 1;
+            frontier[v] = true;
         }
     }
-    let masters = frontier.len() as u64;
     let mut rounds = 0;
-    while !frontier.is_empty() {
+    loop {
         rounds += 1;
-        let mut next = Vec::new();
-        for &v in &frontier {
-            for &w in graph.neighbours(v) {
-                if !reached[w as usize] {
-                    reached[w as usize] = true;
-                    next.push(w);
+        let mut next = vec![false; vertices];
+        for v in (0..vertices).filter(|&v| frontier[v]) {
+            for &w in graph.neighbours(v as u32) {
+                if cluster[w as usize] == u32::MAX {
+                    cluster[w as usize] = cluster[v];
+                    next[w as usize] = true;
                 }
             }
         }
+        if !next.contains(&true) {
+            break;
+        }
         frontier = next;
     }
-    let alone = reached.iter().filter(|&&r| !r).count() as u64;
-    (masters + alone, rounds)
+    for c in cluster.iter_mut().filter(|c| **c == u32::MAX) {
+        *c = clusters;
+        clusters += 1;
+    }
+    (cluster, u64::from(clusters), rounds)
+}
+
+/// The BFS phase's figures as the module describes them, from the clusters: the cluster
+/// file holds a 16-byte record per adjacency entry (one for an isolated vertex), by cluster
+/// and vertex; level by level, the clusters of the level's vertices not yet in the pool are
+/// loaded in cluster order, each by reading the `B_r` blocks it lies in, which brings in
+/// every cluster lying wholly inside them; the pool then holds 8 bytes per entry of the
+/// loaded vertices not yet visited, and above half the memory it is read and written back
+/// whole; then the level's vertices leave it. Each visited vertex writes an 8-byte record.
+/// Returns (peak pool bytes, spilled levels, reads, writes).
+fn bfs_phase_reference(
+    graph: &Graph,
+    source: u32,
+    cluster: &[u32],
+    clusters: u64,
+    memory: u64,
+    sizes: BlockSizes,
+) -> (u64, u64, u64, u64) {
+    let (br, bw) = (sizes.read_bytes, sizes.write_bytes);
+    let degree = |v: usize| graph.neighbours(v as u32).len() as u64;
+    let mut members = vec![Vec::new(); clusters as usize];
+    for (v, &c) in cluster.iter().enumerate() {
+        members[c as usize].push(v);
+    }
+    let mut index = vec![0u64];
+    for list in &members {
+        let records: u64 = list.iter().map(|&v| degree(v).max(1)).sum();
+        index.push(index.last().expect("start") + records);
+    }
+    let levels = graph.bfs_levels(source);
+    let deepest = *levels
+        .iter()
+        .filter(|&&l| l != u32::MAX)
+        .max()
+        .expect("source");
+    let per_block = br / 16;
+    let mut loaded = vec![false; clusters as usize];
+    let (mut bytes, mut peak, mut spilled, mut reads, mut writes) = (0u64, 0, 0, 0, 0);
+    for level in 0..=deepest {
+        let current: Vec<usize> = (0..levels.len()).filter(|&v| levels[v] == level).collect();
+        let mut wanted: Vec<usize> = current.iter().map(|&v| cluster[v] as usize).collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        for c in wanted {
+            if loaded[c] {
+                continue;
+            }
+            let (first, end) = (index[c] / per_block, (index[c + 1] * 16).div_ceil(br));
+            reads += end - first;
+            let (from, to) = (first * per_block, end * per_block);
+            for inside in 0..clusters as usize {
+                if !loaded[inside] && index[inside] >= from && index[inside + 1] <= to {
+                    loaded[inside] = true;
+                    bytes += members[inside].iter().map(|&v| 8 * degree(v)).sum::<u64>();
+                }
+            }
+        }
+        peak = peak.max(bytes);
+        if bytes > memory / 2 {
+            spilled += 1;
+            reads += bytes.div_ceil(br);
+            writes += bytes.div_ceil(bw);
+        }
+        bytes -= current.iter().map(|&v| 8 * degree(v)).sum::<u64>();
+    }
+    let visited = levels.iter().filter(|&&l| l != u32::MAX).count() as u64;
+    writes += (8 * visited).div_ceil(bw);
+    (peak, spilled, reads, writes)
+}
+
+/// [`bfs::run`] with every figure of its report against the references above.
+fn bfs_figures_match(
+    graph: &Graph,
+    source: u32,
+    config: &BfsConfig,
+    sizes: BlockSizes,
+) -> bfs::BfsReport {
+    let mut io = SimIo::with_data(sizes);
+    let report = bfs::run(&mut io, graph, source, config).expect("bfs");
+    let levels = graph.bfs_levels(source);
+    assert_eq!(report.level_of, levels);
+    let deepest = levels.iter().filter(|&&l| l != u32::MAX).max().copied();
+    assert_eq!(report.levels, u64::from(deepest.expect("the source")) + 1);
+    // Without a `mu`, the model's: sqrt(ids of 4 B a B_r block / log2 |V|), rounded.
+    let ids = (sizes.read_bytes / 4) as f64;
+    let expected_mu = config
+        .mu
+        .unwrap_or_else(|| ((ids / (graph.vertices() as f64).log2()).sqrt().round() as u64).max(1));
+    assert_eq!(report.mu, expected_mu);
+    let (cluster, clusters, rounds) = clusters_reference(graph, source, expected_mu, config.seed);
+    assert_eq!((report.clusters, report.rounds), (clusters, rounds));
+    let (peak, spilled, reads, writes) = bfs_phase_reference(
+        graph,
+        source,
+        &cluster,
+        clusters,
+        config.memory_bytes,
+        sizes,
+    );
+    assert_eq!(
+        (report.peak_pool_bytes, report.spilled_levels),
+        (peak, spilled),
+        "{report:?}"
+    );
+    assert_eq!(
+        (report.bfs.read_ios, report.bfs.write_ios),
+        (reads, writes),
+        "{report:?}"
+    );
+    // The device holds, each region rounded up to whole blocks of the larger size: the
+    // offsets and targets, the cluster file's sort (four areas), the pool's place (8 B a
+    // record), then the levels written (8 B a vertex reached), the last thing written.
+    let align = sizes.align_bytes();
+    let region = |bytes: u64| bytes.div_ceil(align).max(1) * align;
+    let isolated = (0..graph.vertices() as u32)
+        .filter(|&v| graph.neighbours(v).is_empty())
+        .count() as u64;
+    let records = graph.edge_entries() + isolated;
+    let plan = Plan::new(records, 16, sizes, config.memory_bytes, FanIn::Model).expect("plan");
+    let reached = graph
+        .bfs_levels(source)
+        .iter()
+        .filter(|&&l| l != u32::MAX)
+        .count() as u64;
+    assert_eq!(
+        io.written_extent_bytes(),
+        region(8 * (graph.vertices() + 1))
+            + region(4 * graph.edge_entries())
+            + region(4 * plan.area_bytes())
+            + region(8 * records)
+            + (8 * reached).div_ceil(sizes.write_bytes) * sizes.write_bytes
+    );
+    report
 }
 
 fn bfs_matches(graph: &Graph, source: u32, mu: Option<u64>) {
@@ -49,21 +191,8 @@ fn bfs_matches(graph: &Graph, source: u32, mu: Option<u64>) {
         mu,
         seed: 3,
     };
-    let mut io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
-    let report = bfs::run(&mut io, graph, source, &config).expect("bfs");
-    let levels = graph.bfs_levels(source);
-    assert_eq!(report.level_of, levels);
-    let deepest = levels.iter().filter(|&&l| l != u32::MAX).max().copied();
-    assert_eq!(report.levels, u64::from(deepest.expect("the source")) + 1);
-    // Without a `mu`, the model's: sqrt(128 ids of 4 B a 512 B block / log2 |V|), rounded.
-    let expected_mu = mu.unwrap_or_else(|| {
-        ((128.0 / (graph.vertices() as f64).log2()).sqrt().round() as u64).max(1)
-    });
-    assert_eq!(report.mu, expected_mu);
-    assert_eq!(
-        (report.clusters, report.rounds),
-        clusters_reference(graph, source, expected_mu, config.seed)
-    );
+    let sizes = BlockSizes::new(512, 2048).expect("valid");
+    let report = bfs_figures_match(graph, source, &config, sizes);
     assert!(report.preprocessing.read_bytes > 0 && report.bfs.read_bytes > 0);
     let sim = SimIo::with_data(BlockSizes::new(512, 4096).expect("valid"));
     let mut tl = TranslationLayer::new(sim, 2, None).expect("tl");
@@ -240,12 +369,26 @@ fn a_hot_pool_beyond_half_the_memory_spills_without_changing_the_levels() {
         seed: 5,
     };
     let graph = Graph::grid(60);
-    let mut io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
-    let report = bfs::run(&mut io, &graph, 0, &config).expect("bfs");
-    assert_eq!(report.level_of, graph.bfs_levels(0));
+    let sizes = BlockSizes::new(512, 2048).expect("valid");
+    let report = bfs_figures_match(&graph, 0, &config, sizes);
     assert!(report.peak_pool_bytes > 8 << 10, "{report:?}");
     assert!(
         report.spilled_levels > 0 && report.spilled_levels < report.levels,
         "{report:?}"
     );
+    // A pool exactly at half the memory stays in memory.
+    let at_half = BfsConfig {
+        memory_bytes: 2 * report.peak_pool_bytes,
+        ..config
+    };
+    let report = bfs_figures_match(&graph, 0, &at_half, sizes);
+    assert_eq!(report.spilled_levels, 0);
+    // Larger blocks, and a random graph from another source.
+    let config = BfsConfig {
+        memory_bytes: 32 << 10,
+        ..config
+    };
+    let sizes = BlockSizes::new(1024, 4096).expect("valid");
+    let report = bfs_figures_match(&Graph::random(3000, 9000, 2), 77, &config, sizes);
+    assert!(report.spilled_levels > 0, "{report:?}");
 }

@@ -332,7 +332,9 @@ fn bfs_phase<I: BlockIo + ?Sized>(
     let sizes = io.block_sizes();
     let (br, bw) = (sizes.read_bytes, sizes.write_bytes);
     let pool_budget = config.memory_bytes / 2;
-    let pool_at = regions.take(vertices * 64 + bw);
+    // The pool holds at most every record of the cluster file, at 8 bytes each.
+    let records = *index.last().expect("invariant: the index has an end");
+    let pool_at = regions.take(8 * records);
     let output_at = regions.take(vertices * 8);
     let mut output = RecordWriter::<u64>::new(bw, output_at);
     let mut level_of = vec![u32::MAX; vertices as usize];
