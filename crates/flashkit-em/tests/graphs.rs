@@ -169,19 +169,24 @@ fn bfs_figures_match(
         .count() as u64;
     let records = graph.edge_entries() + isolated;
     let plan = Plan::new(records, 16, sizes, config.memory_bytes, FanIn::Model).expect("plan");
-    let reached = graph
-        .bfs_levels(source)
-        .iter()
-        .filter(|&&l| l != u32::MAX)
-        .count() as u64;
+    let reached = levels.iter().filter(|&&l| l != u32::MAX).count() as u64;
+    let output_at = region(8 * (graph.vertices() + 1))
+        + region(4 * graph.edge_entries())
+        + region(4 * plan.area_bytes())
+        + region(8 * records);
     assert_eq!(
         io.written_extent_bytes(),
-        region(8 * (graph.vertices() + 1))
-            + region(4 * graph.edge_entries())
-            + region(4 * plan.area_bytes())
-            + region(8 * records)
-            + (8 * reached).div_ceil(sizes.write_bytes) * sizes.write_bytes
+        output_at + (8 * reached).div_ceil(sizes.write_bytes) * sizes.write_bytes
     );
+    // The output: `(vertex << 32) | level`, level by level, each level by vertex.
+    let mut expected: Vec<u64> = (0..graph.vertices())
+        .filter(|&v| levels[v as usize] != u32::MAX)
+        .map(|v| (v << 32) | u64::from(levels[v as usize]))
+        .collect();
+    expected.sort_by_key(|&r| (r & 0xffff_ffff, r >> 32));
+    let output: Vec<u64> =
+        flashkit_em::sort::read_records(&mut io, output_at, reached).expect("read the output");
+    assert_eq!(output, expected);
     report
 }
 
