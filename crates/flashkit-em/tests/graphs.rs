@@ -209,6 +209,12 @@ fn bfs_matches(graph: &Graph, source: u32, mu: Option<u64>) {
 fn bfs_matches_the_in_memory_reference() {
     bfs_matches(&Graph::grid(40), 0, None);
     bfs_matches(&Graph::grid(33), 500, Some(3));
+    // Cluster files of one and two blocks, whose tails are past the last record.
+    bfs_matches(&Graph::grid(3), 4, Some(2));
+    bfs_matches(&Graph::random(20, 25, 9), 3, Some(3));
+    bfs_matches(&Graph::random(40, 50, 9), 3, Some(1));
+    // One cluster of three blocks: its load reads the last block's zero padding too.
+    bfs_matches(&Graph::grid(5), 12, Some(1000));
     for seed in 0..4 {
         let graph = Graph::random(2000, 2600, seed);
         bfs_matches(&graph, seed as u32 * 17, Some(1 + seed));
