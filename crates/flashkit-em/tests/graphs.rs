@@ -1,9 +1,10 @@
 //! External BFS and DFS against in-memory references on grids and random sparse graphs,
 //! on the simulator and the translation layer.
 
+use flashkit_em::EmError;
 use flashkit_em::graph::Graph;
 use flashkit_em::graph::bfs::{self, BfsConfig};
-use flashkit_em::io::{BlockSizes, SimIo};
+use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo};
 use flashkit_em::sort::{FanIn, Plan};
 use flashkit_em::tl::TranslationLayer;
 
@@ -120,6 +121,53 @@ fn bfs_phase_reference(
     (peak, spilled, reads, writes)
 }
 
+/// A simulator that logs every transfer: (a write, offset, length).
+struct Logged {
+    sim: SimIo,
+    log: Vec<(bool, u64, usize)>,
+}
+
+impl BlockIo for Logged {
+    fn block_sizes(&self) -> BlockSizes {
+        self.sim.block_sizes()
+    }
+    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
+        self.log.push((false, offset, buf.len()));
+        self.sim.read(offset, buf)
+    }
+    fn write(&mut self, offset: u64, buf: &[u8]) -> Result<(), EmError> {
+        self.log.push((true, offset, buf.len()));
+        self.sim.write(offset, buf)
+    }
+    fn discard(&mut self, offset: u64, len: u64) -> Result<(), EmError> {
+        self.sim.discard(offset, len)
+    }
+    fn sync(&mut self) -> Result<(), EmError> {
+        self.sim.sync()
+    }
+    fn stats(&self) -> IoStats {
+        self.sim.stats()
+    }
+    fn describe(&self) -> String {
+        self.sim.describe()
+    }
+}
+
+/// The offsets of `log`'s reads or writes inside `[from, to)`, cut where one goes back to
+/// `from`: the pool's spills, each of which should be `from`, `from + block`, ... in order.
+fn spills(log: &[(bool, u64, usize)], write: bool, from: u64, to: u64) -> Vec<Vec<u64>> {
+    let mut spills: Vec<Vec<u64>> = Vec::new();
+    for &(w, offset, _) in log {
+        if w == write && (from..to).contains(&offset) {
+            match spills.last_mut() {
+                Some(spill) if offset != from => spill.push(offset),
+                _ => spills.push(vec![offset]),
+            }
+        }
+    }
+    spills
+}
+
 /// [`bfs::run`] with every figure of its report against the references above.
 fn bfs_figures_match(
     graph: &Graph,
@@ -127,7 +175,10 @@ fn bfs_figures_match(
     config: &BfsConfig,
     sizes: BlockSizes,
 ) -> bfs::BfsReport {
-    let mut io = SimIo::with_data(sizes);
+    let mut io = Logged {
+        sim: SimIo::with_data(sizes),
+        log: Vec::new(),
+    };
     let report = bfs::run(&mut io, graph, source, config).expect("bfs");
     let levels = graph.bfs_levels(source);
     assert_eq!(report.level_of, levels);
@@ -170,12 +221,36 @@ fn bfs_figures_match(
     let records = graph.edge_entries() + isolated;
     let plan = Plan::new(records, 16, sizes, config.memory_bytes, FanIn::Model).expect("plan");
     let reached = levels.iter().filter(|&&l| l != u32::MAX).count() as u64;
-    let output_at = region(8 * (graph.vertices() + 1))
-        + region(4 * graph.edge_entries())
-        + region(4 * plan.area_bytes())
-        + region(8 * records);
+    let sort_at = region(8 * (graph.vertices() + 1)) + region(4 * graph.edge_entries());
+    let pool_at = sort_at + region(4 * plan.area_bytes());
+    let output_at = pool_at + region(8 * records);
+    // The BFS phase (a transfer a block) reads the cluster file (the sort's output area) and
+    // the pool's place, and writes the pool's place and the output.
+    let cluster_file = sort_at + plan.area_bytes()..sort_at + 2 * plan.area_bytes();
+    let phase = (report.bfs.read_ios + report.bfs.write_ios) as usize;
+    for &(write, offset, _) in &io.log[io.log.len() - phase..] {
+        if write {
+            assert!(offset >= pool_at, "a write at {offset}");
+        } else {
+            assert!(
+                cluster_file.contains(&offset) || (pool_at..output_at).contains(&offset),
+                "a read at {offset}"
+            );
+        }
+    }
+    // Each spill reads and writes the pool's place from its start, block after block.
+    for (write, block) in [(false, sizes.read_bytes), (true, sizes.write_bytes)] {
+        let spills = spills(&io.log, write, pool_at, output_at);
+        assert_eq!(spills.len() as u64, report.spilled_levels);
+        for spill in spills {
+            let expected: Vec<u64> = (0..spill.len() as u64)
+                .map(|i| pool_at + i * block)
+                .collect();
+            assert_eq!(spill, expected);
+        }
+    }
     assert_eq!(
-        io.written_extent_bytes(),
+        io.sim.written_extent_bytes(),
         output_at + (8 * reached).div_ceil(sizes.write_bytes) * sizes.write_bytes
     );
     // The output: `(vertex << 32) | level`, level by level, each level by vertex.
