@@ -415,6 +415,23 @@ fn dfs_cache_figures_match_a_reference_count() {
                 "{context}"
             );
             assert_eq!(report.io.read_bytes, 512 * misses, "{context}");
+            // The vertex records on the device: first and last entry, the last marked
+            // visited (the top bit) for every vertex reached, once the cache is written back.
+            let records: Vec<u64> =
+                flashkit_em::sort::read_records(&mut io, 0, 2 * graph.vertices()).expect("read");
+            let reached: std::collections::HashSet<u32> = report.order.iter().copied().collect();
+            for v in 0..graph.vertices() as usize {
+                let mark = if reached.contains(&(v as u32)) {
+                    1 << 63
+                } else {
+                    0
+                };
+                assert_eq!(
+                    [records[2 * v], records[2 * v + 1]],
+                    [graph.offsets[v], graph.offsets[v + 1] | mark],
+                    "{context}: vertex {v}"
+                );
+            }
         }
     }
 }
