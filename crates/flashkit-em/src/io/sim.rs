@@ -176,6 +176,27 @@ mod tests {
     }
 
     #[test]
+    fn a_discard_drops_only_the_whole_read_blocks_inside_it() {
+        let mut io = SimIo::with_data(BlockSizes::new(512, 2048).expect("valid"));
+        io.write(0, &[7u8; 2048]).expect("write");
+        // From the middle of block 0 to the middle of block 3: blocks 1 and 2 only.
+        io.discard(256, 1536).expect("discard");
+        let mut back = vec![9u8; 2048];
+        io.read(0, &mut back).expect("read");
+        assert_eq!(back[..512], [7; 512]);
+        assert_eq!(back[512..1536], [0; 1024]);
+        assert_eq!(back[1536..], [7; 512]);
+        // A discard inside one block, or past the end, drops nothing.
+        io.discard(1600, 100).expect("discard");
+        io.discard(1 << 20, 4096).expect("discard");
+        io.read(1536, &mut back[..512]).expect("read");
+        assert_eq!(back[..512], [7; 512]);
+        assert_eq!(io.describe(), "simulated device (with data)");
+        let counting = SimIo::counting(BlockSizes::new(512, 2048).expect("valid"));
+        assert_eq!(counting.describe(), "simulated device (counting only)");
+    }
+
+    #[test]
     #[should_panic(expected = "not aligned")]
     fn a_misaligned_write_is_a_caller_bug() {
         let mut io = SimIo::counting(BlockSizes::new(512, 2048).expect("valid"));
