@@ -123,4 +123,49 @@ mod tests {
         );
         assert_eq!(split.block_sizes(), sizes);
     }
+
+    /// A device that counts its syncs and refuses them when asked to.
+    struct Syncs {
+        count: usize,
+        refuse: bool,
+    }
+
+    impl BlockIo for Syncs {
+        fn block_sizes(&self) -> BlockSizes {
+            BlockSizes::same(512).expect("valid")
+        }
+        fn read(&mut self, _: u64, _: &mut [u8]) -> Result<(), EmError> {
+            Ok(())
+        }
+        fn write(&mut self, _: u64, _: &[u8]) -> Result<(), EmError> {
+            Ok(())
+        }
+        fn sync(&mut self) -> Result<(), EmError> {
+            self.count += 1;
+            if self.refuse {
+                return Err(EmError::Device("sync refused".into()));
+            }
+            Ok(())
+        }
+        fn stats(&self) -> IoStats {
+            IoStats::default()
+        }
+        fn describe(&self) -> String {
+            "syncs".into()
+        }
+    }
+
+    #[test]
+    fn a_sync_reaches_both_devices_and_either_ones_refusal_fails_it() {
+        let device = |refuse| Syncs { count: 0, refuse };
+        let mut split = SplitIo::new(device(false), device(false), 512);
+        split.sync().expect("both sync");
+        split.sync().expect("both sync");
+        assert_eq!((split.low.count, split.high.count), (2, 2));
+        for (low, high) in [(true, false), (false, true)] {
+            let mut split = SplitIo::new(device(low), device(high), 512);
+            let error = split.sync().expect_err("a refused sync fails");
+            assert!(error.to_string().contains("sync refused"), "{error}");
+        }
+    }
 }

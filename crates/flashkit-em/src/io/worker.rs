@@ -321,6 +321,8 @@ impl Pipeline {
 mod tests {
     use super::*;
     use crate::io::{BlockSizes, IoStats, SimIo};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Condvar};
     use std::time::Duration;
 
     /// A backend that panics on reads or fails discards, with twins like itself if asked.
@@ -423,6 +425,161 @@ mod tests {
             twins: true,
         });
         assert!(matches!(outcome, Ok(Ok(()))));
+    }
+
+    /// What the handles of a [`Handles`] backend share: which handle served each transfer,
+    /// how many handles exist and how many twins came back, and the reads started so far.
+    #[derive(Default)]
+    struct HandleLog {
+        served: Mutex<Vec<(usize, &'static str, u64)>>,
+        handles: AtomicUsize,
+        absorbed: AtomicUsize,
+        reads_started: Mutex<usize>,
+        read_started: Condvar,
+    }
+
+    /// A backend with twins that logs which handle served each transfer. A read waits (up to
+    /// 10 s) until a second read has started, so two reads in flight take two reading
+    /// threads; a write at or past `refuse_from` fails.
+    struct Handles {
+        id: usize,
+        log: Arc<HandleLog>,
+        refuse_from: u64,
+    }
+
+    impl Handles {
+        fn new(refuse_from: u64) -> Handles {
+            let log = Arc::new(HandleLog::default());
+            log.handles.store(1, Ordering::SeqCst);
+            Handles {
+                id: 0,
+                log,
+                refuse_from,
+            }
+        }
+
+        fn served(&self) -> Vec<(usize, &'static str, u64)> {
+            self.log.served.lock().expect("log").clone()
+        }
+    }
+
+    impl BlockIo for Handles {
+        fn block_sizes(&self) -> BlockSizes {
+            BlockSizes::same(512).expect("valid")
+        }
+        fn read(&mut self, offset: u64, _buf: &mut [u8]) -> Result<(), EmError> {
+            let mut started = self.log.reads_started.lock().expect("reads");
+            *started += 1;
+            self.log.read_started.notify_all();
+            let (started, _) = self
+                .log
+                .read_started
+                .wait_timeout_while(started, Duration::from_secs(10), |n| *n < 2)
+                .expect("reads");
+            drop(started);
+            self.log
+                .served
+                .lock()
+                .expect("log")
+                .push((self.id, "read", offset));
+            Ok(())
+        }
+        fn write(&mut self, offset: u64, _buf: &[u8]) -> Result<(), EmError> {
+            self.log
+                .served
+                .lock()
+                .expect("log")
+                .push((self.id, "write", offset));
+            if offset >= self.refuse_from {
+                return Err(EmError::Device(format!("write at {offset} refused")));
+            }
+            Ok(())
+        }
+        fn stats(&self) -> IoStats {
+            IoStats::default()
+        }
+        fn twin(&self) -> Result<Option<Box<dyn BlockIo>>, EmError> {
+            let id = self.log.handles.fetch_add(1, Ordering::SeqCst);
+            Ok(Some(Box::new(Handles {
+                id,
+                log: Arc::clone(&self.log),
+                refuse_from: self.refuse_from,
+            })))
+        }
+        fn absorb(&mut self, _twin: TwinReport) {
+            self.log.absorbed.fetch_add(1, Ordering::SeqCst);
+        }
+        fn describe(&self) -> String {
+            format!("handle {}", self.id)
+        }
+    }
+
+    #[test]
+    fn a_backend_with_twins_reads_on_two_threads_and_writes_on_a_third() {
+        let mut io = Handles::new(u64::MAX);
+        with_pipeline(&mut io, |pipe| {
+            for tag in 0..3 {
+                pipe.write(tag, tag * 512, 512, AlignedBuf::new(512));
+            }
+            pipe.read(10, 0, 512, AlignedBuf::new(512));
+            pipe.read(11, 512, 512, AlignedBuf::new(512));
+            for tag in [0, 1, 2, 10, 11] {
+                pipe.wait(tag)?;
+            }
+            Ok(())
+        })
+        .expect("pipeline");
+        // Two twins made (one writer, one more reader), both handed back.
+        assert_eq!(
+            io.log.handles.load(Ordering::SeqCst),
+            1 + WRITERS + READERS - 1
+        );
+        assert_eq!(io.log.absorbed.load(Ordering::SeqCst), 2);
+        let served = io.served();
+        // Every write went to the first twin, in order; the two reads were in flight at once
+        // on the device's own handle and the second twin.
+        let writes: Vec<_> = served.iter().filter(|s| s.1 == "write").collect();
+        assert_eq!(
+            writes,
+            [&(1, "write", 0), &(1, "write", 512), &(1, "write", 1024)]
+        );
+        let mut readers: Vec<usize> = served
+            .iter()
+            .filter(|s| s.1 == "read")
+            .map(|s| s.0)
+            .collect();
+        readers.sort_unstable();
+        assert_eq!(readers, [0, 2]);
+    }
+
+    #[test]
+    fn drain_waits_for_every_transfer_returns_a_failure_and_frees_the_tags() {
+        let mut io = Handles::new(4096);
+        with_pipeline(&mut io, |pipe| {
+            pipe.write(1, 0, 512, AlignedBuf::new(512));
+            pipe.write(2, 4096, 512, AlignedBuf::new(512));
+            pipe.write(3, 512, 512, AlignedBuf::new(512));
+            let error = pipe.drain().expect_err("the refused write's error");
+            assert!(
+                error.to_string().contains("write at 4096 refused"),
+                "{error}"
+            );
+            // The failure came back; a later drain waits for the rest.
+            pipe.drain()?;
+            // A reply that arrived while waiting for a later tag is dropped by a drain.
+            pipe.write(4, 1024, 512, AlignedBuf::new(512));
+            pipe.write(5, 1536, 512, AlignedBuf::new(512));
+            pipe.wait(5)?;
+            pipe.drain()?;
+            let mut marked = AlignedBuf::new(512);
+            marked.bytes_mut().fill(7);
+            pipe.preset(4, marked);
+            assert!(pipe.wait(4)?.bytes().iter().all(|&b| b == 7));
+            Ok(())
+        })
+        .expect("pipeline");
+        let offsets: Vec<u64> = io.served().iter().map(|s| s.2).collect();
+        assert_eq!(offsets, [0, 4096, 512, 1024, 1536]);
     }
 
     #[test]
