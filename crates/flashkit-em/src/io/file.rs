@@ -17,6 +17,7 @@ use crate::EmError;
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// One file of the address space.
 #[derive(Clone, Debug)]
@@ -55,6 +56,44 @@ struct Open {
     direct: bool,
 }
 
+/// How a [`FileIo`] reaches its files: the system's calls, or (in tests) calls that refuse
+/// `O_DIRECT` as some filesystems do, get interrupted, or return short.
+trait Syscalls: Send + Sync {
+    /// Open `segment`'s file, with `O_DIRECT` when `direct`.
+    fn open(&self, segment: &Segment, direct: bool) -> std::io::Result<File>;
+    /// `pread` into `buf` at `offset` of `file` (opened with `O_DIRECT` when `direct`).
+    fn read_at(
+        &self,
+        file: &File,
+        direct: bool,
+        buf: &mut [u8],
+        offset: u64,
+    ) -> std::io::Result<usize>;
+    /// `pwrite` all of `buf` at `offset` of `file` (opened with `O_DIRECT` when `direct`).
+    fn write_all_at(
+        &self,
+        file: &File,
+        direct: bool,
+        buf: &[u8],
+        offset: u64,
+    ) -> std::io::Result<()>;
+}
+
+/// The operating system's calls.
+struct System;
+
+impl Syscalls for System {
+    fn open(&self, segment: &Segment, direct: bool) -> std::io::Result<File> {
+        open_path(&segment.path, segment.create, direct)
+    }
+    fn read_at(&self, file: &File, _: bool, buf: &mut [u8], offset: u64) -> std::io::Result<usize> {
+        file.read_at(buf, offset)
+    }
+    fn write_all_at(&self, file: &File, _: bool, buf: &[u8], offset: u64) -> std::io::Result<()> {
+        file.write_all_at(buf, offset)
+    }
+}
+
 /// Real files as a [`BlockIo`].
 pub struct FileIo {
     sizes: BlockSizes,
@@ -63,6 +102,7 @@ pub struct FileIo {
     files: Vec<Open>,
     fallback: Option<String>,
     bounce: Option<AlignedBuf>,
+    sys: Arc<dyn Syscalls>,
 }
 
 fn io_error(path: &Path, op: &'static str, offset: u64, source: std::io::Error) -> EmError {
@@ -88,13 +128,18 @@ pub(crate) fn open_path(path: &Path, create: bool, direct: bool) -> std::io::Res
     options.open(path)
 }
 
-fn open_file(segment: &Segment, direct: bool) -> std::io::Result<File> {
-    open_path(&segment.path, segment.create, direct)
-}
-
 impl FileIo {
     /// Open the segments; `direct` asks for `O_DIRECT` (taken where possible).
     pub fn open(sizes: BlockSizes, segments: Vec<Segment>, direct: bool) -> Result<Self, EmError> {
+        Self::open_with(sizes, segments, direct, Arc::new(System))
+    }
+
+    fn open_with(
+        sizes: BlockSizes,
+        segments: Vec<Segment>,
+        direct: bool,
+        sys: Arc<dyn Syscalls>,
+    ) -> Result<Self, EmError> {
         let mut segments = segments;
         segments.sort_by_key(|s| s.base);
         let mut fallback = None;
@@ -107,11 +152,12 @@ impl FileIo {
         }
         let mut files = Vec::with_capacity(segments.len());
         for segment in segments {
-            let (file, is_direct) = match open_file(&segment, want_direct) {
+            let (file, is_direct) = match sys.open(&segment, want_direct) {
                 Ok(file) => (file, want_direct),
                 Err(error) if want_direct && error.raw_os_error() == Some(libc::EINVAL) => {
                     fallback = Some(format!("{} refused O_DIRECT", segment.path.display()));
-                    let file = open_file(&segment, false)
+                    let file = sys
+                        .open(&segment, false)
                         .map_err(|e| io_error(&segment.path, "open", 0, e))?;
                     (file, false)
                 }
@@ -129,6 +175,7 @@ impl FileIo {
             files,
             fallback,
             bounce: None,
+            sys,
         })
     }
 
@@ -171,8 +218,10 @@ impl FileIo {
             create: false,
             ..open.segment.clone()
         };
-        open.file =
-            open_file(&segment, false).map_err(|e| io_error(&segment.path, "open", 0, e))?;
+        open.file = self
+            .sys
+            .open(&segment, false)
+            .map_err(|e| io_error(&segment.path, "open", 0, e))?;
         open.direct = false;
         self.fallback = Some(format!(
             "{} refused an O_DIRECT transfer ({why})",
@@ -186,7 +235,11 @@ impl FileIo {
         let local = offset - open.segment.base;
         let mut done = 0;
         while done < buf.len() {
-            match open.file.read_at(&mut buf[done..], local + done as u64) {
+            let at = local + done as u64;
+            match self
+                .sys
+                .read_at(&open.file, open.direct, &mut buf[done..], at)
+            {
                 Ok(0) => break,
                 Ok(n) => done += n,
                 Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -204,7 +257,7 @@ impl FileIo {
     fn write_at(&mut self, index: usize, offset: u64, buf: &[u8]) -> Result<(), EmError> {
         let open = &self.files[index];
         let local = offset - open.segment.base;
-        match open.file.write_all_at(buf, local) {
+        match self.sys.write_all_at(&open.file, open.direct, buf, local) {
             Ok(()) => Ok(()),
             Err(e) if open.direct && e.raw_os_error() == Some(libc::EINVAL) => {
                 self.downgrade(index, &e)?;
@@ -296,6 +349,7 @@ impl BlockIo for FileIo {
             files,
             fallback: None,
             bounce: None,
+            sys: Arc::clone(&self.sys),
         })))
     }
 
@@ -318,6 +372,380 @@ impl BlockIo for FileIo {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::VecDeque;
+    use std::sync::Mutex;
+
+    /// What a call of [`Fake`] does instead of the system's.
+    #[derive(Clone, Copy, Debug)]
+    enum Fault {
+        /// Refuse with `EINVAL`, as a filesystem without `O_DIRECT` does.
+        Einval,
+        /// Refuse with `EIO`.
+        Eio,
+        /// A signal arrived first (`EINTR`).
+        Interrupted,
+        /// Read at most this many bytes.
+        Short(usize),
+    }
+
+    impl Fault {
+        fn error(self) -> std::io::Error {
+            match self {
+                Fault::Einval => std::io::Error::from_raw_os_error(libc::EINVAL),
+                Fault::Eio => std::io::Error::from_raw_os_error(libc::EIO),
+                Fault::Interrupted => std::io::ErrorKind::Interrupted.into(),
+                Fault::Short(_) => unreachable!("a short transfer is not an error"),
+            }
+        }
+    }
+
+    /// One call that reached [`Fake`]: what, with `O_DIRECT` or not, where, how much, and
+    /// the address of the buffer it was given.
+    #[derive(Clone, Debug, PartialEq)]
+    struct Call {
+        op: &'static str,
+        direct: bool,
+        offset: u64,
+        len: usize,
+        ptr: usize,
+    }
+
+    /// Real files, always opened buffered (so the tests run on any filesystem), behind calls
+    /// that keep `O_DIRECT`'s rules (a buffer, length and offset aligned to 4 KiB, or
+    /// `EINVAL`), log every call, and fail as told: the next opens and transfers take their
+    /// faults from the front of `opens` and `transfers` (`None`: no fault).
+    #[derive(Default)]
+    struct Fake {
+        opens: Mutex<VecDeque<Option<Fault>>>,
+        transfers: Mutex<VecDeque<Option<Fault>>>,
+        log: Mutex<Vec<Call>>,
+    }
+
+    impl Fake {
+        fn new(opens: &[Option<Fault>], transfers: &[Option<Fault>]) -> Arc<Fake> {
+            Arc::new(Fake {
+                opens: Mutex::new(opens.iter().copied().collect()),
+                transfers: Mutex::new(transfers.iter().copied().collect()),
+                log: Mutex::default(),
+            })
+        }
+
+        fn record(&self, op: &'static str, direct: bool, offset: u64, len: usize, ptr: usize) {
+            let call = Call {
+                op,
+                direct,
+                offset,
+                len,
+                ptr,
+            };
+            self.log.lock().expect("log").push(call);
+        }
+
+        fn calls(&self, op: &str) -> Vec<Call> {
+            let log = self.log.lock().expect("log");
+            log.iter().filter(|c| c.op == op).cloned().collect()
+        }
+
+        /// The fault of the next transfer, with `O_DIRECT`'s alignment rules first.
+        fn transfer_fault(
+            &self,
+            direct: bool,
+            ptr: usize,
+            len: usize,
+            offset: u64,
+        ) -> Option<Fault> {
+            let align = DIRECT_ALIGN;
+            let fault = self.transfers.lock().expect("faults").pop_front().flatten();
+            let misaligned = !(ptr.is_multiple_of(align)
+                && len.is_multiple_of(align)
+                && offset.is_multiple_of(align as u64));
+            if direct && misaligned {
+                return Some(Fault::Einval);
+            }
+            fault
+        }
+    }
+
+    impl Syscalls for Fake {
+        fn open(&self, segment: &Segment, direct: bool) -> std::io::Result<File> {
+            self.record("open", direct, segment.base, 0, 0);
+            match self.opens.lock().expect("faults").pop_front().flatten() {
+                Some(fault) => Err(fault.error()),
+                None => open_path(&segment.path, segment.create, false),
+            }
+        }
+        fn read_at(
+            &self,
+            file: &File,
+            direct: bool,
+            buf: &mut [u8],
+            offset: u64,
+        ) -> std::io::Result<usize> {
+            let ptr = buf.as_ptr() as usize;
+            self.record("read", direct, offset, buf.len(), ptr);
+            match self.transfer_fault(direct, ptr, buf.len(), offset) {
+                Some(Fault::Short(n)) => file.read_at(&mut buf[..n], offset),
+                Some(fault) => Err(fault.error()),
+                None => file.read_at(buf, offset),
+            }
+        }
+        fn write_all_at(
+            &self,
+            file: &File,
+            direct: bool,
+            buf: &[u8],
+            offset: u64,
+        ) -> std::io::Result<()> {
+            let ptr = buf.as_ptr() as usize;
+            self.record("write", direct, offset, buf.len(), ptr);
+            match self.transfer_fault(direct, ptr, buf.len(), offset) {
+                Some(Fault::Short(_)) | None => file.write_all_at(buf, offset),
+                Some(fault) => Err(fault.error()),
+            }
+        }
+    }
+
+    /// A [`FileIo`] over `names` (created, 1 MiB apart) in `dir` through `fake`.
+    fn fake_io(
+        dir: &Path,
+        names: &[&str],
+        read_bytes: u64,
+        direct: bool,
+        fake: &Arc<Fake>,
+    ) -> Result<FileIo, EmError> {
+        let sizes = BlockSizes::new(read_bytes, 8192).expect("valid");
+        let segments = names
+            .iter()
+            .zip(0..)
+            .map(|(name, i)| Segment::create(dir.join(name), i << 20))
+            .collect();
+        FileIo::open_with(
+            sizes,
+            segments,
+            direct,
+            Arc::clone(fake) as Arc<dyn Syscalls>,
+        )
+    }
+
+    /// 8 KiB of a pattern, in an aligned buffer.
+    fn pattern() -> AlignedBuf {
+        let mut data = AlignedBuf::new(8192);
+        data.bytes_mut()
+            .iter_mut()
+            .enumerate()
+            .for_each(|(i, b)| *b = (i % 251) as u8);
+        data
+    }
+
+    #[test]
+    fn o_direct_is_taken_only_where_asked_for_and_aligned() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let directs =
+            |fake: &Fake| -> Vec<bool> { fake.calls("open").iter().map(|c| c.direct).collect() };
+        let fake = Fake::new(&[], &[]);
+        let io = fake_io(dir.path(), &["a", "b"], 4096, false, &fake).expect("open");
+        assert_eq!(directs(&fake), [false, false]);
+        assert!(!io.is_direct());
+        assert_eq!(io.describe(), "files through the page cache");
+        let fake = Fake::new(&[], &[]);
+        let io = fake_io(dir.path(), &["a", "b"], 4096, true, &fake).expect("open");
+        assert_eq!(directs(&fake), [true, true]);
+        assert!(io.is_direct());
+        assert_eq!(io.describe(), "files with O_DIRECT");
+        let fake = Fake::new(&[], &[]);
+        let io = fake_io(dir.path(), &["a"], 512, true, &fake).expect("open");
+        assert_eq!(directs(&fake), [false]);
+        assert!(!io.is_direct());
+        assert_eq!(
+            io.describe(),
+            "files through the page cache (O_DIRECT not used: B_r = 512 B is not a multiple of 4096 B)"
+        );
+    }
+
+    #[test]
+    fn an_open_refused_with_einval_falls_back_and_any_other_refusal_fails() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fake = Fake::new(&[Some(Fault::Einval)], &[]);
+        let io = fake_io(dir.path(), &["a", "b"], 4096, true, &fake).expect("open");
+        let opens: Vec<(u64, bool)> = fake
+            .calls("open")
+            .iter()
+            .map(|c| (c.offset, c.direct))
+            .collect();
+        assert_eq!(opens, [(0, true), (0, false), (1 << 20, true)]);
+        assert!(!io.is_direct());
+        let a = dir.path().join("a");
+        assert_eq!(
+            io.describe(),
+            format!(
+                "files through the page cache (O_DIRECT not used: {} refused O_DIRECT)",
+                a.display()
+            )
+        );
+        // EIO with O_DIRECT, EINVAL without it, and EINVAL again on the buffered reopen fail.
+        for (faults, direct) in [
+            (&[Some(Fault::Eio)][..], true),
+            (&[Some(Fault::Einval)][..], false),
+            (&[Some(Fault::Einval), Some(Fault::Einval)][..], true),
+        ] {
+            let fake = Fake::new(faults, &[]);
+            let error = fake_io(dir.path(), &["a"], 4096, direct, &fake)
+                .err()
+                .expect("the open fails");
+            assert!(
+                matches!(&error, EmError::Io { path, op: "open", offset: 0, .. } if *path == a),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_transfer_refused_with_einval_reopens_the_file_buffered_and_keeps_its_data() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = pattern();
+        // A read refused: the file reopened without truncation, the read done buffered.
+        let fake = Fake::new(&[], &[None, Some(Fault::Einval)]);
+        let mut io = fake_io(dir.path(), &["a", "b"], 4096, true, &fake).expect("open");
+        io.write(1 << 20, data.bytes()).expect("write");
+        let mut back = AlignedBuf::new(4096);
+        io.read((1 << 20) + 4096, back.bytes_mut())
+            .expect("read after the fallback");
+        assert!(back.bytes() == &data.bytes()[4096..]);
+        let opens: Vec<(u64, bool)> = fake
+            .calls("open")
+            .iter()
+            .map(|c| (c.offset, c.direct))
+            .collect();
+        assert_eq!(opens, [(0, true), (1 << 20, true), (1 << 20, false)]);
+        let reads: Vec<bool> = fake.calls("read").iter().map(|c| c.direct).collect();
+        assert_eq!(reads, [true, false]);
+        assert!(!io.is_direct());
+        let b = dir.path().join("b");
+        let refused = format!(
+            "files through the page cache (O_DIRECT not used: {} refused an O_DIRECT transfer (Invalid argument (os error 22)))",
+            b.display()
+        );
+        assert_eq!(io.describe(), refused);
+        // The other file keeps O_DIRECT.
+        io.read(0, back.bytes_mut()).expect("read");
+        assert!(fake.calls("read")[2].direct);
+        // A write refused: the same, and the write done buffered.
+        let fake = Fake::new(&[], &[Some(Fault::Einval)]);
+        let mut io = fake_io(dir.path(), &["a", "b"], 4096, true, &fake).expect("open");
+        io.write(1 << 20, data.bytes())
+            .expect("write after the fallback");
+        let writes: Vec<bool> = fake.calls("write").iter().map(|c| c.direct).collect();
+        assert_eq!(writes, [true, false]);
+        assert_eq!(io.describe(), refused);
+        io.read((1 << 20) + 4096, back.bytes_mut()).expect("read");
+        assert!(back.bytes() == &data.bytes()[4096..]);
+    }
+
+    #[test]
+    fn a_transfer_error_other_than_a_first_einval_with_o_direct_fails() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let a = dir.path().join("a");
+        let failed = |error: EmError, op: &str, at: u64| {
+            assert!(
+                matches!(&error, EmError::Io { path, op: o, offset, .. } if *path == a && *o == op && *offset == at),
+                "{error}"
+            );
+        };
+        let data = pattern();
+        let mut back = AlignedBuf::new(8192);
+        for (direct, faults) in [(true, [Some(Fault::Eio)]), (false, [Some(Fault::Einval)])] {
+            let fake = Fake::new(&[], &faults);
+            let mut io = fake_io(dir.path(), &["a"], 4096, direct, &fake).expect("open");
+            failed(
+                io.read(4096, back.bytes_mut()).expect_err("refused"),
+                "read",
+                4096,
+            );
+            let fake = Fake::new(&[], &faults);
+            let mut io = fake_io(dir.path(), &["a"], 4096, direct, &fake).expect("open");
+            failed(
+                io.write(8192, data.bytes()).expect_err("refused"),
+                "write",
+                8192,
+            );
+        }
+        // EINVAL after part of a read came in is an error, not a refusal of O_DIRECT.
+        let fake = Fake::new(&[], &[None, Some(Fault::Short(4096)), Some(Fault::Einval)]);
+        let mut io = fake_io(dir.path(), &["a"], 4096, true, &fake).expect("open");
+        io.write(0, data.bytes()).expect("write");
+        failed(
+            io.read(0, back.bytes_mut()).expect_err("refused"),
+            "read",
+            0,
+        );
+        assert!(io.is_direct());
+    }
+
+    #[test]
+    fn interrupted_and_short_reads_go_on_until_the_buffer_is_full() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = pattern();
+        let faults = [
+            None,
+            Some(Fault::Interrupted),
+            Some(Fault::Short(1000)),
+            Some(Fault::Interrupted),
+        ];
+        let fake = Fake::new(&[], &faults);
+        let mut io = fake_io(dir.path(), &["a"], 4096, false, &fake).expect("open");
+        io.write(0, data.bytes()).expect("write");
+        let mut back = AlignedBuf::new(8192);
+        io.read(0, back.bytes_mut()).expect("read");
+        assert!(back.bytes() == data.bytes());
+        let reads: Vec<(u64, usize)> = fake
+            .calls("read")
+            .iter()
+            .map(|c| (c.offset, c.len))
+            .collect();
+        assert_eq!(reads, [(0, 8192), (0, 8192), (1000, 7192), (1000, 7192)]);
+        // A file shorter than the read: the rest reads as zeros, after one read that finds
+        // the end.
+        io.set_len(0, 5000).expect("truncate");
+        io.read(0, back.bytes_mut()).expect("read");
+        assert!(back.bytes()[..5000] == data.bytes()[..5000]);
+        assert!(back.bytes()[5000..].iter().all(|&b| b == 0));
+        assert_eq!(fake.calls("read").len(), 4 + 2);
+    }
+
+    #[test]
+    fn only_o_direct_transfers_of_unaligned_buffers_are_bounced() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let data = pattern();
+        for direct in [true, false] {
+            let fake = Fake::new(&[], &[]);
+            let mut io = fake_io(dir.path(), &["a"], 4096, direct, &fake).expect("open");
+            // An aligned buffer goes as it is; an unaligned one through the bounce buffer
+            // with O_DIRECT only, a small one first, then one larger than the bounce buffer.
+            io.write(0, data.bytes()).expect("write");
+            let mut unaligned = vec![0u8; 8192 + 1];
+            io.read(4096, &mut unaligned[1..4097]).expect("read");
+            assert!(unaligned[1..4097] == data.bytes()[4096..]);
+            unaligned[1..].copy_from_slice(data.bytes());
+            io.write(0, &unaligned[1..]).expect("write");
+            let mut back = vec![0u8; 8192 + 1];
+            io.read(0, &mut back[1..]).expect("read");
+            assert!(back[1..] == *data.bytes());
+            let calls = fake.log.lock().expect("log").clone();
+            let caller = [
+                data.bytes().as_ptr() as usize,
+                unaligned[1..].as_ptr() as usize,
+                unaligned[1..].as_ptr() as usize,
+                back[1..].as_ptr() as usize,
+            ];
+            let given: Vec<usize> = calls[1..].iter().map(|c| c.ptr).collect();
+            assert_eq!(given[0], caller[0], "an aligned buffer is never copied");
+            for (g, c) in given[1..].iter().zip(&caller[1..]) {
+                assert_eq!(g == c, !direct, "bounced exactly when O_DIRECT");
+                assert!(!direct || g.is_multiple_of(DIRECT_ALIGN));
+            }
+            assert_eq!(io.is_direct(), direct, "no fallback taken");
+        }
+    }
 
     #[test]
     fn segments_round_trip_and_short_files_read_as_zeros() {
