@@ -222,6 +222,14 @@ mod tests {
         let mut back = [0u8; 4096];
         io.read(last, &mut back).expect("the last page");
         assert_eq!(back, [9; 4096]);
+        // The algorithm's requests are what reaches the FTL at the bottom.
+        let asked = IoStats {
+            read_ios: 1,
+            write_ios: 1,
+            read_bytes: 4096,
+            write_bytes: 4096,
+        };
+        assert_eq!((io.stats(), io.physical()), (asked, asked));
         let error = io
             .read(4 << 20, &mut back)
             .expect_err("one page past the end");
