@@ -4,7 +4,7 @@
 use flashkit_core::{SimRng, SimRngExt};
 use flashkit_em::io::{BlockIo, BlockSizes, SimIo};
 use flashkit_em::record::{KeyPayload, Record};
-use flashkit_em::sort::{FanIn, Layout, Plan, replay_plan, sort_in_simulator};
+use flashkit_em::sort::{FanIn, Layout, Plan, SortOutcome, replay_plan, sort_in_simulator};
 use rand::Rng;
 
 /// Small blocks and memory so that a few thousand records make many runs and passes:
@@ -133,8 +133,8 @@ fn check_parallel<R: Record + std::fmt::Debug + PartialEq>(
     input: Vec<R>,
     fan_in: FanIn,
     threads: usize,
-) {
-    check_keeping(input, fan_in, threads, 0);
+) -> SortOutcome {
+    check_keeping(input, fan_in, threads, 0)
 }
 
 /// [`check_parallel`] with up to `resident` runs kept in memory for the merge; the data-free
@@ -144,7 +144,7 @@ fn check_keeping<R: Record + std::fmt::Debug + PartialEq>(
     fan_in: FanIn,
     threads: usize,
     resident: u64,
-) -> Plan {
+) -> SortOutcome {
     use flashkit_em::sort::{read_records, sort_parallel, write_records};
     let sizes = BlockSizes::new(512, 2048).expect("valid");
     let plan = Plan::new(
@@ -190,7 +190,8 @@ fn check_keeping<R: Record + std::fmt::Debug + PartialEq>(
     let mut counting = SimIo::counting(sizes);
     let replayed = replay_plan(&mut counting, &plan, &layout).expect("replay");
     assert_eq!(replayed, outcome.total, "{threads} threads: replay differs");
-    plan
+    assert_eq!(outcome.merge_parts.len(), plan.merge_passes());
+    outcome
 }
 
 /// Runs kept in memory merge like runs read back, serially and split in parts (with the
@@ -199,8 +200,13 @@ fn check_keeping<R: Record + std::fmt::Debug + PartialEq>(
 #[test]
 fn resident_runs_merge_like_runs_on_the_device() {
     for threads in [1, 2, 3, 4] {
-        let plan = check_keeping(random::<u64>(100_000, 50), FanIn::Model, threads, 3);
+        let outcome = check_keeping(random::<u64>(100_000, 50), FanIn::Model, threads, 3);
+        let plan = outcome.plan;
         assert_eq!((plan.runs, plan.resident), (13, 3));
+        // The merge's memory: 256 KiB less the three runs kept (64 KiB each), 64 KiB; a part
+        // merging the 10 runs read back holds 3 x 10 x 512 + 2 x 2048 = 19,456 B, so three
+        // parts fit.
+        assert_eq!(outcome.merge_parts, [threads.min(3)]);
         let all = plan.clone().keep_resident(0).volumes();
         let kept = plan.volumes();
         // Two full runs and the last of 1696 records (13,568 B: 7 writes of 2 KiB, 27
@@ -208,7 +214,7 @@ fn resident_runs_merge_like_runs_on_the_device() {
         assert_eq!(all.write_bytes - kept.write_bytes, 2 * 65536 + 7 * 2048);
         assert_eq!(all.read_bytes - kept.read_bytes, 2 * 65536 + 27 * 512);
         // Every run resident: two runs.
-        let plan = check_keeping(random::<u32>(20_000, 51), FanIn::Model, threads, 3);
+        let plan = check_keeping(random::<u32>(20_000, 51), FanIn::Model, threads, 3).plan;
         assert_eq!((plan.runs, plan.resident), (2, 2));
         check_keeping(vec![5u64; 60_000], FanIn::Model, threads, 2);
         let mut rng = SimRng::for_stream(52, "stable-resident");
@@ -226,10 +232,15 @@ fn resident_runs_merge_like_runs_on_the_device() {
 #[test]
 fn parallel_merges_give_the_serial_output_and_volumes() {
     for threads in [2, 3, 4, 7] {
-        check_parallel(
+        let outcome = check_parallel(
             random::<u64>(100_000, 20 + threads as u64),
             FanIn::Model,
             threads,
+        );
+        // 13 runs in one merge; 256 KiB holds 10 parts of 3 x 13 x 512 + 2 x 2048 B.
+        assert_eq!(
+            (outcome.plan.runs, outcome.merge_parts),
+            (13, vec![threads])
         );
         check_parallel(random::<u32>(150_001, 30), FanIn::Fixed(4), threads);
         // Multi-pass: 2-way merges, each split (the runs of later passes carry the block
@@ -241,9 +252,22 @@ fn parallel_merges_give_the_serial_output_and_volumes() {
     check_parallel(sorted.clone(), FanIn::Model, 2);
     sorted.reverse();
     check_parallel(sorted, FanIn::Model, 3);
-    check_parallel(vec![9u64; 50_000], FanIn::Model, 2);
-    check_parallel(Vec::<u64>::new(), FanIn::Model, 2);
-    check_parallel(vec![1u32], FanIn::Model, 2);
+    // Equal keys give no splitter: the merge stays whole.
+    assert_eq!(
+        check_parallel(vec![9u64; 50_000], FanIn::Model, 2).merge_parts,
+        [1]
+    );
+    // No run, or one: no merge pass.
+    assert!(
+        check_parallel(Vec::<u64>::new(), FanIn::Model, 2)
+            .merge_parts
+            .is_empty()
+    );
+    assert!(
+        check_parallel(vec![1u32], FanIn::Model, 2)
+            .merge_parts
+            .is_empty()
+    );
 }
 
 #[test]

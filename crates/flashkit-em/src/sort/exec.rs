@@ -87,37 +87,40 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
     let run_formation = io.stats() - start;
     let run_seconds = clock.elapsed().as_secs_f64();
     let mut output_checksum = input_checksum;
-    if plan.runs > 1 {
-        for (pass, merges) in plan.passes.iter().enumerate() {
-            let (done, rest) = levels.split_at_mut(pass + 1);
-            let (from, to) = (&done[pass], &mut rest[0]);
-            let widest = merges
-                .iter()
-                .map(|m| {
-                    (m.first..m.first + m.count)
-                        .filter(|&r| pass > 0 || !plan.is_resident(r))
-                        .count() as u64
-                })
-                .max()
-                .unwrap_or(1);
-            let parts = parts_for(plan, widest, threads);
-            let name = if plan.passes.len() == 1 {
-                "merge".to_string()
-            } else {
-                format!("merge pass {}/{}", pass + 1, plan.passes.len())
-            };
-            progress.start(&name, Some(plan.records));
-            output_checksum = with_pipelines(io, parts, |pipes| {
-                let mut sum = Checksum::default();
-                for (index, merge) in merges.iter().enumerate() {
-                    let target = (to.offsets[index], to.lengths[index]);
-                    let merged = merge_runs::<R>(pipes, plan, from, *merge, target, progress)?;
-                    sum.merge(&merged.checksum);
-                    to.block_keys[index] = merged.block_keys;
-                }
-                Ok(sum)
-            })?;
-        }
+    let mut merge_parts = Vec::with_capacity(plan.passes.len());
+    // A single run (or none) has no merge pass: it was written where the output goes.
+    for (pass, merges) in plan.passes.iter().enumerate() {
+        let (done, rest) = levels.split_at_mut(pass + 1);
+        let (from, to) = (&done[pass], &mut rest[0]);
+        let widest = merges
+            .iter()
+            .map(|m| {
+                (m.first..m.first + m.count)
+                    .filter(|&r| pass > 0 || !plan.is_resident(r))
+                    .count() as u64
+            })
+            .max()
+            .unwrap_or(1);
+        let parts = parts_for(plan, widest, threads);
+        let name = if plan.passes.len() == 1 {
+            "merge".to_string()
+        } else {
+            format!("merge pass {}/{}", pass + 1, plan.passes.len())
+        };
+        progress.start(&name, Some(plan.records));
+        let (sum, most) = with_pipelines(io, parts, |pipes| {
+            let (mut sum, mut most) = (Checksum::default(), 0);
+            for (index, merge) in merges.iter().enumerate() {
+                let target = (to.offsets[index], to.lengths[index]);
+                let merged = merge_runs::<R>(pipes, plan, from, *merge, target, progress)?;
+                sum.merge(&merged.checksum);
+                most = most.max(merged.parts);
+                to.block_keys[index] = merged.block_keys;
+            }
+            Ok((sum, most))
+        })?;
+        output_checksum = sum;
+        merge_parts.push(most);
     }
     if output_checksum != input_checksum {
         return Err(EmError::Verify(format!(
@@ -133,6 +136,7 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
         checksum: input_checksum,
         run_formation_seconds: run_seconds,
         total_seconds: clock.elapsed().as_secs_f64(),
+        merge_parts,
     })
 }
 

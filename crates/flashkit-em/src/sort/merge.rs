@@ -29,6 +29,8 @@ use std::collections::VecDeque;
 pub(super) struct Merged {
     pub checksum: Checksum,
     pub block_keys: Vec<u64>,
+    /// The parts of the merge that had records to merge (1: merged whole).
+    pub parts: usize,
 }
 
 /// Most `B_r` blocks an input reads ahead of the one being merged.
@@ -123,6 +125,8 @@ pub(super) fn merge_runs<R: Record>(
         parts: wanted,
         progress,
     };
+    // Parts with records to merge (a splitter below every key leaves the first one empty).
+    let split = parts.iter().filter(|p| p.out_hi > p.out_lo).count();
     let outputs: Vec<Result<PartOutput, EmError>> = if parts.len() == 1 {
         let part = parts.into_iter().next().expect("invariant: one part");
         vec![merge_part::<R>(&mut pipes[0], job, part)]
@@ -171,6 +175,7 @@ pub(super) fn merge_runs<R: Record>(
     Ok(Merged {
         checksum,
         block_keys,
+        parts: split,
     })
 }
 

@@ -87,6 +87,10 @@ pub struct SortOutcome {
     pub run_formation_seconds: f64,
     /// Wall-clock seconds of the whole sort.
     pub total_seconds: f64,
+    /// For each merge pass, the most parts any of its merges split into: 1 when merged
+    /// serially, and fewer than the threads asked for where memory does not hold that many
+    /// parts' buffers or the keys give fewer distinct splitters.
+    pub merge_parts: Vec<usize>,
 }
 
 /// Sort the `plan.records` records of type `R` at `layout.input` into `layout.output`.

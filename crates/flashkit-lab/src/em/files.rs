@@ -248,6 +248,15 @@ pub fn sort(
     })
 }
 
+/// ` (parts per pass: 4, 3)`: how many parts each merge pass split into, when any.
+fn parts_per_pass(parts: &[usize]) -> String {
+    if parts.is_empty() {
+        return String::new();
+    }
+    let list: Vec<String> = parts.iter().map(usize::to_string).collect();
+    format!(" (parts per pass: {})", list.join(", "))
+}
+
 impl SortReport {
     /// The phases' volumes in GB, I/Os, times and rates, and the device's.
     pub fn table(&self) -> Table {
@@ -298,7 +307,7 @@ impl SortReport {
         );
         out += &format!(
             "mode {}, M = {}, runs of {} records: {} runs ({} kept in memory), fan-in {}, {} \
-             merge pass(es) on up to {} thread(s); {}\n",
+             merge pass(es) on up to {} thread(s){}; {}\n",
             r.mode.name(),
             format_size(self.model.memory_bytes),
             plan.run_records,
@@ -307,6 +316,7 @@ impl SortReport {
             plan.fan_in,
             plan.merge_passes(),
             r.merge_threads,
+            parts_per_pass(&o.merge_parts),
             r.backend
         );
         out += &self.table().render();
@@ -475,6 +485,13 @@ mod tests {
         expected.sort_unstable();
         assert_eq!(read_u32(&output), expected);
         assert_eq!(sorted.table().rows.len(), 4);
+        // Serial: every merge pass in one part.
+        let passes = r.outcome.plan.merge_passes();
+        assert!(passes >= 1 && r.outcome.merge_parts == vec![1; passes]);
+        let serial = format!("(parts per pass: {}); ", vec!["1"; passes].join(", "));
+        assert!(sorted.render().contains(&serial), "{}", sorted.render());
+        assert_eq!(parts_per_pass(&[4, 3]), " (parts per pass: 4, 3)");
+        assert_eq!(parts_per_pass(&[]), "");
         let json = serde_json::to_string(&sorted).expect("json");
         let at = |key: &str| json.find(&format!("\"{key}\":")).expect(key);
         assert!(json.starts_with("{\"report\":"), "{json}");
