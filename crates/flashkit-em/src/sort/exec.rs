@@ -92,11 +92,13 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
     for (pass, merges) in plan.passes.iter().enumerate() {
         let (done, rest) = levels.split_at_mut(pass + 1);
         let (from, to) = (&done[pass], &mut rest[0]);
+        // The most runs a merge reads from the device. Runs stay in memory only in a plan of
+        // one pass (`Plan::keep_resident`), so only the first pass has any.
         let widest = merges
             .iter()
             .map(|m| {
                 (m.first..m.first + m.count)
-                    .filter(|&r| pass > 0 || !plan.is_resident(r))
+                    .filter(|&r| !plan.is_resident(r))
                     .count() as u64
             })
             .max()
