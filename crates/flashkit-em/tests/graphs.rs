@@ -1,10 +1,12 @@
 //! External BFS and DFS against in-memory references on grids and random sparse graphs,
 //! on the simulator and the translation layer.
 
-use flashkit_em::EmError;
+mod common;
+
+use common::Logged;
 use flashkit_em::graph::Graph;
 use flashkit_em::graph::bfs::{self, BfsConfig};
-use flashkit_em::io::{BlockIo, BlockSizes, IoStats, SimIo};
+use flashkit_em::io::{BlockSizes, SimIo};
 use flashkit_em::sort::{FanIn, Plan};
 use flashkit_em::tl::TranslationLayer;
 
@@ -121,38 +123,6 @@ fn bfs_phase_reference(
     (peak, spilled, reads, writes)
 }
 
-/// A simulator that logs every transfer: (a write, offset, length).
-struct Logged {
-    sim: SimIo,
-    log: Vec<(bool, u64, usize)>,
-}
-
-impl BlockIo for Logged {
-    fn block_sizes(&self) -> BlockSizes {
-        self.sim.block_sizes()
-    }
-    fn read(&mut self, offset: u64, buf: &mut [u8]) -> Result<(), EmError> {
-        self.log.push((false, offset, buf.len()));
-        self.sim.read(offset, buf)
-    }
-    fn write(&mut self, offset: u64, buf: &[u8]) -> Result<(), EmError> {
-        self.log.push((true, offset, buf.len()));
-        self.sim.write(offset, buf)
-    }
-    fn discard(&mut self, offset: u64, len: u64) -> Result<(), EmError> {
-        self.sim.discard(offset, len)
-    }
-    fn sync(&mut self) -> Result<(), EmError> {
-        self.sim.sync()
-    }
-    fn stats(&self) -> IoStats {
-        self.sim.stats()
-    }
-    fn describe(&self) -> String {
-        self.sim.describe()
-    }
-}
-
 /// The offsets of `log`'s reads or writes inside `[from, to)`, cut where one goes back to
 /// `from`: the pool's spills, each of which should be `from`, `from + block`, ... in order.
 fn spills(log: &[(bool, u64, usize)], write: bool, from: u64, to: u64) -> Vec<Vec<u64>> {
@@ -175,10 +145,7 @@ fn bfs_figures_match(
     config: &BfsConfig,
     sizes: BlockSizes,
 ) -> bfs::BfsReport {
-    let mut io = Logged {
-        sim: SimIo::with_data(sizes),
-        log: Vec::new(),
-    };
+    let mut io = Logged::with_data(sizes);
     let report = bfs::run(&mut io, graph, source, config).expect("bfs");
     let levels = graph.bfs_levels(source);
     assert_eq!(report.level_of, levels);

@@ -313,3 +313,26 @@ pub fn replay<I: BlockIo + ?Sized>(
     }
     Ok(io.stats() - start)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_sorted_takes_equal_keys_and_refuses_a_key_below_the_last() {
+        check_sorted(&[1u64, 2, 2, 3], None).expect("in order");
+        check_sorted(&[5u64, 5], Some(5)).expect("not below the previous block");
+        check_sorted::<u64>(&[], Some(9)).expect("nothing to check");
+        let error = check_sorted(&[1u64, 3, 2], None).expect_err("out of order");
+        assert_eq!(
+            error.to_string(),
+            "verification failed: record 2 of a sorted block has key 2 after key 3"
+        );
+        let error = check_sorted(&[4u64, 6], Some(5)).expect_err("below the previous block");
+        assert!(
+            error
+                .to_string()
+                .contains("record 0 of a sorted block has key 4 after key 5")
+        );
+    }
+}
