@@ -446,6 +446,45 @@ mod tests {
     }
 
     #[test]
+    fn modes_parse_from_their_names_and_predict_what_reaches_the_device() {
+        let names: Vec<&str> = IoMode::ALL.iter().map(|m| m.name()).collect();
+        assert_eq!(names, ["tl", "br", "bw", "flash"]);
+        for mode in IoMode::ALL {
+            assert_eq!(mode.name().parse::<IoMode>(), Ok(mode));
+        }
+        assert_eq!(
+            "b_r".parse::<IoMode>(),
+            Err("unknown I/O mode \"b_r\" (expected flash, br, bw or tl)".to_string())
+        );
+        // 100,000 u64 in runs of 64 KiB, one pass: 800,000 B read and written twice.
+        let device = BlockSizes::new(512, 2048).expect("valid");
+        for mode in IoMode::ALL {
+            let sizes = mode.algorithm_sizes(device);
+            let plan = Plan::new(100_000, 8, sizes, 256 << 10, FanIn::Model).expect("plan");
+            let v = plan.volumes();
+            let predicted = mode.device_prediction(&plan, device);
+            assert_eq!(
+                (
+                    predicted.read_bytes,
+                    predicted.write_bytes,
+                    predicted.read_ios
+                ),
+                (v.read_bytes, v.write_bytes, v.read_ios),
+                "{mode:?}"
+            );
+            // Under the translation layer the pages of B_r reach the device as whole B_w
+            // blocks: the 3,126 pages of 512 B written (1,600,512 B, each run padded to a
+            // page) in 782 blocks of 2 KiB.
+            if mode == IoMode::Tl {
+                assert_eq!((v.write_bytes, v.write_ios), (1_600_512, 3126));
+                assert_eq!(predicted.write_ios, 782);
+            } else {
+                assert_eq!(predicted.write_ios, v.write_ios, "{mode:?}");
+            }
+        }
+    }
+
+    #[test]
     fn an_output_that_is_the_input_is_refused_and_the_input_kept() {
         let dir = tempfile::tempdir().expect("temp dir");
         let input = dir.path().join("in");
