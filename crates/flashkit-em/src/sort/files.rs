@@ -522,6 +522,33 @@ mod tests {
         }
     }
 
+    /// Sorted and reversed inputs are the keys `0, s, 2s, ...` with the stride `s` that
+    /// spreads them over the whole key space; equal inputs one key.
+    #[test]
+    fn generated_orders_spread_over_the_key_space() {
+        fn keys<R: Record>(order: InputOrder, records: u64) -> Vec<u64> {
+            let dir = tempfile::tempdir().expect("temp dir");
+            let path = dir.path().join("in");
+            generate_file::<R>(&path, records, order, 5).expect("generate");
+            let bytes = std::fs::read(&path).expect("read");
+            let records: &[R] = bytemuck::cast_slice(&bytes);
+            records.iter().map(Record::key).collect()
+        }
+        let stride32 = u64::from(u32::MAX) / 1000;
+        let sorted: Vec<u64> = (0..1000).map(|i| i * stride32).collect();
+        assert_eq!(keys::<u32>(InputOrder::Sorted, 1000), sorted);
+        let reversed: Vec<u64> = sorted.iter().rev().copied().collect();
+        assert_eq!(keys::<u32>(InputOrder::Reversed, 1000), reversed);
+        let stride64 = u64::MAX / 3;
+        assert_eq!(
+            keys::<u64>(InputOrder::Sorted, 3),
+            [0, stride64, 2 * stride64]
+        );
+        assert_eq!(keys::<u64>(InputOrder::Equal, 3), [0x5eed; 3]);
+        let random = keys::<u64>(InputOrder::Random, 1000);
+        assert!(random.windows(2).any(|w| w[0] > w[1]) && random.windows(2).any(|w| w[0] < w[1]));
+    }
+
     #[test]
     fn files_sort_in_every_mode() {
         for mode in IoMode::ALL {
