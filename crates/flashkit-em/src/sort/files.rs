@@ -545,6 +545,30 @@ mod tests {
             [0, stride64, 2 * stride64]
         );
         assert_eq!(keys::<u64>(InputOrder::Equal, 3), [0x5eed; 3]);
+        // Two 16 MiB chunks, the second holding one record: every key in place, progress
+        // counted record by record.
+        let records = (16 << 20) / 8 + 1;
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("in");
+        let log = flashkit_core::ProgressLog::default();
+        generate_file_with_progress::<u64>(&path, records, InputOrder::Reversed, 5, &log)
+            .expect("generate");
+        let phases = log.phases();
+        assert_eq!(
+            phases,
+            [flashkit_core::PhaseLog::new(
+                "writing",
+                Some(records),
+                records
+            )]
+        );
+        let bytes = std::fs::read(&path).expect("read");
+        let written: &[u64] = bytemuck::cast_slice(&bytes);
+        let stride = u64::MAX / records;
+        assert!(
+            written.len() as u64 == records
+                && written.iter().rev().zip(0..).all(|(&k, i)| k == i * stride)
+        );
         let random = keys::<u64>(InputOrder::Random, 1000);
         assert!(random.windows(2).any(|w| w[0] > w[1]) && random.windows(2).any(|w| w[0] < w[1]));
     }
