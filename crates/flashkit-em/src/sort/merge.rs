@@ -42,12 +42,9 @@ const MAX_DEPTH: u64 = 8;
 /// splitter fell in. Resident runs need no buffers, but their memory is not the merge's.
 pub(super) fn parts_for(plan: &Plan, count: u64, threads: usize) -> usize {
     let (br, bw) = (plan.sizes.read_bytes, plan.sizes.write_bytes);
-    if threads <= 1 {
-        return 1;
-    }
     let per_part = 3 * count * br + 2 * bw;
-    let fit = (plan.merge_memory() / per_part.max(1)).max(1);
-    (threads as u64).min(fit) as usize
+    let fit = (plan.merge_memory() / per_part).max(1);
+    (threads.max(1) as u64).min(fit) as usize
 }
 
 /// How many `B_r` buffers each input of a merge keeps (the block being merged and those
@@ -863,4 +860,58 @@ fn advance_block<R: Record>(
     input.available = (input.end.min(start + blocks * per_block) - start) as usize;
     input.at = start + input.available as u64;
     Ok(Some(input.current.records::<R>()[input.position].key()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::io::BlockSizes;
+    use crate::sort::FanIn;
+
+    /// 256 KiB of memory, blocks of 512 B to read and 2 KiB to write; 100,000 u64 in 13
+    /// runs, three of them kept in memory when asked (their 192 KiB leave the merge 64 KiB).
+    fn plan(resident: u64) -> Plan {
+        let sizes = BlockSizes::new(512, 2048).expect("valid");
+        let plan = Plan::new(100_000, 8, sizes, 256 << 10, FanIn::Model)
+            .expect("plan")
+            .keep_resident(resident);
+        assert_eq!((plan.runs, plan.resident), (13, resident));
+        plan
+    }
+
+    #[test]
+    fn a_merge_splits_into_as_many_parts_as_threads_and_memory_allow() {
+        let all = plan(0);
+        // A part of 13 inputs: 3 x 13 x 512 + 2 x 2048 = 24,064 B; 256 KiB holds 10.
+        assert_eq!(parts_for(&all, 13, 7), 7);
+        assert_eq!(parts_for(&all, 13, 10), 10);
+        assert_eq!(parts_for(&all, 13, 11), 10);
+        assert_eq!(parts_for(&all, 13, 1), 1);
+        assert_eq!(parts_for(&all, 13, 0), 1);
+        // Only resident runs: a part is its output's 4 KiB, 64 of them.
+        assert_eq!(parts_for(&all, 0, 100), 64);
+        // Not even one part fits: one anyway (the plan's own buffers are smaller).
+        assert_eq!(parts_for(&all, 1000, 4), 1);
+        // Three runs kept: 64 KiB for 10 inputs' parts of 19,456 B.
+        assert_eq!(parts_for(&plan(3), 10, 4), 3);
+    }
+
+    #[test]
+    fn each_input_reads_ahead_as_far_as_memory_allows_within_bounds() {
+        let all = plan(0);
+        // One part: (256 KiB - 4 KiB) / (13 x 512) = 38 blocks an input, at most 8.
+        assert_eq!(depth_for(&all, 13, 1), 8);
+        // Six parts: (256 KiB - 24 KiB) / (6 x 13 x 512) = 5, less a splitter's block: 4.
+        assert_eq!(depth_for(&all, 13, 6), 4);
+        // Five parts: (256 KiB - 20 KiB) / (5 x 13 x 512) = 7, less one: 6.
+        assert_eq!(depth_for(&all, 13, 5), 6);
+        // 60 inputs: 8 blocks each fit one part; split in two, 30 inputs, 8 less one.
+        assert_eq!(depth_for(&all, 60, 1), 8);
+        assert_eq!(depth_for(&all, 30, 2), 7);
+        // Ten parts: 3 less one, and never below two (the plan's own double buffering).
+        assert_eq!(depth_for(&all, 13, 10), 2);
+        assert_eq!(depth_for(&all, 1000, 4), 2);
+        // Nothing on the device to read.
+        assert_eq!(depth_for(&all, 0, 4), MAX_DEPTH);
+    }
 }
