@@ -83,7 +83,7 @@ impl LoserTree {
     #[inline(always)]
     pub fn replace_winner_key(&mut self, key: u64) {
         let index = (self.nodes[0] & 0xffff_ffff) as usize;
-        self.replay(index, (u128::from(key) << 64) | index as u128);
+        self.replay(index, entry(index, Some(key)));
     }
 
     /// The winner's sequence moved on: its new key is `key` (`None` when exhausted).
