@@ -179,16 +179,12 @@ impl Plan {
             return self;
         }
         let (br, bw) = (self.sizes.read_bytes, self.sizes.write_bytes);
-        let mut k = wanted.min(MAX_RESIDENT).min(self.runs);
-        while k > 0 {
-            let on_device = self.runs - k;
-            let merge = 2 * on_device * br + 2 * bw;
-            if k * self.run_buffer_bytes() + merge <= self.memory_bytes {
-                break;
-            }
-            k -= 1;
-        }
-        self.resident = k;
+        let fits = |k: u64| {
+            let merge = 2 * (self.runs - k) * br + 2 * bw;
+            k * self.run_buffer_bytes() + merge <= self.memory_bytes
+        };
+        let most = wanted.min(MAX_RESIDENT).min(self.runs);
+        self.resident = (1..=most).rev().find(|&k| fits(k)).unwrap_or(0);
         self
     }
 
@@ -459,6 +455,19 @@ mod tests {
         let plan = Plan::new(7 * 2048, 8, sizes, 64 << 10, FanIn::Model).expect("valid");
         assert_eq!((plan.runs, plan.merge_passes()), (7, 1));
         // 3 * 16 KiB + 2 * 4 * 2 KiB + 8 KiB = 72 KiB > 64; 2 * 16 + 2 * 5 * 2 + 8 = 60.
+        assert_eq!(plan.keep_resident(3).resident, 2);
+        // At the bound: 16 KiB makes runs of 4 KiB, 7 of them; one resident run leaves
+        // 4 + 2 x 6 x 0.5 + 4 = 14 KiB, two would need 8 + 2 x 5 x 0.5 + 4 = 17 KiB.
+        let sizes = BlockSizes::new(512, 2048).expect("valid");
+        let plan = Plan::new(3584, 8, sizes, 16 << 10, FanIn::Model).expect("valid");
+        assert_eq!((plan.runs, plan.run_buffer_bytes()), (7, 4096));
+        assert_eq!(plan.clone().keep_resident(3).resident, 1);
+        assert_eq!(plan.keep_resident(0).resident, 0);
+        // Exactly full: 8 KiB in runs of 2 KiB, 5 of them; two resident runs and the merge's
+        // buffers for three take 4 + 2 x 3 x 0.5 + 1 = 8 KiB.
+        let sizes = BlockSizes::same(512).expect("valid");
+        let plan = Plan::new(1280, 8, sizes, 8 << 10, FanIn::Model).expect("valid");
+        assert_eq!((plan.runs, plan.run_buffer_bytes()), (5, 2048));
         assert_eq!(plan.keep_resident(3).resident, 2);
     }
 
