@@ -92,8 +92,8 @@ pub fn execute<R: Record, I: BlockIo + ?Sized>(
     for (pass, merges) in plan.passes.iter().enumerate() {
         let (done, rest) = levels.split_at_mut(pass + 1);
         let (from, to) = (&done[pass], &mut rest[0]);
-        // The most runs a merge reads from the device. Runs stay in memory only in a plan of
-        // one pass (`Plan::keep_resident`), so only the first pass has any.
+        // The most runs a merge reads from the device (resident runs are all inputs of the
+        // first pass: see `Plan::resident`).
         let widest = merges
             .iter()
             .map(|m| {
@@ -295,7 +295,7 @@ pub fn replay<I: BlockIo + ?Sized>(
         let (from, to) = (&levels[pass], &levels[pass + 1]);
         for (index, merge) in merges.iter().enumerate() {
             for run in merge.first..merge.first + merge.count {
-                if pass == 0 && plan.is_resident(run) {
+                if plan.is_resident(run) {
                     continue;
                 }
                 let run = run as usize;

@@ -88,7 +88,8 @@ pub struct Plan {
     /// a copy).
     pub passes: Vec<Vec<Merge>>,
     /// The last runs formed that stay in memory for the merge instead of being written and
-    /// read back (0: every run is written, as in the paper).
+    /// read back (0: every run is written, as in the paper). Only a plan of one merge pass
+    /// keeps any ([`Plan::keep_resident`]), so they are always inputs of the first pass.
     pub resident: u64,
 }
 
@@ -248,7 +249,7 @@ impl Plan {
         for (pass, merges) in self.passes.iter().enumerate() {
             for m in merges {
                 for run in m.first..m.first + m.count {
-                    if pass > 0 || !self.is_resident(run) {
+                    if !self.is_resident(run) {
                         self.add_read(&mut v, levels[pass][run as usize]);
                     }
                 }
