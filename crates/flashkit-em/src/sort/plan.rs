@@ -296,26 +296,18 @@ fn choose_fan_in(
             let f = memory_bytes.saturating_sub(2 * sizes.write_bytes) / (2 * sizes.write_bytes);
             f.clamp(2, max_fan_in)
         }
-        FanIn::Model => {
-            if runs <= 1 {
-                max_fan_in
-            } else {
-                let passes = passes_needed(runs, max_fan_in);
-                // The smallest f with f^passes >= runs.
-                let mut f = (runs as f64).powf(1.0 / passes as f64).ceil() as u64;
-                while f > 2
-                    && (f - 1)
-                        .checked_pow(passes as u32)
-                        .is_some_and(|p| p >= runs)
-                {
-                    f -= 1;
-                }
-                while f.checked_pow(passes as u32).is_some_and(|p| p < runs) {
-                    f += 1;
-                }
-                f.clamp(2, max_fan_in)
-            }
-        }
+        FanIn::Model => match passes_needed(runs, max_fan_in) {
+            // One run or none: nothing to merge.
+            0 => max_fan_in,
+            // One merge of every run.
+            1 => runs,
+            // The smallest f whose `passes` levels of f-way merges cover the runs (f =
+            // max_fan_in does, by the choice of `passes`): at most 4,096 candidates, as
+            // runs are at most 2^24 and there are two passes or more.
+            passes => (2..max_fan_in)
+                .find(|f| f.saturating_pow(passes as u32) >= runs)
+                .unwrap_or(max_fan_in),
+        },
         FanIn::Fixed(f) => {
             if f < 2 || f > max_fan_in {
                 return Err(EmError::Config(format!(
@@ -470,6 +462,72 @@ mod tests {
         let plan = Plan::new(1280, 8, sizes, 8 << 10, FanIn::Model).expect("valid");
         assert_eq!((plan.runs, plan.run_buffer_bytes()), (5, 2048));
         assert_eq!(plan.keep_resident(3).resident, 2);
+    }
+
+    #[test]
+    fn the_model_fan_in_is_the_smallest_that_keeps_the_fewest_passes() {
+        let sizes = BlockSizes::new(4096, 16384).expect("valid");
+        let model = |runs: u64, max: u64| {
+            choose_fan_in(FanIn::Model, runs, max, sizes, 1 << 20).expect("valid")
+        };
+        // The reference: the fewest passes fan-in `max` allows, then the smallest f >= 2
+        // whose f^passes runs cover them, counted up one by one.
+        for max in [2, 3, 7, 124] {
+            for runs in 2..=3000u64 {
+                let passes = passes_needed(runs, max) as u32;
+                let f = (2..).find(|f: &u64| f.pow(passes) >= runs).expect("some f");
+                assert_eq!(
+                    model(runs, max),
+                    f.min(max),
+                    "{runs} runs, at most {max}-way"
+                );
+            }
+        }
+        // Exact powers, where a floating-point root may land just above the integer.
+        for (runs, f) in [(1024, 32), (961, 31), (1_000_000, 100), (3u64.pow(20), 3)] {
+            let passes = passes_needed(runs, f) as u32;
+            assert_eq!(f.pow(passes), runs);
+            assert_eq!(model(runs, f), f, "{runs} runs");
+        }
+        assert_eq!(model(1, 124), 124);
+        assert_eq!(model(0, 124), 124);
+    }
+
+    #[test]
+    fn a_fixed_fan_in_is_taken_from_two_to_what_memory_allows() {
+        let sizes = BlockSizes::new(4096, 16384).expect("valid");
+        let fixed = |f| choose_fan_in(FanIn::Fixed(f), 100, 124, sizes, 1 << 20);
+        assert_eq!(
+            (fixed(2).expect("two"), fixed(124).expect("the most")),
+            (2, 124)
+        );
+        for f in [0, 1, 125] {
+            let error = fixed(f).expect_err("outside");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "invalid parameters: fan-in {f} is outside 2..=124, what the memory allows"
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn the_write_block_fan_in_holds_two_write_blocks_an_input() {
+        let sizes = BlockSizes::new(4096, 16384).expect("valid");
+        // 1 MiB: (1 MiB - 32 KiB) / 32 KiB = 31 inputs; B_r would allow 124.
+        let plan = Plan::new(1 << 24, 8, sizes, 1 << 20, FanIn::WriteBlocks).expect("valid");
+        assert_eq!(plan.fan_in, 31);
+        let f = |memory| choose_fan_in(FanIn::WriteBlocks, 100, 500, sizes, memory);
+        assert_eq!(f(1 << 20).expect("valid"), 31);
+        assert_eq!(f((1 << 20) - 1).expect("valid"), 30);
+        // Never below a two-way merge, never above what B_r allows.
+        assert_eq!(f(64 << 10).expect("valid"), 2);
+        assert_eq!(f(16 << 10).expect("valid"), 2);
+        assert_eq!(
+            choose_fan_in(FanIn::WriteBlocks, 100, 20, sizes, 1 << 20).expect("valid"),
+            20
+        );
     }
 
     #[test]
