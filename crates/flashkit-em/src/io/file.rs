@@ -77,6 +77,8 @@ trait Syscalls: Send + Sync {
         buf: &[u8],
         offset: u64,
     ) -> std::io::Result<()>;
+    /// `fdatasync` `file`.
+    fn sync_data(&self, file: &File) -> std::io::Result<()>;
 }
 
 /// The operating system's calls.
@@ -91,6 +93,9 @@ impl Syscalls for System {
     }
     fn write_all_at(&self, file: &File, _: bool, buf: &[u8], offset: u64) -> std::io::Result<()> {
         file.write_all_at(buf, offset)
+    }
+    fn sync_data(&self, file: &File) -> std::io::Result<()> {
+        file.sync_data()
     }
 }
 
@@ -316,8 +321,8 @@ impl BlockIo for FileIo {
 
     fn sync(&mut self) -> Result<(), EmError> {
         for open in &self.files {
-            open.file
-                .sync_data()
+            self.sys
+                .sync_data(&open.file)
                 .map_err(|e| io_error(&open.segment.path, "sync", 0, e))?;
         }
         Ok(())
@@ -501,6 +506,13 @@ mod tests {
             match self.transfer_fault(direct, ptr, buf.len(), offset) {
                 Some(Fault::Short(_)) | None => file.write_all_at(buf, offset),
                 Some(fault) => Err(fault.error()),
+            }
+        }
+        fn sync_data(&self, file: &File) -> std::io::Result<()> {
+            self.record("sync", false, 0, 0, 0);
+            match self.transfers.lock().expect("faults").pop_front().flatten() {
+                Some(fault) => Err(fault.error()),
+                None => file.sync_data(),
             }
         }
     }
@@ -745,6 +757,81 @@ mod tests {
             }
             assert_eq!(io.is_direct(), direct, "no fallback taken");
         }
+    }
+
+    #[test]
+    fn the_bounce_buffer_is_allocated_once_and_reused() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fake = Fake::new(&[], &[]);
+        let mut io = fake_io(dir.path(), &["a"], 4096, true, &fake).expect("open");
+        let mut unaligned = vec![0u8; 8192 + 1];
+        io.read(0, &mut unaligned[1..]).expect("read");
+        io.read(4096, &mut unaligned[1..4097]).expect("read");
+        io.write(0, &unaligned[1..]).expect("write");
+        let given: Vec<usize> = fake.log.lock().expect("log")[1..]
+            .iter()
+            .map(|c| c.ptr)
+            .collect();
+        assert!(given.iter().all(|&p| p == given[0]), "{given:?}");
+    }
+
+    #[test]
+    fn a_sync_reaches_every_file_and_a_refusal_names_its_file() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fake = Fake::new(&[], &[]);
+        let mut io = fake_io(dir.path(), &["a", "b"], 4096, true, &fake).expect("open");
+        io.sync().expect("sync");
+        assert_eq!(fake.calls("sync").len(), 2);
+        let fake = Fake::new(&[], &[None, Some(Fault::Eio)]);
+        let mut io = fake_io(dir.path(), &["a", "b"], 4096, true, &fake).expect("open");
+        let error = io.sync().expect_err("the second file's sync refused");
+        let b = dir.path().join("b");
+        assert!(
+            matches!(&error, EmError::Io { path, op: "sync", .. } if *path == b),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn a_twin_that_fell_back_is_named_by_the_handle_that_absorbs_it() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        // The twin's first write refused with EINVAL: the twin reopens its file buffered.
+        let fake = Fake::new(&[], &[Some(Fault::Einval)]);
+        let mut io = fake_io(dir.path(), &["a"], 4096, true, &fake).expect("open");
+        let mut twin = io.twin().expect("twin").expect("files have a twin");
+        twin.write(0, pattern().bytes())
+            .expect("write after the fallback");
+        let fell_back = twin.describe();
+        assert!(
+            fell_back.contains("refused an O_DIRECT transfer"),
+            "{fell_back}"
+        );
+        let report = |twin: &dyn BlockIo| TwinReport {
+            stats: twin.stats(),
+            description: twin.describe(),
+        };
+        io.absorb(report(&*twin));
+        assert_eq!(
+            io.describe(),
+            format!(
+                "files through the page cache (O_DIRECT not used: the writing handle: {fell_back})"
+            )
+        );
+        // A twin that describes itself as its handle does adds nothing; a handle that fell
+        // back itself keeps its own reason.
+        let fake = Fake::new(&[], &[]);
+        let mut io = fake_io(dir.path(), &["a"], 4096, true, &fake).expect("open");
+        let twin = io.twin().expect("twin").expect("files have a twin");
+        io.absorb(report(&*twin));
+        assert_eq!(io.describe(), "files with O_DIRECT");
+        let fake = Fake::new(&[], &[]);
+        let mut io = fake_io(dir.path(), &["a"], 512, true, &fake).expect("open");
+        let own = io.describe();
+        io.absorb(TwinReport {
+            stats: IoStats::default(),
+            description: "another story".into(),
+        });
+        assert_eq!(io.describe(), own);
     }
 
     #[test]
