@@ -447,3 +447,48 @@ fn the_replay_moves_the_sorts_blocks_at_the_sorts_addresses() {
         assert_eq!(plan.resident, resident.min(3));
     }
 }
+
+/// The merge reads each run ahead in requests of several blocks: with 13 inputs and
+/// 256 KiB, 8 blocks of 512 B an input fit, read in two requests of 4 blocks in flight. So
+/// each full run of 64 KiB (128 blocks) is read in 32 requests of 2 KiB, and the last
+/// (1,696 records: 27 blocks) in six of 2 KiB and one of 1.5 KiB, in order; the merge's
+/// memory holds two requests an input, no more.
+#[test]
+fn the_merge_reads_ahead_in_requests_of_several_blocks() {
+    use flashkit_em::sort::{sort, write_records};
+    let sizes = BlockSizes::new(512, 2048).expect("valid");
+    let plan = Plan::new(100_000, 8, sizes, 256 * 1024, FanIn::Model).expect("plan");
+    assert_eq!((plan.runs, plan.merge_passes()), (13, 1));
+    let layout = Layout::packed(&plan);
+    let mut io = Logged::with_data(sizes);
+    write_records(&mut io, layout.input, &random::<u64>(100_000, 61)).expect("input");
+    sort::<u64, _>(&mut io, &plan, &layout).expect("sort");
+    let runs = layout.scratch[0];
+    let mut reads: Vec<Vec<(u64, usize)>> = vec![Vec::new(); 13];
+    for &(write, offset, len) in &io.log {
+        if !write && (runs..layout.scratch[1]).contains(&offset) {
+            reads[((offset - runs) / 65536) as usize].push((offset - runs, len));
+        }
+    }
+    // Two requests in flight an input: the merge starts by asking for every run's first two.
+    let first: Vec<u64> = io
+        .log
+        .iter()
+        .filter(|&&(write, offset, _)| !write && (runs..layout.scratch[1]).contains(&offset))
+        .take(26)
+        .map(|&(_, offset, _)| offset - runs)
+        .collect();
+    let expected: Vec<u64> = (0..13u64)
+        .flat_map(|run| [run * 65536, run * 65536 + 2048])
+        .collect();
+    assert_eq!(first, expected);
+    for (run, requests) in reads.iter().enumerate() {
+        let base = run as u64 * 65536;
+        let mut expected: Vec<(u64, usize)> = (0..32).map(|r| (base + r * 2048, 2048)).collect();
+        if run == 12 {
+            expected.truncate(7);
+            expected[6].1 = 1536;
+        }
+        assert_eq!(requests, &expected, "run {run}");
+    }
+}
