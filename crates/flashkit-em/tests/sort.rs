@@ -247,8 +247,11 @@ fn parallel_merges_give_the_serial_output_and_volumes() {
         );
         check_parallel(random::<u32>(150_001, 30), FanIn::Fixed(4), threads);
         // Multi-pass: 2-way merges, each split (the runs of later passes carry the block
-        // index the merges wrote).
-        check_parallel(random::<u64>(70_000, 31), FanIn::Fixed(2), threads);
+        // index the merges wrote), and so is the one-way copy of a run left alone.
+        let outcome = check_parallel(random::<u64>(70_000, 31), FanIn::Fixed(2), threads);
+        let passes = outcome.plan.merge_passes();
+        assert_eq!((outcome.plan.runs, passes), (9, 4));
+        assert_eq!(outcome.merge_parts, vec![threads; passes]);
     }
     let mut sorted = random::<u64>(90_000, 32);
     sorted.sort_unstable();
@@ -464,6 +467,10 @@ fn the_merge_reads_ahead_in_requests_of_several_blocks() {
     write_records(&mut io, layout.input, &random::<u64>(100_000, 61)).expect("input");
     sort::<u64, _>(&mut io, &plan, &layout).expect("sort");
     let runs = layout.scratch[0];
+    // Each run merged away was discarded whole: its area reads as never written.
+    let mut area = vec![1u8; (layout.scratch[1] - runs) as usize];
+    io.sim.read(runs, &mut area).expect("read");
+    assert!(area.iter().all(|&b| b == 0), "a run left behind");
     let mut reads: Vec<Vec<(u64, usize)>> = vec![Vec::new(); 13];
     for &(write, offset, len) in &io.log {
         if !write && (runs..layout.scratch[1]).contains(&offset) {

@@ -215,14 +215,14 @@ fn whole(from: &Level, runs: &[usize]) -> Vec<Part> {
 }
 
 /// The keys that cut the merge into `wanted` parts, at quantiles of the runs' block index,
-/// without repeats; `None` when the merge stays whole (one part wanted, one run, or no
-/// block index).
+/// without repeats; `None` when the merge stays whole (one part wanted, or no block
+/// index). A one-way merge (a run copied to the next level) splits like any other.
 fn splitters(wanted: usize, from: &Level, runs: &[usize]) -> Option<Vec<u64>> {
     let mut sample: Vec<u64> = runs
         .iter()
         .flat_map(|&r| from.block_keys[r].iter().copied())
         .collect();
-    if wanted <= 1 || runs.len() < 2 || sample.is_empty() {
+    if sample.is_empty() {
         return None;
     }
     sample.sort_unstable();
@@ -230,7 +230,7 @@ fn splitters(wanted: usize, from: &Level, runs: &[usize]) -> Option<Vec<u64>> {
         .map(|p| sample[p * sample.len() / wanted])
         .collect();
     splitters.dedup();
-    Some(splitters)
+    (!splitters.is_empty()).then_some(splitters)
 }
 
 /// The block of run `r` a cut at splitter `s` falls in (`None`: before the first record).
