@@ -879,6 +879,41 @@ mod tests {
         plan
     }
 
+    /// A level whose runs have these block indexes (no data, none resident).
+    fn level(block_keys: Vec<Vec<u64>>) -> Level {
+        let n = block_keys.len();
+        Level {
+            offsets: vec![0; n],
+            lengths: vec![0; n],
+            block_keys,
+            memory: (0..n).map(|_| None).collect(),
+        }
+    }
+
+    #[test]
+    fn splitters_are_quantiles_of_the_merged_runs_block_keys() {
+        let level = level(vec![
+            (0..10).map(|i| i * 10).collect(),
+            (0..10).map(|i| i * 10 + 5).collect(),
+            vec![1000],
+        ]);
+        // The first two runs' 20 keys 0, 5, ..., 95: the 5th, 10th and 15th.
+        assert_eq!(splitters(4, &level, &[0, 1]), Some(vec![25, 50, 75]));
+        assert_eq!(splitters(2, &level, &[0, 1]), Some(vec![50]));
+        // One run alone splits too; one part wanted, or no index, does not.
+        assert_eq!(splitters(2, &level, &[0]), Some(vec![50]));
+        assert_eq!(splitters(1, &level, &[0, 1]), None);
+        assert_eq!(
+            splitters(3, &self::level(vec![vec![], vec![]]), &[0, 1]),
+            None
+        );
+        // Repeats collapse.
+        let equal = self::level(vec![vec![7; 8], vec![7; 8]]);
+        assert_eq!(splitters(4, &equal, &[0, 1]), Some(vec![7]));
+        // The runs merged, not the level's others.
+        assert_eq!(splitters(2, &level, &[1, 2]), Some(vec![55]));
+    }
+
     #[test]
     fn a_merge_splits_into_as_many_parts_as_threads_and_memory_allow() {
         let all = plan(0);
