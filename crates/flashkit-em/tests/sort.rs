@@ -379,9 +379,30 @@ fn progress_reports_every_record_once_per_phase() {
     use flashkit_em::sort::{sort_parallel_with_progress, write_records};
 
     let sizes = BlockSizes::new(512, 2048).expect("valid");
-    for (fan_in, threads, resident, names) in [
-        (FanIn::Model, 2, 3, vec!["run formation", "merge"]),
+    let wide = BlockSizes::new(512, 4096).expect("valid");
+    for (sizes, records, fan_in, threads, resident, names) in [
         (
+            sizes,
+            100_000,
+            FanIn::Model,
+            2,
+            3,
+            vec!["run formation", "merge"],
+        ),
+        // Three runs, 2-way: the first pass copies the third run alone in 23 parts of 320
+        // or 384 records (cut at its 512 B blocks), fewer than an output block's 512, so
+        // some parts start and end inside one output block.
+        (
+            wide,
+            3 * 8192,
+            FanIn::Fixed(2),
+            40,
+            0,
+            vec!["run formation", "merge pass 1/2", "merge pass 2/2"],
+        ),
+        (
+            sizes,
+            100_000,
             FanIn::Fixed(3),
             3,
             0,
@@ -393,23 +414,26 @@ fn progress_reports_every_record_once_per_phase() {
             ],
         ),
     ] {
-        let input = random::<u64>(100_000, 60);
-        let plan = Plan::new(100_000, 8, sizes, 256 * 1024, fan_in)
+        let input = random::<u64>(records as usize, 60);
+        let plan = Plan::new(records, 8, sizes, 256 * 1024, fan_in)
             .expect("plan")
             .keep_resident(resident);
         let layout = Layout::packed(&plan);
         let mut io = SimIo::with_data(sizes);
         write_records(&mut io, layout.input, &input).expect("input");
         let log = ProgressLog::default();
-        sort_parallel_with_progress::<u64, _>(&mut io, &plan, &layout, threads, &log)
+        let outcome = sort_parallel_with_progress::<u64, _>(&mut io, &plan, &layout, threads, &log)
             .expect("sort");
+        if threads == 40 {
+            assert_eq!(outcome.merge_parts, [23, 23]);
+        }
         let phases = log.phases();
         let seen: Vec<&str> = phases.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(seen, names);
         for phase in &phases {
             assert_eq!(
                 (phase.total, phase.done),
-                (Some(100_000), 100_000),
+                (Some(records), records),
                 "{}",
                 phase.name
             );

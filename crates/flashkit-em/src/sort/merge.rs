@@ -915,6 +915,53 @@ mod tests {
     }
 
     #[test]
+    fn a_cut_block_goes_to_every_part_whose_slice_touches_it_the_last_one_the_original() {
+        // One run, blocks of 4 records; block 2 holds records 8..12.
+        let part = |lo, hi| Part {
+            slices: vec![Slice {
+                lo,
+                hi,
+                preloaded: Vec::new(),
+            }],
+            out_lo: lo,
+            out_hi: hi,
+        };
+        // Ending where the block starts, inside it, empty, inside it, starting where it ends.
+        let mut parts = vec![
+            part(0, 8),
+            part(8, 10),
+            part(10, 10),
+            part(10, 12),
+            part(12, 20),
+        ];
+        let mut buf = AlignedBuf::new(512);
+        buf.bytes_mut().fill(3);
+        let original = buf.bytes().as_ptr() as usize;
+        hand_out(&mut parts, vec![(0, 2, buf)], 4);
+        let got: Vec<Vec<(u64, usize, u8)>> = parts
+            .iter()
+            .map(|p| {
+                p.slices[0]
+                    .preloaded
+                    .iter()
+                    .map(|(b, buf)| (*b, buf.bytes().as_ptr() as usize, buf.bytes()[511]))
+                    .collect()
+            })
+            .collect();
+        assert!(
+            got[0].is_empty() && got[2].is_empty() && got[4].is_empty(),
+            "{got:?}"
+        );
+        assert_eq!(
+            (got[1].len(), got[1][0].0, got[1][0].2),
+            (1, 2, 3),
+            "a copy"
+        );
+        assert_ne!(got[1][0].1, original);
+        assert_eq!(got[3], [(2, original, 3)], "the block itself");
+    }
+
+    #[test]
     fn a_merge_splits_into_as_many_parts_as_threads_and_memory_allow() {
         let all = plan(0);
         // A part of 13 inputs: 3 x 13 x 512 + 2 x 2048 = 24,064 B; 256 KiB holds 10.
