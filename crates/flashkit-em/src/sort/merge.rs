@@ -531,8 +531,9 @@ fn open_inputs<'a>(
             available: 0,
         };
         if memory.is_none() {
+            // An empty buffer: `request_block` allocates one of a chunk.
             for _ in 0..slots {
-                request_block(pipe, &mut input, br, AlignedBuf::new((chunk * br) as usize));
+                request_block(pipe, &mut input, br, AlignedBuf::new(0));
             }
         }
         inputs.push(input);
