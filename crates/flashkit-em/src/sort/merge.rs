@@ -766,7 +766,6 @@ fn write_shared_blocks<R: Record>(
     let per_out = bw / plan.record_bytes;
     pieces.sort_by_key(|p| (p.block, p.from));
     let mut pieces = pieces.into_iter().peekable();
-    let mut tag = SPLIT_TAG;
     while let Some(first) = pieces.next() {
         let Piece {
             block,
@@ -786,9 +785,9 @@ fn write_shared_blocks<R: Record>(
         }
         let end = ((block + 1) * per_out).min(target.1) - block * per_out;
         assert_eq!(to as u64, end, "invariant: the pieces cover their block");
-        pipe.write(tag, target.0 + block * bw, bw as usize, buf);
-        pipe.wait(tag)?;
-        tag += 1;
+        // Each write is waited for at once, so one tag serves them all.
+        pipe.write(SPLIT_TAG, target.0 + block * bw, bw as usize, buf);
+        pipe.wait(SPLIT_TAG)?;
     }
     Ok(())
 }
