@@ -127,12 +127,7 @@ fn finish_on_two_threads<R: Record>(
     digit: usize,
 ) -> bool {
     let n = data.len();
-    let mut split_bucket = 0;
-    let mut left = 0;
-    while split_bucket < RADIX && left + count[split_bucket] <= n / 2 {
-        left += count[split_bucket];
-        split_bucket += 1;
-    }
+    let (split_bucket, left) = halfway(count, n);
     let (scratch_a, scratch_b) = scratch.split_at_mut(left);
     let (data_a, data_b) = data.split_at_mut(left);
     let (ordered_a, ordered_b) = std::thread::scope(|scope| {
@@ -144,8 +139,23 @@ fn finish_on_two_threads<R: Record>(
             b,
         )
     });
-    let boundary = left == 0 || left == n || data[left - 1].key() <= data[left].key();
+    // `left` is at most half of `n`: when it is not 0, a record follows it.
+    let boundary = left == 0 || data[left - 1].key() <= data[left].key();
     ordered_a && ordered_b && boundary
+}
+
+/// Where the buckets (sizes `count`, `n` records in all) split into two groups of whole
+/// buckets for two threads: the first group is the longest prefix of buckets holding at most
+/// half of the records. Returns the first bucket of the second group and the records before
+/// it.
+fn halfway(count: &[usize; RADIX], n: usize) -> (usize, usize) {
+    let mut split_bucket = 0;
+    let mut left = 0;
+    while split_bucket < RADIX && left + count[split_bucket] <= n / 2 {
+        left += count[split_bucket];
+        split_bucket += 1;
+    }
+    (split_bucket, left)
 }
 
 /// Whether `records` are in key order and none is below `previous`.
@@ -296,25 +306,50 @@ fn finish_buckets_into<R: Record>(
 /// long); `src` is left in any order.
 fn finish_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
     let n = src.len();
+    match finish_plan(n, R::BYTES, digit) {
+        Finish::Insertion => {
+            dst.copy_from_slice(src);
+            insertion_sort(dst);
+        }
+        Finish::Split => split_into(src, dst, digit),
+        Finish::Lsd { digits, low } => {
+            match digits {
+                1 => lsd_passes_into::<R, 1>(src, dst, low),
+                2 => lsd_passes_into::<R, 2>(src, dst, low),
+                3 => lsd_passes_into::<R, 3>(src, dst, low),
+                _ => lsd_passes_into::<R, MAX_LSD>(src, dst, low),
+            }
+            if low > 0 && !insertion_sort_bounded(dst, n) {
+                finish_groups(dst, src, low);
+            }
+        }
+    }
+}
+
+/// How [`finish_into`] finishes a bucket.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Finish {
+    /// An insertion sort alone.
+    Insertion,
+    /// Too large for the cache: split by another MSD pass first.
+    Split,
+    /// LSD passes over `digits` digits from `low` up, then an insertion sort (when digits
+    /// below `low` are left).
+    Lsd { digits: usize, low: usize },
+}
+
+/// How to finish `n` records of `record_bytes` bytes each, equal above `digit`.
+fn finish_plan(n: usize, record_bytes: usize, digit: usize) -> Finish {
     if n <= INSERTION {
-        dst.copy_from_slice(src);
-        insertion_sort(dst);
-        return;
-    }
-    if n * R::BYTES > FINISH_BYTES {
-        split_into(src, dst, digit);
-        return;
-    }
-    let digits = lsd_digits(n).min(digit + 1);
-    let low = digit + 1 - digits;
-    match digits {
-        1 => lsd_passes_into::<R, 1>(src, dst, low),
-        2 => lsd_passes_into::<R, 2>(src, dst, low),
-        3 => lsd_passes_into::<R, 3>(src, dst, low),
-        _ => lsd_passes_into::<R, MAX_LSD>(src, dst, low),
-    }
-    if low > 0 && !insertion_sort_bounded(dst, n) {
-        finish_groups(dst, src, low);
+        Finish::Insertion
+    } else if n * record_bytes > FINISH_BYTES {
+        Finish::Split
+    } else {
+        let digits = lsd_digits(n).min(digit + 1);
+        Finish::Lsd {
+            digits,
+            low: digit + 1 - digits,
+        }
     }
 }
 
@@ -329,11 +364,11 @@ fn finish_in_place<R: Record>(data: &mut [R], scratch: &mut [R], digit: usize) {
 fn split_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
     let n = src.len();
     let count = histogram(src, digit);
+    let below = digit.checked_sub(1);
     if count.contains(&n) {
-        if digit > 0 {
-            finish_into(src, dst, digit - 1);
-        } else {
-            dst.copy_from_slice(src);
+        match below {
+            Some(below) => finish_into(src, dst, below),
+            None => dst.copy_from_slice(src),
         }
         return;
     }
@@ -344,14 +379,14 @@ fn split_into<R: Record>(src: &mut [R], dst: &mut [R], digit: usize) {
         sum += c;
     }
     scatter(src, dst, &mut offsets, 8 * digit);
-    if digit > 0 {
+    if let Some(below) = below {
         let mut start = 0;
         for &c in &count {
             if c > 1 {
                 finish_in_place(
                     &mut dst[start..start + c],
                     &mut src[start..start + c],
-                    digit - 1,
+                    below,
                 );
             }
             start += c;
@@ -526,9 +561,13 @@ mod tests {
         expected.sort_by_key(Record::key);
         let mut scratch = data.clone();
         radix_sort_in_place(&mut data, &mut scratch);
-        assert_eq!(
-            data.iter().map(Record::key).collect::<Vec<_>>(),
-            expected.iter().map(Record::key).collect::<Vec<_>>()
+        // Not `assert_eq!`: printing a million keys makes a failure look like a hang.
+        assert!(
+            data.iter()
+                .map(Record::key)
+                .eq(expected.iter().map(Record::key)),
+            "{} records not sorted",
+            data.len()
         );
     }
 
@@ -591,6 +630,16 @@ mod tests {
                 "one huge bucket",
                 Box::new(|r, i| if i % 10 == 0 { r } else { r >> 8 }),
             ),
+            // 90% of the keys in one top bucket, equal in every digit but the lowest two
+            // and in the second lowest too: bucket splits meet digits that do not vary.
+            (
+                "one huge bucket, one middle",
+                Box::new(|r, i| if i % 10 == 0 { r } else { 0x4200 | (r & 0xff) }),
+            ),
+            (
+                "one huge bucket, one key",
+                Box::new(|r, i| if i % 10 == 0 { r } else { 0x4200 }),
+            ),
             // The top three bytes never vary.
             ("narrow", Box::new(|r, _| r >> 24)),
             // Many duplicates.
@@ -624,7 +673,7 @@ mod tests {
             let mut expected_keys = keys.clone();
             expected_keys.sort_unstable();
             radix_sort_in_place(&mut keys, &mut vec![0; n]);
-            assert_eq!(keys, expected_keys, "{name}: u64");
+            assert!(keys == expected_keys, "{name}: u64");
         }
     }
 
@@ -649,6 +698,210 @@ mod tests {
             check((0..n).map(|_| u64::random(&mut rng)).collect::<Vec<u64>>());
             check((0..n).map(|_| u32::random(&mut rng)).collect::<Vec<u32>>());
         }
+    }
+
+    #[test]
+    fn in_order_sees_any_descent_and_the_previous_key() {
+        assert!(in_order::<u64>(&[], 5));
+        assert!(in_order(&[1u64, 1, 2, 9], 0));
+        assert!(in_order(&[1u64, 1, 2, 9], 1));
+        assert!(!in_order(&[1u64, 1, 2, 9], 2));
+        assert!(!in_order(&[1u64, 3, 2, 9], 0));
+        assert!(!in_order(&[1u64, 2, 9, 8], 0));
+    }
+
+    #[test]
+    fn the_two_threads_take_whole_buckets_up_to_half_the_records() {
+        let mut count = [0usize; RADIX];
+        count[..3].copy_from_slice(&[3, 2, 5]);
+        assert_eq!(halfway(&count, 10), (2, 5), "exactly half");
+        count[1] = 3;
+        assert_eq!(
+            halfway(&count, 11),
+            (1, 3),
+            "the next bucket would pass half"
+        );
+        let mut late = [0usize; RADIX];
+        late[7] = 10;
+        late[8] = 1;
+        assert_eq!(
+            halfway(&late, 11),
+            (7, 0),
+            "a bucket over half: empty ones before it"
+        );
+        late[7] = 0;
+        late[255] = 10;
+        assert_eq!(halfway(&late, 11), (255, 1));
+        assert_eq!(halfway(&[0; RADIX], 0), (RADIX, 0), "nothing to split");
+        assert_eq!(halfway(&[1; RADIX], RADIX), (RADIX / 2, RADIX / 2));
+    }
+
+    /// The sort checks its own result; the check fires when buckets come out of order (as
+    /// they would if the scatter misplaced records), within either thread's group or across
+    /// the two, and accepts equal keys on each side of a boundary.
+    #[test]
+    fn the_order_check_fires_on_buckets_out_of_order() {
+        // Buckets given as (smallest key, records), each record a distinct key from the
+        // smallest up, reversed; 16-bit keys finished by digits 1 and 0.
+        let finish = |buckets: &[(u64, usize)]| {
+            let mut scratch: Vec<u64> = buckets
+                .iter()
+                .flat_map(|&(base, len)| (0..len as u64).rev().map(move |i| base + i))
+                .collect();
+            let n = scratch.len();
+            let mut data = vec![0u64; n];
+            let mut count = [0usize; RADIX];
+            for (c, &(_, len)) in count.iter_mut().zip(buckets) {
+                *c = len;
+            }
+            let ordered = finish_on_two_threads(&mut data, &mut scratch, &count, 1);
+            let mut start = 0;
+            for &(base, len) in buckets {
+                let bucket = &data[start..start + len];
+                assert!(bucket.iter().zip(base..).all(|(&k, want)| k == want));
+                start += len;
+            }
+            ordered
+        };
+        let four = |bases: [u64; 4]| finish(&bases.map(|b| (b, 100)));
+        assert!(four([0, 1000, 2000, 3000]));
+        assert!(!four([1000, 0, 2000, 3000]), "the first group out of order");
+        assert!(
+            !four([0, 1000, 3000, 2000]),
+            "the second group out of order"
+        );
+        assert!(!four([2000, 3000, 0, 1000]), "the groups out of order");
+        assert!(four([0, 99, 198, 297]), "equal keys at every boundary");
+        // A first bucket over half: one group, empty, and no boundary to check.
+        assert!(finish(&[(0, 300), (300, 100)]));
+        assert!(!finish(&[(100, 300), (0, 100)]));
+    }
+
+    /// An LSD finish sorts the fewest digits with `256^digits >= n * 2^SLACK_BITS`, one at
+    /// least and `MAX_LSD` at most.
+    #[test]
+    fn lsd_finishes_sort_enough_digits_to_leave_few_ties() {
+        for n in (1..=1usize << 22)
+            .step_by(997)
+            .chain([1, 2, 16, 17, 4096, 4097, 1 << 20])
+        {
+            let need = (n as u128) << SLACK_BITS;
+            let want = (1..=MAX_LSD)
+                .find(|&d| 256u128.pow(d as u32) >= need)
+                .unwrap_or(MAX_LSD);
+            assert_eq!(lsd_digits(n), want, "{n} records");
+        }
+        assert_eq!(
+            lsd_digits(1 << 18),
+            3,
+            "a bucket of FINISH_BYTES in 4-byte records"
+        );
+        assert_eq!(lsd_digits(1 << 28), MAX_LSD);
+    }
+
+    /// Each bucket's path: an insertion sort up to `INSERTION` records, LSD passes up to
+    /// `FINISH_BYTES` (3 digits for 2^18 4-byte records, never more than the digits left),
+    /// another MSD split above.
+    #[test]
+    fn buckets_are_finished_by_their_size() {
+        use Finish::*;
+        assert_eq!(finish_plan(0, 8, 7), Insertion);
+        assert_eq!(finish_plan(INSERTION, 8, 7), Insertion);
+        assert_eq!(finish_plan(INSERTION + 1, 8, 7), Lsd { digits: 2, low: 6 });
+        assert_eq!(finish_plan(INSERTION + 1, 8, 0), Lsd { digits: 1, low: 0 });
+        assert_eq!(finish_plan(1 << 18, 4, 3), Lsd { digits: 3, low: 1 });
+        assert_eq!(finish_plan(1 << 18, 4, 1), Lsd { digits: 2, low: 0 });
+        assert_eq!(finish_plan((1 << 18) + 1, 4, 3), Split);
+        assert_eq!(
+            finish_plan(FINISH_BYTES / 16, 16, 7),
+            Lsd { digits: 3, low: 5 }
+        );
+        assert_eq!(finish_plan(FINISH_BYTES / 16 + 1, 16, 7), Split);
+    }
+
+    /// Below `MSD_THRESHOLD` records the sort is LSD passes alone: over keys whose three low
+    /// digits vary, three of them, ending in the scratch buffer; from the threshold on, an
+    /// MSD pass into the scratch buffer and buckets finished back; below 64 records an
+    /// insertion sort in place.
+    #[test]
+    fn small_inputs_are_sorted_by_lsd_passes_alone() {
+        let mut rng = SimRng::for_stream(4, "radix-small");
+        for n in [63, 64, MSD_THRESHOLD - 1, MSD_THRESHOLD] {
+            let mut data: Vec<u64> = (0..n).map(|_| u64::random(&mut rng) & 0xff_ffff).collect();
+            let mut expected = data.clone();
+            expected.sort_unstable();
+            let mut scratch = vec![0; n];
+            let in_scratch = radix_sort(&mut data, &mut scratch);
+            // Below 64 records an insertion sort in place.
+            assert_eq!(in_scratch, (64..MSD_THRESHOLD).contains(&n), "{n} records");
+            assert!(if in_scratch {
+                scratch == expected
+            } else {
+                data == expected
+            });
+        }
+    }
+
+    /// The bounded insertion sort counts the places it moves records and gives up once they
+    /// pass the budget, every record still there.
+    #[test]
+    fn the_insertion_sort_gives_up_past_its_budget() {
+        let run = |keys: &[u64], budget: usize| {
+            let mut data = keys.to_vec();
+            let done = insertion_sort_bounded(&mut data, budget);
+            let mut sorted = data.clone();
+            sorted.sort_unstable();
+            let mut expected = keys.to_vec();
+            expected.sort_unstable();
+            assert_eq!(sorted, expected, "a record lost");
+            if done {
+                assert_eq!(data, expected);
+            }
+            done
+        };
+        // 3, 2, 1: one place for the 2, two for the 1.
+        assert!(!run(&[3, 2, 1], 2));
+        assert!(run(&[3, 2, 1], 3));
+        // 1, 3, 2: one place for the 2, which stops at the 1.
+        assert!(run(&[1, 3, 2], 1));
+        assert!(!run(&[1, 3, 2], 0));
+        assert!(run(&[5, 5, 5], 0), "equal keys do not move");
+        assert!(run(&[], 0));
+    }
+
+    /// One pass on two threads gives each half's histogram of the digit, and the key bits
+    /// that vary across both halves (set in one key and clear in another).
+    #[test]
+    fn the_counting_pass_finds_each_halfs_histogram_and_the_varying_bits() {
+        let first = [0x0100_0000_0000_00f0u64, 0x0100_0000_0000_0af0];
+        // The halves' ANDs differ (in bit 0), so joining them by anything but `&` shows.
+        let second = [
+            0x0100_0000_0000_00f1u64,
+            0x0100_0000_0001_00f1,
+            0x0100_0000_0000_0af1,
+        ];
+        let halves = count_halves::<u64, true>(&first, &second, 1);
+        let (mut a, mut b) = ([0; RADIX], [0; RADIX]);
+        a[0x00] = 1;
+        a[0x0a] = 1;
+        b[0x00] = 2;
+        b[0x0a] = 1;
+        assert_eq!((halves.a, halves.b), (a, b));
+        assert_eq!(halves.varying, 0x0001_0a01);
+        let mut sum = Checksum::default();
+        sum.add(&first);
+        sum.add(&second);
+        assert_eq!(halves.checksum, sum);
+        assert_eq!(
+            count_halves::<u64, false>(&first, &second, 1).checksum,
+            Checksum::default()
+        );
+        let same = count_halves::<u64, false>(&first[..1], &first[..1], 7);
+        assert_eq!((same.varying, same.a[1], same.b[1]), (0, 1, 1));
+        let one_side = count_halves::<u64, false>(&first, &[], 0);
+        assert_eq!(one_side.varying, 0x0a00);
+        let other_side = count_halves::<u64, false>(&[], &first, 0);
+        assert_eq!(other_side.varying, 0x0a00);
     }
 
     #[test]
