@@ -496,6 +496,27 @@ mod tests {
         assert_eq!(hash(&small()), base, "the same device, the same hash");
     }
 
+    /// The state hash takes the words as their little-endian bytes in address order, past
+    /// the 4 KiB buffer it packs them in too: a device of 7,168 words against the hash of
+    /// its bytes fed at once.
+    #[test]
+    fn the_state_hash_takes_every_word_in_order() {
+        let mut nor = NorDevice::new(NorGeometry::new(1024, 7).expect("valid"));
+        for (i, word) in nor.words.iter_mut().enumerate() {
+            *word = (i as u16).wrapping_mul(0x9e37);
+        }
+        let mut reference = StateHasher::new();
+        let bytes: Vec<u8> = nor.words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        reference.bytes(&bytes);
+        reference.u32s(&nor.erase_counts);
+        for &bad in &nor.bad {
+            reference.u32(u32::from(bad));
+        }
+        reference.u32(nor.endurance_cycles);
+        reference.counters(&nor.counters);
+        assert_eq!(hash(&nor), reference.finish());
+    }
+
     #[test]
     fn programs_clear_bits_and_erase_sets_them() {
         let mut nor = small();

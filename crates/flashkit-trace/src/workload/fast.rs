@@ -626,6 +626,31 @@ mod tests {
         }
     }
 
+    /// With an offset-0 share, a small write starts at 0 at that share and at another
+    /// aligned slot otherwise; in a block of one slot, only at 0.
+    #[test]
+    fn small_offsets_are_aligned_slots() {
+        let c = PatternName::C.hot_set().expect("C is a hot set");
+        let shape = HotSet {
+            offset_zero_share: Some(0.5),
+            small_alignment: 8,
+            ..c
+        };
+        let mut g = hot_set(shape, CAPACITY, 32, 1_000, 1, "test").expect("valid");
+        let offsets: Vec<u64> = (0..1_000).map(|_| g.small_offset(shape)).collect();
+        assert!(offsets.iter().all(|o| o % 8 == 0 && *o < 32), "{offsets:?}");
+        let zeros = offsets.iter().filter(|&&o| o == 0).count();
+        assert!((400..600).contains(&zeros), "{zeros} of 1,000 at 0");
+        for slot in [8, 16, 24] {
+            assert!(offsets.contains(&slot), "slot {slot} never drawn");
+        }
+        let one_slot = HotSet {
+            small_alignment: 32,
+            ..shape
+        };
+        assert!((0..100).all(|_| g.small_offset(one_slot) == 0));
+    }
+
     #[test]
     fn hot_block_workloads_touch_exactly_their_blocks() {
         let mut blocks: Vec<u64> = hot_blocks(8, CAPACITY, 32, 5_000, 1)

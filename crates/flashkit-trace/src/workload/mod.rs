@@ -1113,7 +1113,12 @@ mod tests {
         let refused = |align_bytes: u32, span_bytes: u64| {
             let mut s = spec(Pattern::Camera(CameraModel::FAST_B));
             (s.align_bytes, s.span_bytes) = (align_bytes, span_bytes);
-            Workload::new(s, 0).err().map(|e| e.to_string())
+            // The spec's own check refuses it (before anything is generated), as the
+            // workload does.
+            let checked = s.validate().err().map(|e| e.to_string());
+            let made = Workload::new(s, 0).err().map(|e| e.to_string());
+            assert_eq!(checked, made);
+            made
         };
         assert_eq!(
             refused(8192, 64 << 20).as_deref(),
