@@ -471,12 +471,183 @@ mod tests {
 
     #[test]
     fn every_pattern_writes_exactly_its_budget_within_the_device() {
-        for name in PatternName::ALL {
-            let (requests, sectors, _) =
-                sectors_of(pattern(name, CAPACITY, 32, 50_000, 1).expect("valid"));
-            assert_eq!(sectors, 50_000, "pattern {}", name.letter());
-            assert!(requests > 0);
+        // 49,999 sectors: no pattern's writes add up to it without cutting the last one.
+        for budget in [50_000, 49_999] {
+            for name in PatternName::ALL {
+                let (requests, sectors, _) =
+                    sectors_of(pattern(name, CAPACITY, 32, budget, 1).expect("valid"));
+                assert_eq!(sectors, budget, "pattern {}", name.letter());
+                assert!(requests > 0);
+            }
         }
+    }
+
+    /// Table I as the reproduction prints it.
+    #[test]
+    fn the_patterns_are_table_one() {
+        let table: Vec<(&str, &str, u64)> = PatternName::ALL
+            .into_iter()
+            .map(|p| (p.letter(), p.description(), p.paper_writes()))
+            .collect();
+        assert_eq!(
+            table,
+            [
+                ("A", "digital camera (A company)", 2_199_200),
+                ("B", "digital camera (B company)", 3_144_800),
+                ("C", "Linux O/S", 398_000),
+                ("D", "Symbian O/S", 404_900),
+                ("E", "uniform random writes", 150_000),
+            ]
+        );
+    }
+
+    /// Each of a hot set's conditions refuses it alone, and each bound is accepted.
+    #[test]
+    fn a_hot_set_is_refused_for_each_condition_alone() {
+        let c = PatternName::C.hot_set().expect("C is a hot set");
+        let made = |shape: HotSet| hot_set(shape, CAPACITY, 32, 10, 1, "test").is_ok();
+        assert!(made(c));
+        let refused = [
+            ("no hot blocks", HotSet { hot_blocks: 0, ..c }),
+            (
+                "no alignment",
+                HotSet {
+                    small_alignment: 0,
+                    ..c
+                },
+            ),
+            (
+                "empty small writes",
+                HotSet {
+                    small_sectors: (0, 4),
+                    ..c
+                },
+            ),
+            (
+                "small writes low above high",
+                HotSet {
+                    small_sectors: (5, 4),
+                    ..c
+                },
+            ),
+            (
+                "small writes past a block",
+                HotSet {
+                    small_sectors: (1, 33),
+                    ..c
+                },
+            ),
+            (
+                "empty sequential writes",
+                HotSet {
+                    sequential_sectors: (0, 4),
+                    ..c
+                },
+            ),
+            (
+                "sequential low above high",
+                HotSet {
+                    sequential_sectors: (5, 4),
+                    ..c
+                },
+            ),
+            (
+                "no drift",
+                HotSet {
+                    drift_every: 0,
+                    ..c
+                },
+            ),
+        ];
+        for (why, shape) in refused {
+            assert!(!made(shape), "{why}: {shape:?}");
+        }
+        let bounds = [
+            HotSet {
+                small_sectors: (32, 32),
+                ..c
+            },
+            HotSet {
+                small_sectors: (1, 1),
+                ..c
+            },
+            HotSet {
+                sequential_sectors: (1, 1),
+                ..c
+            },
+            HotSet {
+                drift_every: 1,
+                ..c
+            },
+        ];
+        for shape in bounds {
+            assert!(made(shape), "{shape:?}");
+        }
+    }
+
+    /// Section 3.5's hot blocks: 1 to every block of the device.
+    #[test]
+    fn hot_blocks_number_from_one_to_the_devices_blocks() {
+        // 64 MiB of 512-byte sectors, 32 a block: 4,096 blocks.
+        assert!(hot_blocks(4_096, CAPACITY, 32, 10, 1).is_ok());
+        assert!(hot_blocks(1, CAPACITY, 32, 10, 1).is_ok());
+        for (n, blocks) in [(4_097, 4_096), (0, 4_096), (2_049, 2_048)] {
+            let spb = (CAPACITY / SECTOR / blocks) as u32;
+            let error = hot_blocks(n, CAPACITY, spb, 10, 1).err().expect("refused");
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "invalid workload: {n} hot blocks on a device of {blocks} blocks: there \
+                     must be 1 to {blocks}"
+                )
+            );
+        }
+    }
+
+    /// Sequential writes run to the device's end, the last one ending exactly there when
+    /// the data area holds whole writes, and start again at the data area's start.
+    #[test]
+    fn sequential_writes_wrap_at_the_devices_end() {
+        let c = PatternName::C.hot_set().expect("C is a hot set");
+        let shape = HotSet {
+            sequential_share: 1.0,
+            sequential_sectors: (32, 32),
+            ..c
+        };
+        let sectors = CAPACITY / SECTOR;
+        // The metadata area: a tenth of the device, rounded up to whole blocks.
+        let data_start = (sectors / 10).next_multiple_of(32);
+        let per_pass = (sectors - data_start) / 32;
+        let starts: Vec<u64> = hot_set(shape, CAPACITY, 32, (per_pass + 2) * 32, 1, "test")
+            .expect("valid")
+            .map(|r| r.offset / SECTOR)
+            .collect();
+        let expected: Vec<u64> = (0..per_pass)
+            .chain(0..2)
+            .map(|i| data_start + i * 32)
+            .collect();
+        assert_eq!(starts, expected);
+    }
+
+    /// A scattered small write stays inside its block, cut back from the block's end where
+    /// its offset would take it past (some end exactly there).
+    #[test]
+    fn scattered_small_writes_stay_in_their_block() {
+        let c = PatternName::C.hot_set().expect("C is a hot set");
+        let shape = HotSet {
+            scattered_share: 1.0,
+            sequential_share: 0.0,
+            small_sectors: (9, 16),
+            small_alignment: 8,
+            ..c
+        };
+        let mut at_end = 0;
+        for r in hot_set(shape, CAPACITY, 32, 20_000, 1, "test").expect("valid") {
+            let (offset, len) = (r.offset / SECTOR % 32, u64::from(r.size) / SECTOR);
+            assert!(offset + len <= 32, "{r:?} crosses its block's end");
+            at_end += u64::from(offset + len == 32);
+        }
+        assert!(at_end > 100, "{at_end} writes end at their block's end");
     }
 
     #[test]
