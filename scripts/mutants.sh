@@ -7,6 +7,9 @@
 #   scripts/mutants.sh -p flashkit-device   # a whole crate (hours for the large ones; see
 #                                           # docs/TESTING.md for the scores and timings)
 #   scripts/mutants.sh -f crates/flashkit-ftl/src/page/blocks.rs   # one file
+#   scripts/mutants.sh --base 3e24555 -p flashkit-ftl   # a crate's lines changed since a
+#                                           # commit (an earlier run's): with --base, -p and
+#                                           # -f narrow the diff instead of taking all
 #
 # Further arguments go to cargo-mutants (`--shard 1/4`, `-j 2`, `--list`). Settings and the
 # mutants skipped as equivalent, each with its reason, are in .cargo/mutants.toml. Results:
@@ -30,16 +33,17 @@ fi
 base=main
 args=()
 whole=false
+explicit_base=false
 while [ $# -gt 0 ]; do
     case "$1" in
-        --base) base=$2; shift 2 ;;
+        --base) base=$2; explicit_base=true; shift 2 ;;
         -p|--package|-f|--file) whole=true; args+=("$1" "$2"); shift 2 ;;
         *) args+=("$1"); shift ;;
     esac
 done
 
 mkdir -p target/mutants
-if [ "$whole" = false ]; then
+if [ "$whole" = false ] || [ "$explicit_base" = true ]; then
     diff=target/mutants/change.diff
     git diff "$(git merge-base "$base" HEAD)" -- 'crates/*.rs' > "$diff"
     if [ ! -s "$diff" ]; then
