@@ -930,6 +930,312 @@ mod tests {
     }
 
     #[test]
+    fn papers_are_named_as_reproduce_takes_them() {
+        let names: Vec<String> = Paper::ALL.iter().map(Paper::to_string).collect();
+        assert_eq!(names, ["fast", "vet", "fatlist", "grr", "flashmodel"]);
+        for paper in Paper::ALL {
+            assert_eq!(paper.name(), paper.to_string());
+        }
+    }
+
+    #[test]
+    fn verdicts_read_in_a_table() {
+        let labels: Vec<&str> = [
+            Verdict::Holds,
+            Verdict::InShape,
+            Verdict::DoesNotHold,
+            Verdict::CannotCheck("why".into()),
+        ]
+        .iter()
+        .map(Verdict::label)
+        .collect();
+        assert_eq!(
+            labels,
+            [
+                "holds",
+                "in shape only",
+                "does not hold",
+                "cannot be checked here"
+            ]
+        );
+    }
+
+    #[test]
+    fn numbers_read_whole_to_one_decimal_or_to_three() {
+        assert_eq!(number(42.0), "42");
+        assert_eq!(number(-3.0), "-3");
+        assert_eq!(number(999_999_999_999_999.0), "999999999999999");
+        assert_eq!(number(1e15), "1000000000000000.0");
+        assert_eq!(number(123.46), "123.5");
+        assert_eq!(number(-123.46), "-123.5");
+        assert_eq!(number(99.5), "99.500");
+        assert_eq!(number(-0.1234), "-0.123");
+    }
+
+    #[test]
+    fn a_ratio_never_divides_by_zero() {
+        assert_eq!(ratio(3.0, 2.0), 1.5);
+        assert_eq!(ratio(1.0, 0.0), 1.0 / f64::MIN_POSITIVE);
+        assert_eq!(ratio(1.0, -2.0), 1.0 / f64::MIN_POSITIVE);
+        assert_eq!(ratio(0.0, 0.0), 0.0);
+    }
+
+    #[test]
+    fn no_points_are_missing_evidence() {
+        let missing = || Evidence::Missing {
+            reason: "why".into(),
+        };
+        assert_eq!(
+            Evidence::pairs_or_missing(vec![], || "why".into()),
+            missing()
+        );
+        assert_eq!(
+            Evidence::series_or_missing(vec![], || "why".into()),
+            missing()
+        );
+        let pairs = vec![("4".to_string(), 1.0, 2.0)];
+        assert_eq!(
+            Evidence::pairs_or_missing(pairs.clone(), || unreachable!()),
+            Evidence::Pairs { points: pairs }
+        );
+        let series = vec![("4".to_string(), 1.0)];
+        assert_eq!(
+            Evidence::series_or_missing(series.clone(), || unreachable!()),
+            Evidence::Series { points: series }
+        );
+    }
+
+    /// What each criterion says it measured, word for word: the figures a reader checks a
+    /// verdict by.
+    #[test]
+    fn each_criterion_says_what_it_measured() {
+        let measured = |c: Criterion, e: Evidence| assess(claim(c, None), e).measured;
+        let one = pairs(&[(4.0, 1.0, 1.0)]);
+        assert_eq!(
+            measured(Criterion::BelowAtEvery, pairs(&[(4.0, 1.0, 2.0)])),
+            "below at the one point"
+        );
+        assert_eq!(
+            measured(
+                Criterion::BelowAtEvery,
+                pairs(&[(4.0, 1.0, 2.0), (8.0, 1.0, 2.0)])
+            ),
+            "below at all 2 points"
+        );
+        assert_eq!(
+            measured(
+                Criterion::AtMostFactor { factor: 1.1 },
+                pairs(&[(4.0, 2.0, 1.0)])
+            ),
+            "at most 1.1 times at 0 of 1 points; not at: 2 vs 1 at 4"
+        );
+        assert_eq!(
+            measured(
+                Criterion::RatioBandAtEvery {
+                    low: 0.8,
+                    high: 1.25
+                },
+                one.clone()
+            ),
+            "within 0.8-1.25 times at the one point"
+        );
+        assert_eq!(
+            measured(Criterion::EqualWithin { tolerance: 0.05 }, one),
+            "within 5% at the one point"
+        );
+        assert_eq!(
+            measured(
+                Criterion::Flat { factor: 1.5 },
+                series(&[(1.0, 2.0), (2.0, 3.0)])
+            ),
+            "from 2 to 3: a factor 1.500 (at most 1.5 holds)"
+        );
+        assert_eq!(
+            measured(Criterion::Rises, series(&[(1.0, 2.0), (2.0, 3.5)])),
+            "2 at 1 -> 3.500 at 2"
+        );
+        assert_eq!(
+            measured(Criterion::Increasing, series(&[(1.0, 2.0), (2.0, 1.0)])),
+            "2 at 1, 1 at 2; not rising: 2 at 1 then 1 at 2"
+        );
+        assert_eq!(
+            measured(Criterion::Decreasing, series(&[(1.0, 2.0), (2.0, 1.0)])),
+            "2 at 1, 1 at 2"
+        );
+        assert_eq!(
+            measured(
+                Criterion::AtLeast { value: 1.0 },
+                Evidence::Value {
+                    ours: 1.5,
+                    paper: 2.0
+                }
+            ),
+            "ours 1.500 (at least 1 holds; the paper's 2)"
+        );
+        assert_eq!(
+            measured(
+                Criterion::RatioBand {
+                    low: 0.5,
+                    high: 2.0
+                },
+                Evidence::Value {
+                    ours: 150.0,
+                    paper: 100.0
+                }
+            ),
+            "ours 150 against the paper's 100: ratio 1.500 (band 0.5-2)"
+        );
+        assert_eq!(
+            measured(
+                Criterion::ApproachesFromAbove,
+                pairs(&[(4.0, 150.0, 100.0), (64.0, 110.0, 100.0)])
+            ),
+            "ratio 1.500 at 4 -> 1.100 at 64"
+        );
+        assert_eq!(
+            measured(
+                Criterion::ApproachesFromAbove,
+                pairs(&[(4.0, 90.0, 100.0), (64.0, 95.0, 100.0)])
+            ),
+            "ratio 0.900 at 4 -> 0.950 at 64; the premise fails: the subject starts at or \
+             below the reference (ratio 0.900)"
+        );
+    }
+
+    /// Each criterion at its bound, with too few points, and given evidence of the wrong
+    /// kind.
+    #[test]
+    fn every_criterion_at_its_bounds() {
+        use Criterion::*;
+        let flat = Flat { factor: 2.0 };
+        assert_eq!(
+            verdict(flat, series(&[(1.0, 2.0), (2.0, 4.0)])),
+            Verdict::Holds
+        );
+        let at_one = pairs(&[(4.0, 100.0, 100.0), (8.0, 100.0, 100.0)]);
+        let a = assess(claim(ApproachesFromAbove, None), at_one);
+        assert!(a.measured.contains("the premise fails"), "{}", a.measured);
+        // As far from 1 at the end (below) as at the start (above): not nearer.
+        let mirrored = pairs(&[(4.0, 150.0, 100.0), (8.0, 50.0, 100.0)]);
+        assert_eq!(verdict(ApproachesFromAbove, mirrored), Verdict::DoesNotHold);
+        let nearer = pairs(&[(4.0, 150.0, 100.0), (8.0, 51.0, 100.0)]);
+        assert_eq!(verdict(ApproachesFromAbove, nearer), Verdict::Holds);
+        assert_eq!(
+            verdict(Decreasing, series(&[(1.0, 2.0), (2.0, 2.0)])),
+            Verdict::DoesNotHold
+        );
+        let exactly = Evidence::Value {
+            ours: 1.0,
+            paper: 2.0,
+        };
+        assert_eq!(verdict(AtLeast { value: 1.0 }, exactly), Verdict::Holds);
+        let cannot = |c: Criterion, e: Evidence| match verdict(c, e) {
+            Verdict::CannotCheck(why) => why,
+            other => panic!("{c:?}: {other:?}"),
+        };
+        let one_pair = pairs(&[(4.0, 150.0, 100.0)]);
+        assert_eq!(
+            cannot(ApproachesFromAbove, one_pair),
+            "a trend needs two points; one was measured"
+        );
+        assert_eq!(
+            cannot(ApproachesFromAbove, pairs(&[])),
+            "no points measured"
+        );
+        assert_eq!(
+            cannot(Increasing, series(&[(1.0, 1.0)])),
+            "a trend needs two points or more"
+        );
+        assert_eq!(
+            cannot(Rises, series(&[(1.0, 1.0)])),
+            "a trend needs two points; one was measured"
+        );
+        for c in [Flat { factor: 2.0 }, Rises, MinimumAt { at: "1" }] {
+            assert_eq!(cannot(c, series(&[])), "no points measured", "{c:?}");
+        }
+        let value = Evidence::Value {
+            ours: 1.0,
+            paper: 1.0,
+        };
+        let mismatched = [
+            (BelowAtEvery, value.clone(), "pairs"),
+            (AtMostFactor { factor: 1.0 }, value.clone(), "pairs"),
+            (
+                RatioBandAtEvery {
+                    low: 0.0,
+                    high: 1.0,
+                },
+                value.clone(),
+                "pairs",
+            ),
+            (EqualWithin { tolerance: 0.0 }, value.clone(), "pairs"),
+            (ApproachesFromAbove, value.clone(), "pairs"),
+            (Flat { factor: 1.0 }, value.clone(), "a series"),
+            (Falls, value.clone(), "a series"),
+            (Decreasing, value, "a series"),
+            (MinimumAt { at: "1" }, pairs(&[(1.0, 1.0, 1.0)]), "a series"),
+            (
+                AtLeast { value: 1.0 },
+                series(&[(1.0, 1.0)]),
+                "a value and the paper's",
+            ),
+            (
+                RatioBand {
+                    low: 0.0,
+                    high: 1.0,
+                },
+                pairs(&[(1.0, 1.0, 1.0)]),
+                "a value and the paper's",
+            ),
+        ];
+        for (c, e, needs) in mismatched {
+            let why = cannot(c, e);
+            assert!(
+                why.starts_with(&format!("the criterion needs {needs}, the evidence is ")),
+                "{c:?}: {why}"
+            );
+        }
+    }
+
+    /// The "before" tally the index page shows is the one docs/reproduction/claims.md
+    /// records for the audit's commit.
+    #[test]
+    fn the_audit_baseline_is_the_one_the_docs_record() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../docs/reproduction/claims.md"
+        );
+        let text = std::fs::read_to_string(path).expect("docs/reproduction/claims.md");
+        assert!(text.contains(&format!("(commit {AUDIT_COMMIT})")));
+        for (paper, row) in [
+            (Paper::Fast, "| FAST |"),
+            (Paper::Vet, "| VET and EMT |"),
+            (Paper::Grr, "| GRR |"),
+            (Paper::Fatlist, "| fat lists |"),
+            (Paper::Flashmodel, "| flash models |"),
+        ] {
+            let line = text
+                .lines()
+                .find(|l| l.starts_with(row))
+                .unwrap_or_else(|| panic!("no row {row}"));
+            let before = line[row.len()..].split('|').next().expect("a column");
+            let counts: Vec<usize> = before
+                .split(" of ")
+                .next()
+                .expect("counts")
+                .split('/')
+                .map(|n| n.trim().parse().expect("a count"))
+                .collect();
+            let t = audit_baseline(paper);
+            assert_eq!(
+                counts,
+                [t.holds, t.in_shape, t.does_not_hold, t.cannot_check],
+                "{paper}"
+            );
+        }
+    }
+
+    #[test]
     fn an_assessment_serializes_with_its_claim_and_verdict() {
         let a = assess(
             claim(Criterion::Flat { factor: 1.1 }, None),
