@@ -1124,6 +1124,9 @@ mod tests {
             verdict(Decreasing, series(&[(1.0, 2.0), (2.0, 2.0)])),
             Verdict::DoesNotHold
         );
+        let level = series(&[(1.0, 2.0), (2.0, 3.0), (4.0, 2.0)]);
+        assert_eq!(verdict(Rises, level.clone()), Verdict::DoesNotHold);
+        assert_eq!(verdict(Falls, level), Verdict::DoesNotHold);
         let exactly = Evidence::Value {
             ours: 1.0,
             paper: 2.0,
