@@ -234,6 +234,42 @@ mod tests {
         ]
     }
 
+    /// Each claim's evidence, point by point, from runs given largest flash first, with a
+    /// 4 MB size the fat list alone ran: by size, smallest first, where both ran.
+    #[test]
+    fn every_claim_reads_its_evidence_from_the_runs() {
+        let mut runs = as_the_paper_says();
+        runs.reverse();
+        runs.push(run(4, FAT, [10.0, 80.0, 40.0, 5.0]));
+        let pairs = |a: (f64, f64), b: (f64, f64)| Evidence::Pairs {
+            points: vec![("1 MB".into(), a.0, a.1), ("2 MB".into(), b.0, b.1)],
+        };
+        let series = |points: &[(&str, f64)]| Evidence::Series {
+            points: points.iter().map(|&(x, v)| (x.to_string(), v)).collect(),
+        };
+        let expected = vec![
+            pairs((100.0, 260.0), (90.0, 230.0)),
+            pairs((8.0, 40.0), (8.0, 40.0)),
+            pairs((5.0, 12.0), (5.0, 12.0)),
+            series(&[("1 MB", 100.0), ("2 MB", 90.0), ("4 MB", 80.0)]),
+            series(&[("1 MB", 260.0), ("2 MB", 230.0)]),
+            pairs((155.0, 300.0), (145.0, 270.0)),
+            pairs((300.0 / 155.0, 2.0), (270.0 / 145.0, 2.0)),
+        ];
+        let evidence: Vec<Evidence> = assess_all(&runs).into_iter().map(|a| a.evidence).collect();
+        assert_eq!(evidence, expected);
+        for a in assess_all(&[]) {
+            assert_eq!(
+                a.evidence,
+                Evidence::Missing {
+                    reason: "Figs. 14-15 (the sizes experiment) were not run".into()
+                },
+                "{}",
+                a.claim.id
+            );
+        }
+    }
+
     #[test]
     fn runs_shaped_as_the_paper_says_reproduce_every_claim() {
         let all = assess_all(&as_the_paper_says());

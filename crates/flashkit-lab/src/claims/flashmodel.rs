@@ -169,4 +169,50 @@ mod tests {
             Verdict::CannotCheck(_)
         ));
     }
+
+    /// Each claim's evidence, point by point: B_r's and B_w's volumes only where the paper
+    /// reads more with B_w (2^28 and 2^29, not 2^26 where they tie), the translation layer's
+    /// against B_r's, and each mode's against the paper's.
+    #[test]
+    fn every_claim_reads_its_evidence_from_the_rows() {
+        let rows = [
+            row(26, [0.47, 0.51, 0.52], [0.49, 0.50, 0.50]),
+            row(28, [1.97, 2.01, 2.02], [1.99, 2.00, 3.00]),
+            row(29, [3.97, 4.01, 6.02], [3.99, 4.00, 6.00]),
+        ];
+        let pairs = |points: &[(u32, f64, f64)]| Evidence::Pairs {
+            points: points
+                .iter()
+                .map(|&(n, a, b)| (format!("N = 2^{n}"), a, b))
+                .collect(),
+        };
+        let expected = vec![
+            pairs(&[(28, 2.01, 2.02), (29, 4.01, 6.02)]),
+            pairs(&[(26, 0.47, 0.51), (28, 1.97, 2.01), (29, 3.97, 4.01)]),
+            pairs(&[(26, 0.47, 0.49), (28, 1.97, 1.99), (29, 3.97, 3.99)]),
+            pairs(&[(26, 0.51, 0.50), (28, 2.01, 2.00), (29, 4.01, 4.00)]),
+            pairs(&[(26, 0.52, 0.50), (28, 2.02, 3.00), (29, 6.02, 6.00)]),
+        ];
+        let all = assess_all(&rows);
+        let evidence: Vec<Evidence> = all.iter().map(|a| a.evidence.clone()).collect();
+        assert_eq!(evidence, expected);
+        let quantities: Vec<&str> = all.iter().map(|a| a.claim.quantity).collect();
+        assert!(
+            quantities[2].contains("translation layer"),
+            "{}",
+            quantities[2]
+        );
+        assert!(quantities[3].contains("B_r"), "{}", quantities[3]);
+        assert!(quantities[4].contains("B_w"), "{}", quantities[4]);
+        let values: Vec<Option<&str>> = all[2..].iter().map(|a| a.claim.paper_value).collect();
+        assert_eq!(values, [Some(MODES[TL]), Some(MODES[BR]), Some(MODES[BW])]);
+        for a in assess_all(&[]) {
+            assert_eq!(
+                a.evidence,
+                Evidence::Missing {
+                    reason: "Table 1 was not run".into()
+                }
+            );
+        }
+    }
 }

@@ -331,6 +331,115 @@ mod tests {
             .verdict
     }
 
+    /// Each claim's evidence, point by point, from `as_the_paper_says`, and what each says
+    /// when its experiment did not run.
+    #[test]
+    fn every_claim_reads_its_evidence_from_the_measurements() {
+        let m = as_the_paper_says();
+        let series = |name: &str, points: &[(u32, f64)]| Evidence::Series {
+            points: points
+                .iter()
+                .map(|&(x, v)| (format!("{name} = {x}"), v))
+                .collect(),
+        };
+        let pairs = |points: &[(&str, f64, f64)]| Evidence::Pairs {
+            points: points
+                .iter()
+                .map(|&(x, a, b)| (x.to_string(), a, b))
+                .collect(),
+        };
+        let hits: Vec<(String, f64, f64)> = m
+            .hit_ratio_by_k
+            .iter()
+            .map(|&(k, h)| (format!("k = {k}"), 0.5, h))
+            .chain(
+                m.hit_ratio_by_m
+                    .iter()
+                    .map(|&(mm, h)| (format!("m = {mm}"), 0.5, h)),
+            )
+            .collect();
+        let expected = vec![
+            series("k", &m.seconds_by_k),
+            series("m", &m.seconds_by_m),
+            Evidence::Value {
+                ours: 100.0 / 60.0,
+                paper: 1.67,
+            },
+            Evidence::Value {
+                ours: 0.8 / 0.5,
+                paper: 1.60,
+            },
+            Evidence::Pairs { points: hits },
+            series("k", &m.hit_ratio_by_k),
+            series("m", &m.hit_ratio_by_m),
+            pairs(&[("R/W 100/0", 10.2, 10.0)]),
+            Evidence::Series {
+                points: vec![
+                    ("R/W 100/0".into(), 10.0 / 10.2),
+                    ("R/W 80/20".into(), 30.0 / 25.0),
+                    ("R/W 60/40".into(), 50.0 / 38.0),
+                    ("R/W 40/60".into(), 70.0 / 45.0),
+                    ("R/W 20/80".into(), 90.0 / 50.0),
+                    ("R/W 0/100".into(), 110.0 / 52.0),
+                ],
+            },
+            pairs(&[("R/W 20/80", 50.0, 90.0), ("R/W 0/100", 52.0, 110.0)]),
+            Evidence::Value {
+                ours: 110.0 / 52.0,
+                paper: 2.14,
+            },
+        ];
+        let evidence: Vec<Evidence> = assess_all(&m).into_iter().map(|a| a.evidence).collect();
+        assert_eq!(evidence, expected);
+        let reasons = |m: &GrrMeasurements| -> Vec<String> {
+            assess_all(m)
+                .into_iter()
+                .filter_map(|a| match a.evidence {
+                    Evidence::Missing { reason } => Some(reason),
+                    _ => None,
+                })
+                .collect()
+        };
+        assert_eq!(
+            reasons(&GrrMeasurements::default()),
+            [
+                "Fig. 6's k axis was not run",
+                "Fig. 6's m axis was not run",
+                "Fig. 6 was not run",
+                "Fig. 7 was not run",
+                "Fig. 7 was not run",
+                "Fig. 7's k axis was not run",
+                "Fig. 7's m axis was not run",
+                "Fig. 8's 100/0 was not run",
+                "Fig. 8 was not run",
+                "Fig. 8's write-heavy ratios was not run",
+                "Fig. 8's 0/100 was not run",
+            ]
+        );
+        // Baselines without the runs to compare them with, and one ratio of Fig. 8.
+        let baselines_only = GrrMeasurements {
+            ipl_lru_seconds: Some(100.0),
+            ipl_lru_hit_ratio: Some(0.5),
+            by_read_percent: vec![(40, 70.0, 45.0)],
+            ..GrrMeasurements::default()
+        };
+        assert_eq!(
+            reasons(&baselines_only),
+            [
+                "Fig. 6's k axis was not run",
+                "Fig. 6's m axis was not run",
+                "Fig. 6 was not run",
+                "Fig. 7 was not run",
+                "Fig. 7's k axis was not run",
+                "Fig. 7's m axis was not run",
+                "Fig. 8's 100/0 was not run",
+                "Fig. 8 was not run",
+                "Fig. 8's write-heavy ratios was not run",
+                "Fig. 8's 0/100 was not run",
+            ]
+        );
+    }
+
     #[test]
     fn measurements_shaped_as_the_paper_says_reproduce_every_claim() {
         let m = as_the_paper_says();
