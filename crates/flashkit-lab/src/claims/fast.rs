@@ -616,6 +616,29 @@ mod tests {
         assert_eq!(of("fast.e.bast-flat"), Some("fig10-E-erases.svg"));
         assert_eq!(of("fast.ab.switches-equal"), Some("table2-A.svg"));
         assert_eq!(of("fast.few-log-blocks"), None);
+        let figures: Vec<(&str, Option<&str>)> =
+            all.iter().map(|a| (a.claim.id, a.claim.figure)).collect();
+        assert_eq!(
+            figures,
+            [
+                ("fast.beats-bast", Some("fig10-A-erases.svg")),
+                ("fast.e.bast-flat", Some("fig10-E-erases.svg")),
+                ("fast.e.fast-improves", Some("fig10-E-erases.svg")),
+                ("fast.e.ofast-identical", Some("fig10-E-erases.svg")),
+                ("fast.ab.switches-equal", Some("table2-A.svg")),
+                ("fast.a.bast-approaches", Some("fig10-A-erases.svg")),
+                ("fast.b.bast-approaches", Some("fig10-B-erases.svg")),
+                ("fast.c.ofast-negligible", Some("fig10-C-erases.svg")),
+                ("fast.c.bast-closer-at-16", Some("fig10-C-erases.svg")),
+                ("fast.d.bast-flat", Some("fig10-D-erases.svg")),
+                ("fast.d.fast-improves", Some("fig10-D-erases.svg")),
+                ("fast.d.ofast-better-few", Some("fig10-D-erases.svg")),
+                ("fast.fig4.symbian-under-half", None),
+                ("fast.fig4.random-lower", None),
+                ("fast.best-case-half", None),
+                ("fast.few-log-blocks", None),
+            ]
+        );
     }
 
     /// Fig. 4's claims read the utilisation BAST reports; the best case needs one cell

@@ -917,12 +917,20 @@ mod tests {
                 claim(Criterion::Falls, None),
                 Evidence::Missing { reason: "x".into() },
             ),
+            assess(
+                claim(Criterion::Decreasing, Some(Criterion::Falls)),
+                series(&[(1.0, 3.0), (2.0, 4.0), (3.0, 1.0)]),
+            ),
+            assess(
+                claim(Criterion::Decreasing, Some(Criterion::Falls)),
+                series(&[(1.0, 3.0), (2.0, 4.0), (3.0, 2.0)]),
+            ),
         ];
         assert_eq!(
             Tally::of(&assessments),
             Tally {
                 holds: 1,
-                in_shape: 0,
+                in_shape: 2,
                 does_not_hold: 1,
                 cannot_check: 1
             }
