@@ -854,6 +854,41 @@ mod tests {
         ));
     }
 
+    /// The best case takes, per cell, the smaller of the two reductions (here the erases'),
+    /// and skips a cell whose BAST run took no time (no reduction of it to take).
+    #[test]
+    fn best_case_is_the_smaller_reduction_where_bast_took_time() {
+        let cell = |pattern, scheme: &str, erases, elapsed_ns| PatternRun {
+            pattern,
+            scheme: scheme.into(),
+            log_blocks: 4,
+            erases,
+            switch_merges: 0,
+            elapsed_ns,
+            log_utilisation_percent: None,
+        };
+        let runs = [
+            // Erases 60% fewer, time 70% less: 0.6.
+            cell('A', "fast", 400, 300),
+            cell('A', "bast", 1000, 1000),
+            // Erases 90% fewer, but BAST took no time: skipped.
+            cell('B', "fast", 100, 0),
+            cell('B', "bast", 1000, 0),
+        ];
+        let best = assess_all(&runs)
+            .into_iter()
+            .find(|a| a.claim.id == "fast.best-case-half")
+            .expect("claim")
+            .evidence;
+        assert_eq!(
+            best,
+            Evidence::Value {
+                ours: 1.0 - 400.0 / 1000.0,
+                paper: 0.5
+            }
+        );
+    }
+
     #[test]
     fn switch_operations_compare_patterns_a_and_b() {
         let mut runs = as_the_paper_says();
