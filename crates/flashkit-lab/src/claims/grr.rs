@@ -472,6 +472,26 @@ mod tests {
         );
     }
 
+    /// Two read ratios are enough to see the gap between them change.
+    #[test]
+    fn a_gap_is_read_from_two_ratios() {
+        let m = GrrMeasurements {
+            by_read_percent: vec![(100, 10.0, 10.0), (0, 110.0, 55.0)],
+            ..GrrMeasurements::default()
+        };
+        let gap = assess_all(&m)
+            .into_iter()
+            .find(|a| a.claim.id == "grr.fig8.gap-grows-with-writes")
+            .expect("claim")
+            .evidence;
+        assert_eq!(
+            gap,
+            Evidence::Series {
+                points: vec![("R/W 100/0".into(), 1.0), ("R/W 0/100".into(), 2.0)]
+            }
+        );
+    }
+
     #[test]
     fn experiments_not_run_cannot_be_checked() {
         let m = GrrMeasurements {

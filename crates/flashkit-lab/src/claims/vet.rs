@@ -508,6 +508,32 @@ mod tests {
         assert_eq!(reasons[7], "no workload ran both VET BIS PF and VET BIS PD");
     }
 
+    /// A pair compares two schemes on one workload, never one workload's run with another's.
+    #[test]
+    fn pairs_stay_within_a_workload() {
+        let mut rows = as_the_paper_says();
+        for r in rows
+            .iter_mut()
+            .filter(|r| r.workload == "uniform" && r.scheme == "EMT")
+        {
+            r.write_mean_ns = 300.0;
+        }
+        let write_speed = assess_all(&rows)
+            .into_iter()
+            .nth(3)
+            .expect("EMT's writes against VET's")
+            .evidence;
+        assert_eq!(
+            write_speed,
+            Evidence::Pairs {
+                points: vec![
+                    ("finance".into(), 100.0, 500.0),
+                    ("uniform".into(), 300.0, 500.0)
+                ]
+            }
+        );
+    }
+
     #[test]
     fn schemes_not_run_cannot_be_checked() {
         let rows: Vec<VetRow> = as_the_paper_says()
