@@ -149,6 +149,8 @@ mod tests {
             write(0, 4096 * 4),
             request(Op::Trim, 2048, 8192),
             request(Op::Trim, 4096 * 3 + 1, 100),
+            // Ends on a page boundary, starts inside the page before it: no whole page.
+            request(Op::Trim, 4096 * 3 - 100, 100),
             request(Op::Trim, 4096 * 2, 0),
             request(Op::Read, 0, 0),
             write(4096, 0),

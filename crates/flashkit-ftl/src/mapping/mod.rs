@@ -90,7 +90,8 @@ pub trait Mapping: MappingHints {
         }
     }
 
-    /// Unmap `range`; call `invalidated` with every physical page it held.
+    /// Unmap `range`; call `invalidated` with every physical page it held. An empty range
+    /// unmaps nothing.
     fn remove(&mut self, range: PageRange, invalidated: &mut impl FnMut(Ppn));
 
     /// Pages currently mapped.

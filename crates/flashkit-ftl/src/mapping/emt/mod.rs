@@ -344,6 +344,9 @@ impl<I: ExtentIndex> Mapping for Emt<I> {
     }
 
     fn remove(&mut self, range: PageRange, invalidated: &mut impl FnMut(Ppn)) {
+        if range.count == 0 {
+            return;
+        }
         self.cut(range.start.0, range.end() as u32, invalidated);
     }
 
@@ -440,6 +443,28 @@ mod tests {
 
     fn extents(emt: &Emt) -> Vec<(u32, u32, u32)> {
         emt.iter().map(|e| (e.start, e.len, e.ppn)).collect()
+    }
+
+    /// Removing an empty range unmaps nothing in any mapping, inside an extent too.
+    #[test]
+    fn an_empty_remove_is_a_no_op_in_every_mapping() {
+        fn check(mut mapping: impl Mapping) {
+            let mut none = |_: Ppn| {};
+            mapping.update(Lpn(0), Ppn(100), 8, &mut none);
+            let mut dropped = Vec::new();
+            for start in [0, 4, 8] {
+                mapping.remove(PageRange::new(Lpn(start), 0), &mut |p| dropped.push(p));
+            }
+            assert!(dropped.is_empty());
+            assert_eq!(mapping.mapped_pages(), 8);
+            assert!((0..8).all(|p| mapping.maps_to(Lpn(p), Ppn(100 + p))));
+        }
+        check(Emt::new(64));
+        check(crate::mapping::PageTable::new(64));
+        check(crate::mapping::Vet::<crate::mapping::Pf>::new(
+            64,
+            crate::mapping::InsertScheme::default(),
+        ));
     }
 
     /// Every figure EMT reports, on a worked example counted by hand: extents overlapped a
