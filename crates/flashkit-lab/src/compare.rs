@@ -402,6 +402,141 @@ mod tests {
         }
     }
 
+    /// A small workload of writes and reads.
+    fn small_source() -> Source {
+        let mut workload = WorkloadSpec::new(
+            Pattern::Uniform,
+            SizeDist::Fixed { bytes: 4096 },
+            2_000,
+            16 << 20,
+        );
+        workload.read_fraction = 0.2;
+        Source::Workload(workload)
+    }
+
+    /// The extent-mapped runs start first (on one worker, the order the runs start in),
+    /// the others after them in plan order.
+    #[test]
+    fn extent_mapped_runs_start_first() {
+        let mut s = spec();
+        s.ftls = vec![FtlKind::Page, FtlKind::Emt, FtlKind::Fast, FtlKind::Vet];
+        s.gc_policies = vec![GcPolicy::Greedy];
+        let plan = s.plan();
+        let started = std::sync::Mutex::new(Vec::new());
+        let results = run(
+            &plan.runs,
+            &small_source(),
+            &Executor::new(1),
+            |_, spec| {
+                started.lock().expect("lock").push(spec.label.clone());
+                NoProgress
+            },
+            |_, _| {},
+        );
+        assert!(results.iter().all(Result::is_ok));
+        assert_eq!(
+            started.into_inner().expect("lock"),
+            ["emt/greedy", "vet/bis/pf/greedy", "page/greedy", "fast"]
+        );
+    }
+
+    /// One column a metric, in the order first seen, each once; a run without a metric
+    /// shows a dash; the header names the metrics by key (CSV) or label (for people).
+    #[test]
+    fn the_runs_table_has_a_column_a_metric_and_a_dash_where_a_run_has_none() {
+        let mut s = spec();
+        s.ftls = vec![FtlKind::Page, FtlKind::Emt];
+        s.gc_policies = vec![GcPolicy::Greedy];
+        let plan = s.plan();
+        let outcomes: Vec<RunOutcome> = plan
+            .runs
+            .iter()
+            .map(|r| flashkit_sim::run(r, &small_source(), &NoProgress).expect("runs"))
+            .collect();
+        // The reference: keys in order of first sight, each run's cells by key.
+        let mut keys: Vec<String> = Vec::new();
+        let mut labels: Vec<String> = Vec::new();
+        let mut cells: Vec<std::collections::HashMap<String, String>> = Vec::new();
+        for outcome in &outcomes {
+            let mut mine = std::collections::HashMap::new();
+            for metric in outcome.report.metrics() {
+                if !keys.contains(&metric.key) {
+                    keys.push(metric.key.clone());
+                    labels.push(metric.label.clone());
+                }
+                mine.insert(metric.key, metric.value.render());
+            }
+            cells.push(mine);
+        }
+        let csv = |table: &Table| {
+            let mut out = Vec::new();
+            table.write_csv(&mut out).expect("csv");
+            let mut reader = csv::ReaderBuilder::new()
+                .has_headers(false)
+                .from_reader(out.as_slice());
+            reader
+                .records()
+                .map(|r| r.expect("row").iter().map(str::to_string).collect())
+                .collect::<Vec<Vec<String>>>()
+        };
+        let machine = csv(&runs_table(&outcomes, false));
+        let human = csv(&runs_table(&outcomes, true));
+        let header = |first: &str, names: &[String]| {
+            std::iter::once(first.to_string())
+                .chain(names.iter().cloned())
+                .collect::<Vec<String>>()
+        };
+        assert_eq!(machine[0], header("run", &keys));
+        assert_eq!(human[0], header("metric", &labels));
+        assert_eq!(machine.len(), 3);
+        for (i, outcome) in outcomes.iter().enumerate() {
+            let expected: Vec<String> = std::iter::once(outcome.report.label.clone())
+                .chain(
+                    keys.iter()
+                        .map(|k| cells[i].get(k).cloned().unwrap_or_else(|| "-".into())),
+                )
+                .collect();
+            assert_eq!(machine[i + 1], expected);
+            assert_eq!(human[i + 1], expected);
+        }
+        // EMT reports figures the page table does not: the page FTL's row has dashes.
+        assert!(machine[1].iter().any(|c| c == "-"));
+        assert!(keys.len() > cells[0].len());
+    }
+
+    /// A line a run, its wall-clock figures to the stated decimals.
+    #[test]
+    fn wall_clock_lines_give_each_runs_times_and_rates() {
+        let mut s = spec();
+        s.ftls = vec![FtlKind::Page, FtlKind::Block];
+        s.gc_policies = vec![GcPolicy::Greedy];
+        let mut outcomes: Vec<RunOutcome> = s
+            .plan()
+            .runs
+            .iter()
+            .map(|r| flashkit_sim::run(r, &small_source(), &NoProgress).expect("runs"))
+            .collect();
+        outcomes[0].wall = flashkit_sim::WallClock {
+            replay_seconds: 1.234,
+            precondition_seconds: 0.5,
+            requests_per_second: 1620.6,
+            host_pages_written_per_second: 1000.4,
+        };
+        outcomes[1].wall = flashkit_sim::WallClock {
+            replay_seconds: 2.0,
+            precondition_seconds: 0.0,
+            requests_per_second: 1000.0,
+            host_pages_written_per_second: 800.0,
+        };
+        assert_eq!(
+            wall_clock_lines(&outcomes),
+            "wall clock page/greedy: replay 1.23 s (1621 requests/s, 1000 host pages \
+             written/s), precondition 0.50 s\n\
+             wall clock block: replay 2.00 s (1000 requests/s, 800 host pages written/s), \
+             precondition 0.00 s\n"
+        );
+    }
+
     #[test]
     fn a_failed_run_fails_alone() {
         let mut s = spec();
