@@ -368,14 +368,7 @@ mod tests {
         s.ftls = vec![FtlKind::Page, FtlKind::Emt, FtlKind::Fast];
         s.gc_policies = vec![GcPolicy::Greedy];
         let plan = s.plan();
-        let mut workload = WorkloadSpec::new(
-            Pattern::Uniform,
-            SizeDist::Fixed { bytes: 4096 },
-            3_000,
-            16 << 20,
-        );
-        workload.read_fraction = 0.2;
-        let source = Source::Workload(workload);
+        let source = small_source();
         let alone: Vec<String> = plan
             .runs
             .iter()
