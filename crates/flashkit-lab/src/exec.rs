@@ -169,6 +169,14 @@ pub fn cores() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cores are what the system says it offers this process, and at least one.
+    #[test]
+    fn cores_are_the_systems_count() {
+        let expected = std::thread::available_parallelism().map_or(1, |n| n.get());
+        assert_eq!(cores(), expected);
+        assert!(cores() >= 1);
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     #[test]

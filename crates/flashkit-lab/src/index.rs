@@ -931,6 +931,52 @@ mod tests {
         assert!(error.to_string().contains("read/write ratio"), "{error}");
     }
 
+    /// A NOR structure reads the fields of the workload it runs, micro or sensor, and names
+    /// that workload when refusing the other's.
+    #[test]
+    fn a_nor_run_refuses_the_other_workloads_fields_by_name() {
+        let names: Vec<&str> = [
+            IndexWorkload::Micro,
+            IndexWorkload::Sensor,
+            IndexWorkload::Files,
+        ]
+        .into_iter()
+        .map(IndexWorkload::name)
+        .collect();
+        assert_eq!(names, ["micro", "sensor", "files"]);
+        let micro = IndexBenchSpec {
+            structure: IndexStructure::Nor(Structure::MuTree),
+            ..IndexBenchSpec::default()
+        };
+        let sensor = IndexBenchSpec {
+            workload: Some(IndexWorkload::Sensor),
+            ..micro.clone()
+        };
+        let given = ["keys", "readings"];
+        let refused = |spec: &IndexBenchSpec| {
+            spec.unused(&given)
+                .into_iter()
+                .map(|u| (u.fields, u.what, u.chosen))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            refused(&micro),
+            [(
+                vec!["readings"],
+                "the sensor workload",
+                "`workload` micro".to_string()
+            )]
+        );
+        assert_eq!(
+            refused(&sensor),
+            [(
+                vec!["keys"],
+                "the micro workload",
+                "`workload` sensor".to_string()
+            )]
+        );
+    }
+
     #[test]
     fn fields_the_run_would_not_read_are_named_with_what_they_are_for() {
         let spec = IndexBenchSpec {
