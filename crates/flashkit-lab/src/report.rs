@@ -834,4 +834,439 @@ mod tests {
             (1.0, "device.op".to_string())
         );
     }
+
+    fn line_points(figure: &Figure) -> Vec<(String, Vec<(f64, f64)>)> {
+        let Chart::Line(chart) = &figure.chart else {
+            panic!("a line chart: {:?}", figure.chart);
+        };
+        chart
+            .series
+            .iter()
+            .map(|s| (s.name.clone(), s.points.clone()))
+            .collect()
+    }
+
+    /// A run report as `compare --json` writes it, trimmed to what a report reads.
+    fn run_json(label: &str, base: f64) -> serde_json::Value {
+        serde_json::json!({
+            "label": label,
+            "flash": {
+                "erases": {"host": base, "gc": 2.0 * base, "wear_leveling": 4.0, "metadata": 8.0},
+                "programs": {"host": 100.0, "gc": 10.0, "wear_leveling": 1.0, "metadata": 0.5},
+            },
+            "write_amplification": 1.25,
+            "ftl_stats": {"gc_pages_moved": 77},
+            "mapping_memory": {"packed_bytes": 4096},
+            "elapsed_ns": 2_500_000_000u64,
+            "latency": {"write": {"p99_ns": 1500}},
+        })
+    }
+
+    /// A run document's runs are results whose only parameter is their label, with every
+    /// metric read from its report (erases and programs summed over their causes, time in
+    /// seconds, the write p99 in microseconds), and its failed runs last as failed cells.
+    #[test]
+    fn a_run_document_reads_as_runs_with_their_metrics_and_its_failures() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("runs.json");
+        let doc = serde_json::json!({
+            "runs": [run_json("page", 1.0), run_json("fast", 16.0)],
+            "failed": [{"label": "bast", "error": "worn out"}],
+        });
+        std::fs::write(&path, doc.to_string()).expect("write");
+        let results = Results::load(&path).expect("a run document reads");
+        assert_eq!(results.name, "runs.json");
+        assert_eq!(results.files, std::slice::from_ref(&path));
+        assert!(results.notes.is_empty());
+        let got: Vec<(&str, &str, Option<&str>)> = results
+            .results
+            .iter()
+            .map(|r| (r.label.as_str(), r.status.as_str(), r.error.as_deref()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("page", "ok", None),
+                ("fast", "ok", None),
+                ("bast", "failed", Some("worn out"))
+            ]
+        );
+        let fast = &results.results[1];
+        assert_eq!(fast.id, "fast");
+        assert_eq!(
+            fast.params,
+            BTreeMap::from([("run".to_string(), "fast".to_string())])
+        );
+        let expected = BTreeMap::from(
+            [
+                ("flash_erases", 16.0 + 32.0 + 4.0 + 8.0),
+                ("flash_programs", 111.5),
+                ("write_amplification", 1.25),
+                ("gc_pages_moved", 77.0),
+                ("mapping_packed_bytes", 4096.0),
+                ("elapsed_s", 2.5),
+                ("write_p99_us", 1.5),
+            ]
+            .map(|(k, v)| (k.to_string(), v)),
+        );
+        assert_eq!(fast.metrics, expected);
+        assert_eq!(fast.report.as_ref(), Some(&run_json("fast", 16.0)));
+        let bast = &results.results[2];
+        assert_eq!((bast.id.as_str(), bast.label.as_str()), ("bast", "bast"));
+        assert_eq!(bast.params["run"], "bast");
+        assert!(bast.metrics.is_empty() && bast.report.is_none());
+        // Nothing numeric was swept: one bar chart a metric the runs have.
+        let report = Report::of(&results, None).expect("report");
+        assert_eq!(report.title, "flashkit results: runs.json");
+        assert_eq!((report.runs, report.failed), (3, 1));
+        assert_eq!(report.swept, ["run"]);
+        let stems: Vec<&str> = report.figures.iter().map(|f| f.stem.as_str()).collect();
+        assert_eq!(
+            stems,
+            [
+                "flash-erases",
+                "write-amplification",
+                "elapsed-s",
+                "gc-pages-moved",
+                "write-p99-us",
+                "mapping-packed-bytes"
+            ]
+        );
+        let captions: Vec<&str> = report.figures.iter().map(|f| f.caption.as_str()).collect();
+        assert_eq!(captions[4], "Write latency p99");
+        assert_eq!(
+            Report::of(&results, Some("mine")).expect("report").title,
+            "mine"
+        );
+    }
+
+    /// What is not a run document is refused naming the file and the field.
+    #[test]
+    fn a_document_that_is_not_runs_is_refused_naming_the_field() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("d.json");
+        let refusal = |text: &str| {
+            std::fs::write(&path, text).expect("write");
+            match Results::load(&path) {
+                Err(ReportError::NotResults(message)) => message,
+                Err(ReportError::Read { what, .. }) => format!("read: {what}"),
+                other => panic!("{other:?}"),
+            }
+        };
+        let at = path.display().to_string();
+        assert_eq!(refusal("{"), format!("read: {at}: not JSON"));
+        assert!(refusal("{}").starts_with(&format!("{at}: neither")));
+        let no_label = serde_json::json!({"runs": [run_json("a", 1.0), {"flash": {}}]});
+        assert_eq!(
+            refusal(&no_label.to_string()),
+            format!("{at}: runs[1]: field label: missing or not a string (is this a run report?)")
+        );
+        for field in ["programs", "erases"] {
+            let mut run = run_json("a", 1.0);
+            run["flash"][field] = serde_json::json!(3);
+            let doc = serde_json::json!({ "runs": [run] });
+            assert_eq!(
+                refusal(&doc.to_string()),
+                format!("{at}: runs[0]: field flash.{field}: missing or not an object")
+            );
+        }
+        let doc = serde_json::json!({"runs": [], "failed": 1});
+        assert_eq!(
+            refusal(&doc.to_string()),
+            format!("{at}: \"failed\" is not a list")
+        );
+        let doc = serde_json::json!({"runs": [], "failed": [{"label": "x"}]});
+        assert_eq!(
+            refusal(&doc.to_string()),
+            format!("{at}: failed[0]: not a {{\"label\", \"error\"}} object")
+        );
+        let missing = dir.path().join("none.json");
+        assert!(matches!(
+            Results::load(&missing),
+            Err(ReportError::Read { what, .. }) if what == format!("cannot read {}", missing.display())
+        ));
+    }
+
+    /// A sweep's directory reads its `results.jsonl` in id order, names the sweep's files as
+    /// inputs and says when it left out a torn last line.
+    #[test]
+    fn a_sweep_directory_reads_in_id_order_and_notes_a_torn_line() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sweep = dir.path().join("my-sweep");
+        std::fs::create_dir(&sweep).expect("mkdir");
+        let jsonl = sweep.join("results.jsonl");
+        // Written out of id order, as workers finish them.
+        let (a, b) = (
+            cell("page", "0.2", Some(1.0)),
+            cell("page", "0.1", Some(2.0)),
+        );
+        let mut ids = [a.id.clone(), b.id.clone()];
+        ids.sort();
+        let (first, second) = if a.id < b.id { (b, a) } else { (a, b) };
+        let text = format!(
+            "{}\n{}\n",
+            serde_json::to_string(&first).expect("json"),
+            serde_json::to_string(&second).expect("json")
+        );
+        std::fs::write(&jsonl, &text).expect("write");
+        let results = Results::load(&sweep).expect("a sweep reads");
+        assert_eq!(results.name, "my-sweep");
+        assert_eq!(
+            results.files,
+            [
+                sweep.join("results.csv"),
+                sweep.join("cells.json"),
+                jsonl.clone()
+            ]
+        );
+        let got: Vec<&String> = results.results.iter().map(|r| &r.id).collect();
+        assert_eq!(got, [&ids[0], &ids[1]]);
+        assert!(results.notes.is_empty());
+        std::fs::write(&jsonl, format!("{text}{{\"id\": \"tor")).expect("write");
+        let torn = Results::load(&jsonl).expect("a torn line is left out");
+        assert_eq!(torn.results.len(), 2);
+        assert_eq!(torn.files, std::slice::from_ref(&jsonl));
+        assert_eq!(torn.notes.len(), 1);
+        assert!(
+            torn.notes[0].starts_with(&format!(
+                "left out the torn last line of {}",
+                jsonl.display()
+            )),
+            "{:?}",
+            torn.notes
+        );
+    }
+
+    /// Seeds are averaged into one point and are not a swept parameter; the other swept
+    /// parameters name a scheme's lines, but for the scheme itself and the x axis.
+    #[test]
+    fn seeds_are_averaged_and_the_other_parameters_name_the_lines() {
+        let run = |op: &str, span: &str, seed: &str, erases: f64| {
+            let mut r = cell("page", op, Some(erases));
+            r.params.insert("seed".into(), seed.into());
+            r.params.insert("workload.span".into(), span.into());
+            r.params.insert("ftl.gc".into(), "greedy".into());
+            r.id = Cell::id_of(&r.params);
+            r
+        };
+        let results = vec![
+            run("0.1", "1MiB", "1", 10.0),
+            run("0.1", "1MiB", "2", 20.0),
+            run("0.2", "1MiB", "1", 6.0),
+            run("0.1", "2MiB", "1", 1.0),
+            run("0.2", "2MiB", "1", 3.0),
+        ];
+        let report = Report::of_results(&results, "t".into());
+        assert_eq!(report.swept, ["device.op", "workload.span"]);
+        let by_op = &report.figures[0];
+        assert_eq!(by_op.stem, "flash-erases-vs-device-op");
+        assert_eq!(
+            line_points(by_op),
+            [
+                (
+                    "page, workload.span=1MiB".to_string(),
+                    vec![(0.1, 15.0), (0.2, 6.0)]
+                ),
+                (
+                    "page, workload.span=2MiB".to_string(),
+                    vec![(0.1, 1.0), (0.2, 3.0)]
+                ),
+            ]
+        );
+        // Sizes given as text are numbers too, drawn in the unit they reach.
+        let by_span = &report.figures[1];
+        assert_eq!(by_span.stem, "flash-erases-vs-workload-span");
+        assert_eq!(
+            line_points(by_span),
+            [
+                (
+                    "page, device.op=0.1".to_string(),
+                    vec![(1.0, 15.0), (2.0, 1.0)]
+                ),
+                (
+                    "page, device.op=0.2".to_string(),
+                    vec![(1.0, 6.0), (2.0, 3.0)]
+                ),
+            ]
+        );
+        let Chart::Line(chart) = &by_span.chart else {
+            unreachable!()
+        };
+        assert_eq!(chart.x.label, "workload.span (MiB)");
+        assert_eq!(chart.title, "Block erases against workload.span");
+        assert_eq!(report.figures.len(), 2);
+    }
+
+    /// A parameter numeric in some runs only is not drawn as an axis.
+    #[test]
+    fn a_parameter_numeric_in_some_runs_only_is_not_an_axis() {
+        let results = vec![
+            cell("page", "0.1", Some(3.0)),
+            cell("fast", "big", Some(4.0)),
+        ];
+        let report = Report::of_results(&results, "t".into());
+        assert_eq!(report.swept, ["device.op", "ftl"]);
+        assert!(matches!(report.figures[0].chart, Chart::Bars(_)));
+    }
+
+    /// The wear and write-latency distributions of the run at the middle value of each
+    /// numeric swept parameter, one line a scheme: the erase counts as a CDF, the latency in
+    /// microseconds as the fraction slower, on a linear axis where a value is not positive.
+    #[test]
+    fn distributions_are_drawn_for_the_middle_run_of_each_scheme() {
+        let run = |label: &str, op: &str, k: u64, latency: (f64, f64)| {
+            let mut r = cell(label, op, Some(1.0));
+            r.report = Some(serde_json::json!({
+                "erase_histogram": [[0, k], [op.len() as u64, 2]],
+                "latency": {"write": {"histogram": [[latency.0, 3], [latency.1, 1]]}},
+            }));
+            r
+        };
+        let results = vec![
+            run("page", "0.1", 1, (1000.0, 2000.0)),
+            run("page", "0.25", 2, (1000.0, 4000.0)),
+            run("page", "0.3", 3, (1000.0, 8000.0)),
+            run("fast", "0.1", 5, (0.0, 1000.0)),
+            run("fast", "0.25", 6, (0.0, 3000.0)),
+            run("fast", "0.3", 7, (0.0, 5000.0)),
+        ];
+        let report = Report::of_results(&results, "t".into());
+        let stems: Vec<&str> = report.figures.iter().map(|f| f.stem.as_str()).collect();
+        assert_eq!(
+            stems,
+            [
+                "flash-erases-vs-device-op",
+                "wear-cdf",
+                "write-latency-ccdf"
+            ]
+        );
+        let wear = &report.figures[1];
+        assert_eq!(
+            wear.caption,
+            "Wear: erase-count distribution (CDF) (one run per scheme)"
+        );
+        assert_eq!(
+            line_points(wear),
+            [
+                ("fast".to_string(), cdf(&[(0.0, 6), (4.0, 2)])),
+                ("page".to_string(), cdf(&[(0.0, 2), (4.0, 2)])),
+            ]
+        );
+        let latency = &report.figures[2];
+        assert_eq!(
+            line_points(latency),
+            [
+                ("fast".to_string(), ccdf(&[(0.0, 3), (3.0, 1)])),
+                ("page".to_string(), ccdf(&[(1.0, 3), (4.0, 1)])),
+            ]
+        );
+        let Chart::Line(chart) = &latency.chart else {
+            unreachable!()
+        };
+        assert_eq!(chart.x.scale, Scale::Linear, "a latency of 0 us");
+        assert_eq!(chart.y.scale, Scale::Log);
+        assert!(chart.step);
+        // Without the run at 0 us, the latency's axis is logarithmic.
+        let positive: Vec<CellResult> = results[..3].to_vec();
+        let report = Report::of_results(&positive, "t".into());
+        let Chart::Line(chart) = &report.figures[2].chart else {
+            unreachable!()
+        };
+        assert_eq!(chart.x.scale, Scale::Log);
+    }
+
+    /// At most ten schemes' distributions are drawn, the first ten by name.
+    #[test]
+    fn at_most_ten_schemes_are_drawn_in_a_distribution() {
+        let results: Vec<CellResult> = (0..12)
+            .map(|i| {
+                let mut r = cell(&format!("s{i:02}"), "0.1", Some(1.0));
+                r.report = Some(serde_json::json!({"erase_histogram": [[1, 1]]}));
+                r
+            })
+            .collect();
+        let report = Report::of_results(&results, "t".into());
+        let wear = report
+            .figures
+            .iter()
+            .find(|f| f.stem == "wear-cdf")
+            .expect("wear");
+        let names: Vec<String> = line_points(wear).into_iter().map(|l| l.0).collect();
+        assert_eq!(
+            names,
+            (0..10).map(|i| format!("s{i:02}")).collect::<Vec<_>>()
+        );
+    }
+
+    /// The table of runs: label, every parameter, status, then the key metrics, whole
+    /// numbers without decimals and others to four places.
+    #[test]
+    fn the_runs_table_writes_every_metric_as_a_number() {
+        let mut r = cell("page", "0.1", Some(3.0));
+        r.metrics.insert("write_amplification".into(), 2.5);
+        r.metrics.insert("elapsed_s".into(), 1e15);
+        r.metrics
+            .insert("gc_pages_moved".into(), 999_999_999_999_999.0);
+        r.metrics.insert("write_p99_us".into(), -2.0);
+        let table = runs_table(&[r]);
+        assert_eq!(
+            table.header,
+            [
+                "label",
+                "device.op",
+                "ftl",
+                "status",
+                "flash_erases",
+                "write_amplification",
+                "elapsed_s",
+                "gc_pages_moved",
+                "write_p99_us",
+                "mapping_packed_bytes"
+            ]
+        );
+        assert_eq!(
+            table.rows[0],
+            [
+                "page",
+                "0.1",
+                "page",
+                "ok",
+                "3",
+                "2.5000",
+                "1000000000000000.0000",
+                "999999999999999",
+                "-2",
+                ""
+            ]
+        );
+    }
+
+    /// The page's summary with nothing swept, and the helpers that name things.
+    #[test]
+    fn the_page_says_when_nothing_was_swept() {
+        let report = Report::of_results(&[cell("page", "0.1", Some(1.0))], "t".into());
+        assert!(report.swept.is_empty());
+        assert!(
+            report
+                .html()
+                .contains("1 runs (1 finished, 0 failed). Swept parameters: none."),
+            "{}",
+            report.html()
+        );
+        assert_eq!(first_upper(""), "");
+        assert_eq!(first_upper("écrit"), "Écrit");
+        assert_eq!(slug("Write p99 (us)"), "write-p99--us-");
+        assert_eq!(numeric_value("4KiB"), Some(4096.0));
+        assert_eq!(numeric_value("0.5"), Some(0.5));
+        assert_eq!(numeric_value("big"), None);
+        let gib = f64::from(1u32 << 30);
+        assert_eq!(
+            byte_unit("device.capacity", [gib].into_iter()).1,
+            "device.capacity (GiB)"
+        );
+        assert_eq!(
+            byte_unit("trace.chunk_size", [1024.0].into_iter()),
+            (1024.0, "trace.chunk_size (KiB)".to_string())
+        );
+    }
 }
