@@ -1005,6 +1005,158 @@ mod tests {
         );
     }
 
+    /// Every field the rules name is read by exactly the structures, workloads and buffers
+    /// the rules say, written out here by hand for each kind of run.
+    #[test]
+    fn each_kind_of_run_accepts_exactly_its_own_fields() {
+        const ALL: [&str; 30] = [
+            "keys",
+            "updates",
+            "queries",
+            "spread",
+            "boot_trials",
+            "readings",
+            "range_queries",
+            "max_range",
+            "turnstile",
+            "levels",
+            "p",
+            "slots",
+            "key_limit",
+            "pool",
+            "slots_per_level",
+            "page_size",
+            "buffer",
+            "buffer_size",
+            "sector",
+            "log_pages",
+            "files",
+            "fmc",
+            "rw",
+            "awl",
+            "read_pages",
+            "window",
+            "set_blocks",
+            "log_limit",
+            "adaptive",
+            "max_set_blocks",
+        ];
+        let micro = ["keys", "updates", "queries", "spread", "boot_trials"];
+        let sensor = ["readings", "range_queries", "max_range"];
+        let lists = ["turnstile", "levels", "p"];
+        let nand = [
+            "buffer",
+            "buffer_size",
+            "sector",
+            "log_pages",
+            "files",
+            "fmc",
+            "rw",
+            "awl",
+            "read_pages",
+        ];
+        let grr = ["set_blocks", "log_limit", "adaptive"];
+        let nor = |s: Structure, w: IndexWorkload| IndexBenchSpec {
+            structure: IndexStructure::Nor(s),
+            workload: Some(w),
+            ..IndexBenchSpec::default()
+        };
+        let nand_spec =
+            |structure: IndexStructure, buffer: AnyReplacement, adaptive: bool| IndexBenchSpec {
+                structure,
+                buffer,
+                adaptive,
+                ..IndexBenchSpec::default()
+            };
+        let cases: Vec<(IndexBenchSpec, Vec<&str>)> = vec![
+            (
+                nor(Structure::MuTree, IndexWorkload::Micro),
+                [&micro[..], &["page_size"]].concat(),
+            ),
+            (
+                nor(Structure::FatList, IndexWorkload::Micro),
+                [&micro[..], &lists, &["slots", "key_limit", "pool"]].concat(),
+            ),
+            (
+                nor(Structure::SoftList, IndexWorkload::Sensor),
+                [&sensor[..], &lists, &["slots_per_level"]].concat(),
+            ),
+            (
+                nor(Structure::MuTree, IndexWorkload::Sensor),
+                [&sensor[..], &["page_size"]].concat(),
+            ),
+            (
+                nand_spec(IndexStructure::Ipl, AnyReplacement::Lru, false),
+                nand.to_vec(),
+            ),
+            (
+                nand_spec(IndexStructure::Ipl, AnyReplacement::Cflru, false),
+                [&nand[..], &["window"]].concat(),
+            ),
+            (
+                nand_spec(IndexStructure::Grr, AnyReplacement::Lru, false),
+                [&nand[..], &grr].concat(),
+            ),
+            (
+                nand_spec(IndexStructure::Grr, AnyReplacement::CfSemi, true),
+                [&nand[..], &["window"], &grr, &["max_set_blocks"]].concat(),
+            ),
+        ];
+        for (spec, accepted) in cases {
+            let refused: Vec<&str> = spec
+                .unused(&ALL)
+                .into_iter()
+                .flat_map(|u| u.fields)
+                .collect();
+            let read: Vec<&str> = ALL.into_iter().filter(|f| !refused.contains(f)).collect();
+            let mut accepted = accepted;
+            accepted.sort_by_key(|f| ALL.iter().position(|a| a == f));
+            assert_eq!(read, accepted, "{} {:?}", spec.structure, spec.workload);
+        }
+    }
+
+    /// A fat list's pool is two more than its levels unless given.
+    #[test]
+    fn the_pool_is_two_more_than_the_levels_unless_given() {
+        let spec = IndexBenchSpec {
+            levels: 5,
+            pool: None,
+            ..IndexBenchSpec::default()
+        };
+        let pool = |spec: &IndexBenchSpec| {
+            index_spec(spec, Structure::FatList)
+                .expect("valid")
+                .fat
+                .pool
+        };
+        assert_eq!(pool(&spec), 7);
+        assert_eq!(
+            pool(&IndexBenchSpec {
+                pool: Some(3),
+                ..spec
+            }),
+            3
+        );
+    }
+
+    /// A NOR run without a capacity runs on 8 MiB of flash, and says so.
+    #[test]
+    fn a_nor_run_without_a_capacity_has_eight_mib() {
+        let bench = run(&IndexBenchSpec {
+            capacity: None,
+            ..small_micro()
+        })
+        .expect("valid");
+        let Ran::Nor { capacity_bytes, .. } = bench.report else {
+            panic!("a NOR run");
+        };
+        assert_eq!(capacity_bytes, 8 << 20);
+        let Printed::Text(first) = &bench.printed[0] else {
+            panic!("{:?}", bench.printed[0]);
+        };
+        assert!(first.starts_with("fatlist on 8MiB of NOR flash"), "{first}");
+    }
+
     #[test]
     fn a_nor_run_returns_its_phases_tables_and_document() {
         let bench = run(&small_micro()).expect("valid");
