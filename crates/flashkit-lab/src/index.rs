@@ -1115,6 +1115,109 @@ mod tests {
         }
     }
 
+    /// A sensor run is the benchmark's own run of the spec's readings, range and seed: the
+    /// same phases and state hash as the benchmark called directly.
+    #[test]
+    fn a_sensor_run_is_the_benchmarks_own_with_the_specs_fields() {
+        let spec = IndexBenchSpec {
+            structure: IndexStructure::Nor(Structure::FatList),
+            workload: Some(IndexWorkload::Sensor),
+            capacity: Some(1 << 20),
+            readings: 700,
+            range_queries: 40,
+            max_range: 37,
+            seed: 9,
+            ..IndexBenchSpec::default()
+        };
+        let Ran::Nor {
+            phases, state_hash, ..
+        } = run(&spec).expect("valid").report
+        else {
+            panic!("a NOR run");
+        };
+        let mut index = index_spec(&spec, Structure::FatList)
+            .expect("valid")
+            .build(nor_geometry(&spec).expect("valid"))
+            .expect("builds");
+        let sensor = SensorSpec {
+            sensors: 54,
+            readings: 700,
+            period_s: 31,
+            max_range: 37,
+            seed: 9,
+        };
+        let direct =
+            bench::sensor(index.as_mut(), NorPreset::K8C1215.timing, &sensor, &[40]).expect("runs");
+        assert_eq!(phases, direct.phases);
+        assert_eq!(state_hash, direct.state_hash);
+    }
+
+    /// The storage schemes' bounds, each side of each: IPL's log pages leave a data page
+    /// in the block; GRR's set of at most 1,024 blocks, its log pages up to its limit, its
+    /// limit below the block, an adaptive set's maximum at least its start.
+    #[test]
+    fn placements_are_checked_at_both_sides_of_each_bound() {
+        let ppb = NandPreset::GRR_PAPER.pages_per_block;
+        let field = |placement: AnyPlacement| match check_placement(&placement) {
+            Ok(()) => "ok".to_string(),
+            Err(LabError::Spec { field, .. }) => field.to_string(),
+            Err(other) => panic!("{other:?}"),
+        };
+        let ipl = |log_pages| field(AnyPlacement::Ipl(Ipl { log_pages }));
+        assert_eq!(
+            [ipl(0), ipl(1), ipl(ppb - 1), ipl(ppb)],
+            ["log_pages", "ok", "ok", "log_pages"]
+        );
+        let grr = |f: fn(&mut Grr)| {
+            let mut g = Grr {
+                blocks_per_set: 4,
+                log_pages: 4,
+                log_limit: 8,
+                adaptive: false,
+                max_blocks_per_set: 4,
+                timing: NandPreset::GRR_PAPER.timing,
+            };
+            f(&mut g);
+            field(AnyPlacement::Grr(g))
+        };
+        let cases = [
+            (grr(|_| {}), "ok"),
+            (grr(|g| g.blocks_per_set = 0), "set_blocks"),
+            (grr(|g| g.blocks_per_set = 1), "ok"),
+            (grr(|g| g.blocks_per_set = 1024), "ok"),
+            (grr(|g| g.blocks_per_set = 1025), "set_blocks"),
+            (grr(|g| g.log_pages = 0), "log_pages"),
+            (grr(|g| g.log_pages = 8), "ok"),
+            (grr(|g| g.log_pages = 9), "log_pages"),
+            (
+                grr(|g| g.log_limit = NandPreset::GRR_PAPER.pages_per_block - 1),
+                "ok",
+            ),
+            (
+                grr(|g| g.log_limit = NandPreset::GRR_PAPER.pages_per_block),
+                "log_limit",
+            ),
+            (
+                grr(|g| {
+                    g.adaptive = true;
+                    g.max_blocks_per_set = 3
+                }),
+                "max_set_blocks",
+            ),
+            (
+                grr(|g| {
+                    g.adaptive = true;
+                    g.max_blocks_per_set = 4
+                }),
+                "ok",
+            ),
+            (grr(|g| g.max_blocks_per_set = 3), "ok"),
+        ];
+        for (i, (got, expected)) in cases.into_iter().enumerate() {
+            assert_eq!(got, expected, "case {i}");
+        }
+    }
+
     /// A fat list's pool is two more than its levels unless given.
     #[test]
     fn the_pool_is_two_more_than_the_levels_unless_given() {
