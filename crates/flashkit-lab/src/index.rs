@@ -1218,6 +1218,94 @@ mod tests {
         }
     }
 
+    /// A NAND run builds the tree and the file workload the spec's fields say, written out
+    /// here by hand, and its report is the benchmark's own on them; an IPL run's log pages
+    /// default to 1, a GRR run's to 4, the device to 64 MiB.
+    #[test]
+    fn a_nand_run_is_the_benchmarks_own_with_the_specs_fields() {
+        let timing = NandPreset::GRR_PAPER.timing;
+        let spec = IndexBenchSpec {
+            structure: IndexStructure::Ipl,
+            capacity: Some(4 << 20),
+            buffer: AnyReplacement::Cflru,
+            buffer_size: 16 << 10,
+            window: 0.25,
+            sector: 256,
+            log_pages: Some(2),
+            files: 100,
+            fmc: 2.0,
+            rw: ReadWrite { read_percent: 70 },
+            awl: 8 << 10,
+            read_pages: 2,
+            seed: 5,
+            ..IndexBenchSpec::default()
+        };
+        let tree = NandSpec {
+            placement: AnyPlacement::Ipl(Ipl { log_pages: 2 }),
+            replacement: AnyReplacement::Cflru,
+            buffer: BufferConfig {
+                capacity_bytes: 16 << 10,
+                window: 0.25,
+                sector_bytes: 256,
+            },
+            geometry: nand_geometry(4 << 20).expect("valid"),
+            timing,
+            endurance_cycles: NandPreset::GRR_PAPER.endurance_cycles,
+        };
+        let workload = FileWorkload {
+            files: 100,
+            modification_coefficient: 2.0,
+            read_percent: 70,
+            avg_write_bytes: 8 << 10,
+            read_pages: 2,
+            seed: 5,
+            ..FileWorkload::default()
+        };
+        // Before the run, which on a wrong workload could take long.
+        assert_eq!(nand_spec(&spec).expect("valid"), tree);
+        assert_eq!(file_workload(&spec).expect("valid"), workload);
+        let Ran::Nand {
+            spec: built,
+            workload: generated,
+            report,
+        } = run(&spec).expect("valid").report
+        else {
+            panic!("a NAND run");
+        };
+        assert_eq!(*built, tree);
+        assert_eq!(generated, workload);
+        assert_eq!(*report, nand_bench::run(&tree, &workload).expect("runs"));
+        let ipl = nand_spec(&IndexBenchSpec {
+            log_pages: None,
+            capacity: None,
+            ..spec.clone()
+        })
+        .expect("valid");
+        assert_eq!(ipl.placement, AnyPlacement::Ipl(Ipl { log_pages: 1 }));
+        assert_eq!(ipl.geometry, nand_geometry(64 << 20).expect("valid"));
+        let grr = nand_spec(&IndexBenchSpec {
+            structure: IndexStructure::Grr,
+            log_pages: None,
+            set_blocks: 3,
+            log_limit: 9,
+            adaptive: true,
+            max_set_blocks: 6,
+            ..spec
+        })
+        .expect("valid");
+        assert_eq!(
+            grr.placement,
+            AnyPlacement::Grr(Grr {
+                blocks_per_set: 3,
+                log_pages: 4,
+                log_limit: 9,
+                adaptive: true,
+                max_blocks_per_set: 6,
+                timing,
+            })
+        );
+    }
+
     /// A fat list's pool is two more than its levels unless given.
     #[test]
     fn the_pool_is_two_more_than_the_levels_unless_given() {
