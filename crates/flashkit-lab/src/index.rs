@@ -1264,17 +1264,47 @@ mod tests {
         // Before the run, which on a wrong workload could take long.
         assert_eq!(nand_spec(&spec).expect("valid"), tree);
         assert_eq!(file_workload(&spec).expect("valid"), workload);
+        let bench = run(&spec).expect("valid");
         let Ran::Nand {
             spec: built,
             workload: generated,
             report,
-        } = run(&spec).expect("valid").report
+        } = &bench.report
         else {
             panic!("a NAND run");
         };
-        assert_eq!(*built, tree);
-        assert_eq!(generated, workload);
-        assert_eq!(*report, nand_bench::run(&tree, &workload).expect("runs"));
+        assert_eq!(**built, tree);
+        assert_eq!(*generated, workload);
+        assert_eq!(**report, nand_bench::run(&tree, &workload).expect("runs"));
+        // The phases table's times, the whole run last, in seconds to three places.
+        let phases: Vec<&nand_bench::PhaseReport> =
+            report.phases.iter().chain([&report.total]).collect();
+        assert_eq!(bench.phases.rows.len(), phases.len());
+        for (row, phase) in bench.phases.rows.iter().zip(phases) {
+            let t = &phase.time;
+            let times = [t.read_s, t.write_s, t.erase_s, t.total_s()].map(|s| format!("{s:.3}"));
+            assert_eq!(row[9..], times, "{}", phase.name);
+        }
+        // The summary's lines, each from the report.
+        let text: String = bench
+            .printed
+            .iter()
+            .filter_map(|p| match p {
+                Printed::Text(t) => Some(t.as_str()),
+                Printed::Table(_) => None,
+            })
+            .collect();
+        for line in [
+            format!("\nspace: {} blocks in use", report.space.blocks_in_use),
+            format!(
+                "tree: {} keys, height {}; {} leaf",
+                report.keys, report.height, report.tree.leaf_splits
+            ),
+            format!("storage: {} block merges", report.total.store.merges),
+            format!("state hash: {}", report.state_hash),
+        ] {
+            assert!(text.contains(&line), "{line:?} in {text}");
+        }
         let ipl = nand_spec(&IndexBenchSpec {
             log_pages: None,
             capacity: None,
