@@ -8,6 +8,8 @@ use crate::temporaries::Temporaries;
 use flashkit_core::Progress;
 use flashkit_core::units::format_size;
 use flashkit_em::EmError;
+#[cfg(test)]
+use flashkit_em::probe::ProbePoint;
 use flashkit_em::probe::{Access, ProbeReport, ProbeSpec, probe, probe_file};
 use flashkit_report::Table;
 use flashkit_report::plot::{Axis, Legend, LineChart, Series};
@@ -199,6 +201,142 @@ mod tests {
         assert!(chart.series.iter().all(|s| s.points.len() == 3));
     }
 
+    /// A probe's report written by hand: 4 to 16 KiB, at depth 4, through the page cache;
+    /// the random writes not measured at 4 KiB.
+    fn made_report() -> ProbeReport {
+        let figures = [
+            (Access::SequentialRead, [100.0, 200.0, 200.0]),
+            (Access::RandomRead, [10.0, 190.0, 200.0]),
+            (Access::SequentialWrite, [50.0, 100.0, 100.0]),
+            (Access::RandomWrite, [f64::NAN, 10.0, 95.0]),
+        ];
+        let points = figures
+            .into_iter()
+            .flat_map(|(access, mbs)| {
+                [4u64 << 10, 8 << 10, 16 << 10]
+                    .into_iter()
+                    .zip(mbs)
+                    .filter(|(_, mb)| !mb.is_nan())
+                    .map(move |(block_bytes, mb)| ProbePoint {
+                        access,
+                        block_bytes,
+                        transfers: 1000,
+                        seconds: 1000.0 * block_bytes as f64 / (mb * 1e6),
+                    })
+            })
+            .collect();
+        ProbeReport {
+            path: PathBuf::from("/d/probe"),
+            spec: ProbeSpec {
+                file_bytes: 64 << 10,
+                min_block: 4 << 10,
+                max_block: 16 << 10,
+                seconds: 0.5,
+                max_bytes: 1 << 20,
+                seed: 1,
+                depth: 4,
+            },
+            direct: false,
+            fallback: Some("tmpfs".into()),
+            fill_seconds: 0.1,
+            points,
+        }
+    }
+
+    /// The text says how the file was read, the table has a row a block size and a column a
+    /// pattern ("-" where a figure is missing), and the block sizes the paper's rule picks
+    /// are read from the plateaus and knees.
+    #[test]
+    fn a_report_reads_as_its_table_plateaus_and_knees() {
+        let report = made_report();
+        let rows: Vec<Vec<String>> = table(&report).rows;
+        assert_eq!(
+            rows,
+            [
+                ["4KiB", "100", "10", "50", "-"],
+                ["8KiB", "200", "190", "100", "10"],
+                ["16KiB", "200", "200", "100", "95"],
+            ]
+            .map(|r| r.map(String::from).to_vec())
+        );
+        assert_eq!(
+            table(&report).header,
+            [
+                "block",
+                "sequential read",
+                "random read",
+                "sequential write",
+                "random write"
+            ]
+        );
+        let text = render(&report, 0.9);
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            lines[0],
+            "Throughput against block size, MB/s (Fig. 1): a 64KiB file in /d, through the page \
+             cache (tmpfs: reads may not reach the device), queue depth 4; each figure at most \
+             0.5 s or 1MiB of transfers"
+        );
+        assert!(text.contains(&table(&report).render()), "{text}");
+        assert!(
+            text.ends_with(
+                "sequential reads settle at 200 MB/s, writes at 100 MB/s (the median over the \
+                 larger half of the block sizes); the smallest block at which the random pattern \
+                 reaches 90% of that, at it and the next size: reads 8KiB (B_r; the paper's \
+                 SSD: 128KiB), writes 16KiB (B_w; the paper's SSD: 16MiB)\n\n"
+            ),
+            "{text}"
+        );
+        // A rule no block meets; O_DIRECT; no sequential writes measured.
+        let mut direct = made_report();
+        direct.fallback = None;
+        direct
+            .points
+            .retain(|p| p.access != Access::SequentialWrite);
+        let text = render(&direct, 1.5);
+        assert!(
+            text.contains(", through O_DIRECT, queue depth 4;"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "settle at 200 MB/s, writes at - (the median over the larger half of the block \
+                 sizes); the smallest block at which the random pattern reaches 150% of that, at \
+                 it and the next size: reads none up to 16KiB (B_r; the paper's SSD: 128KiB), \
+                 writes none up to 16KiB (B_w;"
+            ),
+            "{text}"
+        );
+    }
+
+    /// Fig. 1: a line a pattern through its own points, the depth in the title unless 1.
+    #[test]
+    fn the_chart_draws_each_patterns_points() {
+        let report = made_report();
+        let chart = chart(&report);
+        assert_eq!(
+            chart.title,
+            "Throughput against block size, this machine's disk, 4 in flight (Fig. 1)"
+        );
+        for (series, access) in chart.series.iter().zip(Access::ALL) {
+            assert_eq!(series.name, access.name());
+            let expected: Vec<(f64, f64)> = report
+                .points
+                .iter()
+                .filter(|p| p.access == access)
+                .map(|p| (p.block_bytes as f64, p.mb_per_s()))
+                .collect();
+            assert_eq!(series.points, expected);
+        }
+        assert_eq!(chart.series[3].points.len(), 2);
+        let mut one = made_report();
+        one.spec.depth = 1;
+        assert_eq!(
+            super::chart(&one).title,
+            "Throughput against block size, this machine's disk (Fig. 1)"
+        );
+    }
+
     #[test]
     fn a_bad_probe_is_the_specs_fault() {
         let dir = tempfile::tempdir().expect("tempdir");
@@ -219,5 +357,18 @@ mod tests {
         )
         .expect_err("the file is smaller than a block");
         assert!(matches!(error, LabError::Config(_)), "{error:?}");
+        // Bad input is the spec's fault too; a run that goes wrong is not.
+        let input = em_error(EmError::Input {
+            path: "in".into(),
+            detail: "short".into(),
+        });
+        assert!(matches!(input, LabError::Config(_)), "{input:?}");
+        for error in [
+            EmError::Verify("out of order".into()),
+            EmError::Device("worn".into()),
+        ] {
+            let sorted = em_error(error);
+            assert!(matches!(sorted, LabError::Run(_)), "{sorted:?}");
+        }
     }
 }
