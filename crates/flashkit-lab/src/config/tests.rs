@@ -496,3 +496,386 @@ fn the_sections_are_the_flags() {
     assert_eq!(flags.workload.read_fraction, Some(Fraction(0.5)));
     assert!(Flags::try_parse_from(["x", "--gc-threshold", "1"]).is_err());
 }
+
+/// Every value at the bounds it may take is accepted, in each of its spellings (a number or
+/// a string, a flag's words or a boolean), and reads as the value it says.
+#[test]
+fn values_at_their_bounds_are_accepted_as_what_they_say() {
+    let low: ConfigFile = toml::from_str(
+        r#"
+[device]
+preset = "mlc-4k"
+capacity = 4096
+op = 0.0
+page_size = "512"
+pages_per_block = 2
+endurance = 1
+[ftl]
+gc = ["greedy", "fifo"]
+gc_threshold = 2
+wear_leveling = 8
+log_blocks = 1
+sw_log_block = true
+[run]
+precondition_overwrites = 0.0
+[workload]
+workload = "camera"
+requests = "2.5k"
+size = "4K"
+read_fraction = 0.0
+theta = 1e-9
+hot = " 0 / 100 "
+center = 0.0
+stddev = 1e-9
+file_size = 4096
+chunk_size = 1
+span = "1G"
+align = 1
+"#,
+    )
+    .expect("valid");
+    let (d, f, w) = (&low.device, &low.ftl, &low.workload);
+    assert_eq!(d.preset.as_deref(), Some("mlc-4k"));
+    assert_eq!(
+        (
+            d.capacity,
+            d.op,
+            d.page_size,
+            d.pages_per_block,
+            d.endurance
+        ),
+        (
+            Some(Size(4096)),
+            Some(0.0),
+            Some(Size(512)),
+            Some(2),
+            Some(1)
+        )
+    );
+    assert_eq!(f.gc, [GcPolicy::Greedy, GcPolicy::Fifo]);
+    assert_eq!(
+        (
+            f.gc_threshold,
+            f.wear_leveling,
+            f.log_blocks,
+            f.sw_log_block
+        ),
+        (
+            Some(2),
+            Some(WearSetting(Some(8))),
+            Some(1),
+            Some(OnOff(true))
+        )
+    );
+    assert_eq!(low.run.precondition_overwrites, Some(0.0));
+    assert_eq!(w.workload.as_deref(), Some("camera"));
+    assert_eq!((w.requests, w.size), (Some(Count(2500)), Some(Size(4096))));
+    assert_eq!(w.read_fraction, Some(Fraction(0.0)));
+    assert_eq!(
+        (w.theta, w.center, w.stddev),
+        (Some(1e-9), Some(0.0), Some(1e-9))
+    );
+    assert_eq!(
+        w.hot,
+        Some(HotSplit {
+            access_percent: 0.0,
+            space_percent: 100.0
+        })
+    );
+    assert_eq!(
+        w.file_size,
+        Some(SizeRange {
+            min: 4096,
+            max: 4096
+        })
+    );
+    assert_eq!(
+        (w.chunk_size, w.span, w.align),
+        (Some(Size(1)), Some(Size(1 << 30)), Some(Size(1)))
+    );
+    let high: ConfigFile = toml::from_str(
+        r#"
+[device]
+op = 4.0
+page_size = "1MiB"
+pages_per_block = 65536
+[ftl]
+gc = "cost-benefit"
+wear_leveling = "off"
+sw_log_block = "off"
+[workload]
+read_fraction = 1
+hot = "100/0"
+center = 1.0
+stddev = 1.0
+file_size = " 4K - 8K "
+align = "2GiB"
+"#,
+    )
+    .expect("valid");
+    let (d, f, w) = (&high.device, &high.ftl, &high.workload);
+    assert_eq!(
+        (d.op, d.page_size, d.pages_per_block),
+        (Some(4.0), Some(Size(1 << 20)), Some(65536))
+    );
+    assert_eq!(f.gc, [GcPolicy::CostBenefit]);
+    assert_eq!(
+        (f.wear_leveling, f.sw_log_block),
+        (Some(WearSetting(None)), Some(OnOff(false)))
+    );
+    assert_eq!(w.read_fraction, Some(Fraction(1.0)));
+    assert_eq!(
+        w.hot,
+        Some(HotSplit {
+            access_percent: 100.0,
+            space_percent: 0.0
+        })
+    );
+    assert_eq!((w.center, w.stddev), (Some(1.0), Some(1.0)));
+    assert_eq!(
+        w.file_size,
+        Some(SizeRange {
+            min: 4096,
+            max: 8192
+        })
+    );
+    assert_eq!(w.align, Some(Size(1 << 31)));
+}
+
+/// Just past each bound, a value is refused with its own words.
+#[test]
+fn values_just_past_their_bounds_are_refused() {
+    for (text, needle) in [
+        ("[device]\nop = 4.000001\n", "over-provisioning 4.000001"),
+        ("[device]\nop = -0.1\n", "over-provisioning -0.1"),
+        ("[device]\nop = nan\n", "over-provisioning NaN"),
+        ("[device]\npage_size = 256\n", "page size 256 B"),
+        ("[device]\npage_size = \"2MiB\"\n", "page size 2097152 B"),
+        ("[device]\npage_size = \"4GiB\"\n", "page size 4294967296 B"),
+        (
+            "[device]\npages_per_block = 65537\n",
+            "pages per block 65537",
+        ),
+        ("[ftl]\ngc_threshold = 1\n", "gc_threshold 1 is below"),
+        ("[ftl]\ngc = 3\n", "invalid type"),
+        (
+            "[ftl]\nwear_leveling = \"x\"\n",
+            "wear leveling \"x\" is neither",
+        ),
+        (
+            "[ftl]\nsw_log_block = \"yes\"\n",
+            "\"yes\" is neither \"on\" nor \"off\"",
+        ),
+        (
+            "[run]\nprecondition_overwrites = inf\n",
+            "inf is not a finite number",
+        ),
+        (
+            "[workload]\nworkload = \"zipfian\"\n",
+            "unknown workload \"zipfian\"",
+        ),
+        (
+            "[workload]\nread_fraction = 1.01\n",
+            "1.01 is not a fraction",
+        ),
+        (
+            "[workload]\ntrim_fraction = -0.01\n",
+            "-0.01 is not a fraction",
+        ),
+        ("[workload]\ntheta = 0.0\n", "0 is not a finite exponent"),
+        ("[workload]\ntheta = inf\n", "inf is not a finite exponent"),
+        ("[workload]\nhot = \"100.5/0\"\n", "is not ACCESS/SPACE"),
+        ("[workload]\nhot = \"50/-1\"\n", "is not ACCESS/SPACE"),
+        (
+            "[workload]\ncenter = -0.01\n",
+            "-0.01 is not a fraction of the span",
+        ),
+        (
+            "[workload]\nstddev = 1.01\n",
+            "1.01 is not a fraction of the span",
+        ),
+        (
+            "[workload]\nalign = \"4GiB\"\n",
+            "4294967296 B is not a power of two",
+        ),
+        ("[workload]\nalign = 0\n", "0 B is not a power of two"),
+        (
+            "[workload]\nsizes = \"5GiB\"\n",
+            "5368709120 B is not below 4 GiB",
+        ),
+        ("[workload]\nfile_size = 0\n", "0 B: a size must be above 0"),
+    ] {
+        let error = toml::from_str::<ConfigFile>(text)
+            .expect_err(text)
+            .to_string();
+        assert!(error.contains(needle), "{text}: {error}");
+    }
+}
+
+/// The flags' own spellings parse as the file's do.
+#[test]
+fn values_parse_from_their_flags() {
+    assert_eq!("4K".parse::<Size>(), Ok(Size(4096)));
+    assert_eq!("10M".parse::<Count>(), Ok(Count(10_000_000)));
+    assert_eq!(" 0.5 ".parse::<Fraction>(), Ok(Fraction(0.5)));
+    assert_eq!(
+        "x".parse::<Fraction>(),
+        Err("\"x\" is not a number".to_string())
+    );
+    assert_eq!(
+        "2".parse::<Fraction>(),
+        Err("2 is not a fraction from 0 to 1".to_string())
+    );
+    for (text, on) in [
+        ("on", true),
+        ("true", true),
+        ("off", false),
+        ("false", false),
+    ] {
+        assert_eq!(text.parse::<OnOff>(), Ok(OnOff(on)), "{text}");
+    }
+    assert!("1".parse::<OnOff>().is_err());
+    assert_eq!("off".parse::<WearSetting>(), Ok(WearSetting(None)));
+    assert_eq!("12".parse::<WearSetting>(), Ok(WearSetting(Some(12))));
+    assert!("-1".parse::<WearSetting>().is_err());
+    assert_eq!(
+        "8K".parse::<SizeRange>(),
+        Ok(SizeRange {
+            min: 8192,
+            max: 8192
+        })
+    );
+    assert_eq!(
+        "8K-4K".parse::<SizeRange>(),
+        Err("8192-4096 B is an empty range: MIN is above MAX".to_string())
+    );
+    assert_eq!(
+        "4K,8K:3".parse::<SizeList>().map(|l| l.0),
+        Ok(SizeDist::Choice {
+            sizes: vec![(4096, 1), (8192, 3)]
+        })
+    );
+    assert_eq!(
+        "4K:0,8K:0".parse::<SizeList>().map(|l| l.0),
+        Err("\"4K:0,8K:0\" gives no size a positive weight".to_string())
+    );
+    assert_eq!(
+        "4K:0,8K:1".parse::<SizeList>().map(|l| l.0),
+        Ok(SizeDist::Choice {
+            sizes: vec![(4096, 0), (8192, 1)]
+        })
+    );
+}
+
+/// Each section names the flags it was given, in its order, and only those.
+#[test]
+fn each_section_names_the_flags_it_was_given() {
+    let all: ConfigFile = toml::from_str(
+        r#"
+[device]
+preset = "mlc-4k"
+capacity = 4096
+op = 0.1
+page_size = 4096
+pages_per_block = 64
+endurance = 9
+[workload]
+workload = "uniform"
+requests = 5
+size = 4096
+sizes = "4K"
+read_sizes = "4K"
+read_fraction = 0.5
+trim_fraction = 0.1
+span = 4096
+align = 4096
+interarrival_ns = 3
+theta = 1.0
+hot = "80/20"
+center = 0.5
+stddev = 0.1
+file_size = 4096
+chunk_size = 4096
+cluster_size = 4096
+data_align = 4096
+[trace]
+format = "msr"
+explain_format = true
+asu = 1
+skip_bad_lines = true
+sort_by_time = true
+time_unit = "us"
+blkparse_event = "D"
+address_map = "compact"
+"#,
+    )
+    .expect("valid");
+    assert_eq!(
+        all.device.given(),
+        [
+            "--preset",
+            "--capacity",
+            "--op",
+            "--page-size",
+            "--pages-per-block",
+            "--endurance"
+        ]
+    );
+    assert_eq!(
+        all.workload.given(),
+        [
+            "--workload",
+            "--requests",
+            "--size",
+            "--sizes",
+            "--read-sizes",
+            "--read-fraction",
+            "--trim-fraction",
+            "--span",
+            "--align",
+            "--interarrival-ns",
+            "--theta",
+            "--hot",
+            "--center",
+            "--stddev",
+            "--file-size",
+            "--chunk-size",
+            "--cluster-size",
+            "--data-align"
+        ]
+    );
+    assert_eq!(
+        all.workload.pattern_options(),
+        [
+            ("--theta", "zipf"),
+            ("--hot", "hot-cold"),
+            ("--center", "gaussian"),
+            ("--stddev", "gaussian"),
+            ("--file-size", "camera"),
+            ("--chunk-size", "camera"),
+            ("--cluster-size", "camera"),
+            ("--data-align", "camera")
+        ]
+    );
+    assert_eq!(
+        all.trace.given(),
+        [
+            "--format",
+            "--explain-format",
+            "--asu",
+            "--skip-bad-lines",
+            "--sort-by-time",
+            "--time-unit",
+            "--blkparse-event",
+            "--address-map"
+        ]
+    );
+    let none = ConfigFile::default();
+    assert!(none.device.given().is_empty());
+    assert!(none.workload.given().is_empty());
+    assert!(none.trace.given().is_empty());
+    assert!(none.ftl.given().is_empty());
+    let one: ConfigFile = toml::from_str("[workload]\ncenter = 0.5\n").expect("valid");
+    assert_eq!(one.workload.given(), ["--center"]);
+    assert_eq!(one.workload.pattern_options(), [("--center", "gaussian")]);
+}
