@@ -263,4 +263,104 @@ mod tests {
             "{problem}"
         );
     }
+
+    /// Every refusal of the sweep file's grid and base names its line and what is wrong.
+    #[test]
+    fn each_problem_of_the_grid_and_base_is_named_at_its_line() {
+        for (text, expected) in [
+            (
+                "jobs = 0\n[grid]\nftl = [\"page\"]\n",
+                "jobs is 0; a sweep needs at least one worker",
+            ),
+            (
+                "[grid]\nftl = [\"page\"]\n[grid.device]\n",
+                "line 3: [grid.device] has no keys",
+            ),
+            (
+                "[grid]\nftl = [\"page\"]\n[grid.\"a.b\"]\n",
+                "line 3: [grid.\"a.b\"] has no keys",
+            ),
+            (
+                "[grid]\nftl = [\"page\"]\n[grid.\"\"]\n",
+                "line 3: [grid.\"\"] has no keys",
+            ),
+            ("[grid]\nftl = []\n", "line 2: grid key ftl has no values"),
+            (
+                "[grid]\n\"run.seed\" = [2]\nseed = [1]\n",
+                "line 2 (\"run.seed\" in [grid]) and line 3 (seed in [grid]) both set run.seed \
+                 (a grid seed is run.seed): keep one",
+            ),
+            (
+                "[grid]\n\"device.op\" = [0.1]\n[grid.device]\nop = [0.2]\n",
+                "line 2 (\"device.op\" in [grid]) and line 4 (op in [grid.device]) both set \
+                 device.op: keep one",
+            ),
+            ("[grid]\nftl = [\"pagee\"]\n", "line 2: grid ftl: "),
+            (
+                "[grid]\nseed = [1, -1]\n",
+                "line 2: grid seed -1 is not a non-negative integer",
+            ),
+            (
+                "[grid]\ntrace = [3]\n",
+                "line 2: grid trace 3 is neither \"builtin\" nor a file name (a string)",
+            ),
+            (
+                "[grid]\nbogus = [1]\n",
+                "line 2: grid key \"bogus\" is neither ftl, trace, seed nor section.option",
+            ),
+            (
+                "[grid]\n\"device.nosuch\" = [1]\n",
+                "line 2: grid key device.nosuch: unknown field `nosuch`",
+            ),
+            // The file's own reading refuses a base or grid that is no table.
+            (
+                "base = 3\n[grid]\nftl = [\"page\"]\n",
+                "line 1, column 8\n  |\n1 | base = 3\n  |        ^\ninvalid type: integer `3`, \
+                 expected a map",
+            ),
+            (
+                "[base]\ndevice = 3\n[grid]\nftl = [\"page\"]\n",
+                "line 2: base.device: invalid type: integer `3`, expected struct DeviceArgs",
+            ),
+            (
+                "[base.nosuch]\n[grid]\nftl = [\"page\"]\n",
+                "line 1: base.nosuch: unknown field `nosuch`",
+            ),
+            (
+                "[base.workload]\n\"a.b\" = 1\n[grid]\nftl = [\"page\"]\n",
+                "line 2: base.workload.\"a.b\": unknown field `a.b`",
+            ),
+            ("grid = 3\n", "line 1, column 8"),
+            ("[grid]\n", "[grid] has no keys: a sweep needs at least one"),
+        ] {
+            let problem = match plan_of(text) {
+                Err(SweepError::Invalid { problem, .. }) => problem,
+                other => panic!("{text}: {other:?}"),
+            };
+            assert!(problem.contains(expected), "{text}: {problem}");
+        }
+    }
+
+    /// A grid value may be one value rather than a list; a value that is not a string is a
+    /// parameter as TOML writes it, a string without its quotes; a nested table's keys are
+    /// its section's options; one worker is enough.
+    #[test]
+    fn grid_values_are_parameters_as_written() {
+        let text = format!(
+            "jobs = 1\n{BASE}[grid]\nftl = \"page\"\nseed = [0, 7]\n[grid.device]\nop = 0.25\n\
+             capacity = \"64M\"\n"
+        );
+        let plan = plan_of(&text).expect("valid");
+        assert_eq!(plan.jobs, Some(1));
+        let ids: Vec<&str> = plan.cells.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "device.capacity=64M;device.op=0.25;ftl=page;seed=0",
+                "device.capacity=64M;device.op=0.25;ftl=page;seed=7",
+            ]
+        );
+        assert_eq!(plan.cells[1].spec.seed, 7);
+        assert_eq!(plan.cells[0].spec.seed, 0);
+    }
 }
