@@ -156,6 +156,7 @@ impl Place<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeMap;
 
     /// The plan of the sweep file `text`, written into a temporary directory.
     fn plan_of(text: &str) -> Result<SweepPlan, SweepError> {
@@ -362,5 +363,177 @@ mod tests {
         );
         assert_eq!(plan.cells[1].spec.seed, 7);
         assert_eq!(plan.cells[0].spec.seed, 0);
+    }
+
+    /// A cell records the settings it is made of as the file spells them: the base's and the
+    /// grid's options by `section.option`, its FTL, trace and seed.
+    #[test]
+    fn a_cell_records_the_settings_it_is_made_of() {
+        let text = format!("{BASE}[grid]\nftl = [\"fast\"]\nseed = [3]\n\"device.op\" = [0.25]\n");
+        let plan = plan_of(&text).expect("valid");
+        let settings = &plan.cells[0].setup.settings;
+        let expected: BTreeMap<String, String> = [
+            ("device.capacity", "\"64M\""),
+            ("device.op", "0.25"),
+            ("workload.requests", "100"),
+            ("ftl", "fast"),
+            ("trace", "builtin"),
+            ("seed", "3"),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+        assert_eq!(*settings, expected);
+        let spec = &plan.cells[0].spec;
+        assert_eq!((spec.ftl, spec.seed), (flashkit_ftl::FtlKind::Fast, 3));
+        assert_eq!(spec.label, "fast");
+    }
+
+    /// A grid option that would do nothing in its cell is refused naming its grid key and
+    /// what it is for: a trace option over the built-in workload, a workload option over a
+    /// trace, an FTL option the cell's FTL does not read.
+    #[test]
+    fn grid_options_a_cell_would_not_read_are_refused_by_grid_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("t.csv"), "0,h,0,Write,0,4096,1\n").expect("write");
+        let problem = |text: &str| {
+            let path = dir.path().join("s.toml");
+            std::fs::write(&path, text).expect("write");
+            plan(&path).expect_err(text).to_string()
+        };
+        let builtin = problem("[grid]\nftl = [\"page\"]\n\"trace.asu\" = [1, 2]\n");
+        assert!(
+            builtin.contains(
+                "grid cell ftl=page, trace.asu=1: trace.asu is an option for reading a trace, \
+                 and the cell runs the built-in workload"
+            ),
+            "{builtin}"
+        );
+        let traced = problem(
+            "[base.trace]\nformat = \"msr\"\n[grid]\ntrace = [\"t.csv\"]\n\
+             \"workload.requests\" = [5]\n\"workload.span\" = [4096]\n",
+        );
+        assert!(
+            traced.contains(
+                "workload.requests, workload.span are options for the built-in workload, and \
+                 the cell replays a trace"
+            ),
+            "{traced}"
+        );
+        let ftl = problem("[grid]\nftl = [\"page\"]\n\"ftl.log_blocks\" = [4]\n");
+        assert!(
+            ftl.contains("ftl.log_blocks is an option for ")
+                && ftl.contains(", and the cell runs page"),
+            "{ftl}"
+        );
+        let listed = problem("[base.ftl]\ngc = \"greedy,fifo\"\n[grid]\nftl = [\"page\"]\n");
+        assert!(
+            listed.contains(
+                "ftl.gc has several values, and a cell runs one FTL: make them grid values"
+            ),
+            "{listed}"
+        );
+        let listed = problem(
+            "[base.ftl]\ngc = \"greedy,fifo\"\nvet_nodes = [\"pd\", \"pf\"]\n[grid]\nftl = [\"vet\"]\n",
+        );
+        assert!(
+            listed.contains("ftl.gc, ftl.vet_nodes have several values"),
+            "{listed}"
+        );
+    }
+
+    /// A cell's FTL runs the one GC policy its options give.
+    #[test]
+    fn a_cell_runs_the_gc_policy_it_is_given() {
+        let text = format!("{BASE}[grid]\nftl = [\"page\"]\n\"ftl.gc\" = [\"fifo\", \"greedy\"]\n");
+        let plan = plan_of(&text).expect("valid");
+        let policies: Vec<_> = plan
+            .cells
+            .iter()
+            .map(|c| c.spec.options.page.gc_policy)
+            .collect();
+        assert_eq!(
+            policies,
+            [flashkit_ftl::GcPolicy::Fifo, flashkit_ftl::GcPolicy::Greedy]
+        );
+    }
+
+    /// A trace is read once for the cells that read it alike, the device sized to it unless
+    /// the cell gives a capacity; its content is part of what the cell records.
+    #[test]
+    fn a_trace_is_read_once_and_sizes_the_device_unless_a_capacity_is_given() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut trace = String::new();
+        for i in 0..64u64 {
+            trace.push_str(&format!(
+                "{},h,0,Write,{},4096,1\n",
+                1000 + i,
+                i * 4096 * 97
+            ));
+        }
+        std::fs::write(dir.path().join("t.csv"), trace).expect("write");
+        let path = dir.path().join("s.toml");
+        std::fs::write(
+            &path,
+            "[base.trace]\nformat = \"msr\"\n[grid]\nftl = [\"page\", \"fast\"]\n\
+             trace = [\"t.csv\"]\n\"device.capacity\" = [\"1G\", \"2G\"]\n",
+        )
+        .expect("write");
+        let plan = plan(&path).expect("valid");
+        let prepared: Vec<&Arc<flashkit_trace::formats::layout::PreparedTrace>> = plan
+            .cells
+            .iter()
+            .map(|c| match &c.source {
+                Source::Trace(t) => t,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(prepared.len(), 4);
+        assert!(
+            prepared.iter().all(|t| Arc::ptr_eq(t, prepared[0])),
+            "read once"
+        );
+        let capacities: Vec<u64> = plan
+            .cells
+            .iter()
+            .map(|c| c.spec.device.capacity_bytes)
+            .collect();
+        assert_eq!(capacities[..2], [1 << 30, 1 << 30]);
+        assert!(capacities.contains(&(2 << 30)));
+        let digest = format!("{:032x}", prepared[0].digest);
+        assert!(
+            plan.cells
+                .iter()
+                .all(|c| c.setup.settings["trace content"] == digest)
+        );
+        // Two spellings of one file are one input, so one run.
+        std::fs::write(
+            &path,
+            "[base.trace]\nformat = \"msr\"\n[grid]\nftl = [\"page\"]\n\
+             trace = [\"t.csv\", \"./t.csv\"]\n",
+        )
+        .expect("write");
+        assert!(matches!(
+            super::plan(&path),
+            Err(SweepError::SameRun { .. })
+        ));
+        // Without a capacity, the device is sized to the trace.
+        std::fs::write(
+            &path,
+            "[base.trace]\nformat = \"msr\"\n[grid]\nftl = [\"page\"]\ntrace = [\"t.csv\"]\n",
+        )
+        .expect("write");
+        let sized = &plan_of_path(&path).cells[0];
+        let Source::Trace(t) = &sized.source else {
+            unreachable!()
+        };
+        let expected = flashkit_sim::DeviceSpec::default()
+            .sized_for(t)
+            .expect("sized");
+        assert_eq!(sized.spec.device, expected);
+    }
+
+    fn plan_of_path(path: &Path) -> SweepPlan {
+        plan(path).expect("valid")
     }
 }
