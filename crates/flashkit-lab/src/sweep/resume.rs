@@ -233,6 +233,75 @@ mod tests {
         );
     }
 
+    /// A cell whose run differs with the same settings (another flashkit), a cell the record
+    /// does not name, and how many other cells changed: the first in id order is told.
+    #[test]
+    fn what_changed_is_told_for_the_first_cell_with_a_count_of_the_others() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let setups = dir.path().join("cells.json");
+        let resume = Resume {
+            file: Path::new("s.toml"),
+            out: Path::new("out"),
+            setups: &setups,
+        };
+        let before = [cell("bast", 1), cell("fast", 1), cell("page", 1)];
+        let setups_of = before[1..]
+            .iter()
+            .map(|c| (c.id.clone(), c.setup.clone()))
+            .collect();
+        store::write_setups(&setups, &setups_of).expect("write");
+        let recorded: Vec<CellResult> = before
+            .iter()
+            .map(|c| CellResult::failed(c, String::new()))
+            .collect();
+        let error = resume
+            .check(&before, &recorded)
+            .expect_err("bast unrecorded");
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "out holds results made under other settings than s.toml gives now, and \
+                 resuming would mix the two: cell ftl=bast: {} does not say what it ran; use a \
+                 new --out, or --force instead of --resume to start over",
+                setups.display()
+            )
+        );
+        // Same settings, another run: what this flashkit makes of them changed.
+        let mut page = cell("page", 1);
+        page.spec.seed = 9;
+        page.setup.run = crate::sweep::run_digest(&page.spec, "another input");
+        let mut fast = cell("fast", 2);
+        fast.setup.settings = before[1].setup.settings.clone();
+        let now = [before[0].clone(), fast, page];
+        let all = before
+            .iter()
+            .map(|c| (c.id.clone(), c.setup.clone()))
+            .collect();
+        store::write_setups(&setups, &all).expect("write");
+        match resume.check(&now, &recorded) {
+            Err(ResumeError::Changed {
+                id, others, why, ..
+            }) => {
+                assert_eq!((id.as_str(), others), ("ftl=fast", 1));
+                assert_eq!(
+                    why,
+                    "its settings are the same, but what this flashkit makes of them is not \
+                     (another version of flashkit ran it)"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(
+            resume
+                .check(&now, &recorded)
+                .expect_err("changed")
+                .to_string()
+                .contains("cell ftl=fast (and 1 other cell): its settings are the same")
+        );
+        let ids: Vec<String> = ["a", "b", "c"].map(String::from).to_vec();
+        assert_eq!(listed(&ids), "a, b, c");
+    }
+
     #[test]
     fn the_ids_and_counts_read_as_sentences() {
         let ids: Vec<String> = ["a", "b", "c", "d", "e"].map(String::from).to_vec();
