@@ -879,3 +879,225 @@ address_map = "compact"
     assert_eq!(one.workload.given(), ["--center"]);
     assert_eq!(one.workload.pattern_options(), [("--center", "gaussian")]);
 }
+
+/// Every FTL option given, each FTL refuses exactly the options it does not read, by flag
+/// and grouped with the FTLs they are for; a run of several FTLs refuses only what none
+/// of them reads.
+#[test]
+fn each_ftl_reads_exactly_its_own_options() {
+    let all: ConfigFile = toml::from_str(
+        "[ftl]\ngc = \"greedy\"\ngc_threshold = 3\nwear_leveling = 8\nlog_blocks = 4\n\
+         sw_log_block = \"on\"\nfull_sw = \"merge\"\nvet_insert = \"lis\"\n\
+         vet_nodes = \"pd\"\nvet_table = \"swiss\"\nvet_search = \"paper\"\n",
+    )
+    .expect("valid");
+    let ftl = &all.ftl;
+    let gc = (
+        vec!["--gc", "--gc-threshold", "--wear-leveling"],
+        "page, vet and emt",
+    );
+    let log = (vec!["--log-blocks"], "bast, fast and ofast");
+    let sw = (vec!["--sw-log-block", "--full-sw"], "fast and ofast");
+    let vet = (
+        vec!["--vet-insert", "--vet-nodes", "--vet-table", "--vet-search"],
+        "vet",
+    );
+    for (kinds, expected) in [
+        (
+            vec![FtlKind::Page],
+            vec![log.clone(), sw.clone(), vet.clone()],
+        ),
+        (
+            vec![FtlKind::Block],
+            vec![gc.clone(), log.clone(), sw.clone(), vet.clone()],
+        ),
+        (
+            vec![FtlKind::Bast],
+            vec![gc.clone(), sw.clone(), vet.clone()],
+        ),
+        (vec![FtlKind::Fast], vec![gc.clone(), vet.clone()]),
+        (vec![FtlKind::OFast], vec![gc.clone(), vet.clone()]),
+        (vec![FtlKind::Vet], vec![log.clone(), sw.clone()]),
+        (
+            vec![FtlKind::Emt],
+            vec![log.clone(), sw.clone(), vet.clone()],
+        ),
+        (vec![FtlKind::Page, FtlKind::Fast], vec![vet.clone()]),
+        (vec![FtlKind::Vet, FtlKind::Bast], vec![sw.clone()]),
+    ] {
+        assert_eq!(unused_ftl_options(ftl, &kinds), expected, "{kinds:?}");
+    }
+    assert_eq!(
+        ftl.given(),
+        [
+            "--gc",
+            "--gc-threshold",
+            "--wear-leveling",
+            "--log-blocks",
+            "--sw-log-block",
+            "--full-sw",
+            "--vet-insert",
+            "--vet-nodes",
+            "--vet-table",
+            "--vet-search"
+        ]
+    );
+    let one = FtlSection {
+        log_blocks: Some(4),
+        ..FtlSection::default()
+    };
+    assert_eq!(
+        check_ftl_options(&one, &[FtlKind::Page], "--ftl page")
+            .expect_err("unused")
+            .to_string(),
+        "--log-blocks is an option for bast, fast and ofast, which --ftl page does not run: \
+         drop it"
+    );
+    let two = FtlSection {
+        log_blocks: Some(4),
+        gc_threshold: Some(3),
+        ..FtlSection::default()
+    };
+    assert_eq!(
+        check_ftl_options(&two, &[FtlKind::Block], "--ftl block")
+            .expect_err("unused")
+            .to_string(),
+        "--gc-threshold is an option for page, vet and emt, which --ftl block does not run; \
+         --log-blocks is an option for bast, fast and ofast, which --ftl block does not run: \
+         drop them"
+    );
+    check_ftl_options(&two, &[FtlKind::Page, FtlKind::Bast], "both").expect("all read");
+}
+
+/// Options given several values are named, the flags' count winning over the file's.
+#[test]
+fn options_with_several_values_are_named_with_the_flags_over_the_file() {
+    let file: ConfigFile = toml::from_str(
+        "[ftl]\ngc = \"greedy,fifo\"\nvet_insert = [\"lis\", \"bis\"]\n\
+         vet_nodes = [\"pd\", \"pf\"]\nvet_table = [\"swiss\", \"std\"]\n\
+         vet_search = [\"paper\", \"guided\"]\n",
+    )
+    .expect("valid");
+    let none = FtlSection::default();
+    assert_eq!(
+        listed_ftl_options(&none, &file.ftl),
+        [
+            "--gc",
+            "--vet-insert",
+            "--vet-nodes",
+            "--vet-table",
+            "--vet-search"
+        ]
+    );
+    assert_eq!(listed_ftl_options(&file.ftl, &none).len(), 5);
+    let one: ConfigFile = toml::from_str(
+        "[ftl]\ngc = \"greedy\"\nvet_insert = \"lis\"\nvet_nodes = \"pd\"\n\
+         vet_table = \"swiss\"\nvet_search = \"paper\"\n",
+    )
+    .expect("valid");
+    assert!(listed_ftl_options(&one.ftl, &file.ftl).is_empty());
+    assert!(listed_ftl_options(&none, &one.ftl).is_empty());
+    // Every combination of the VET's values, insertion scheme outermost.
+    use flashkit_ftl::{InsertScheme as I, VetNodes as N, VetSearch as S, VetTable as T};
+    let shape = |v: &flashkit_ftl::VetConfig| (v.insert, v.nodes, v.table, v.search);
+    let all: Vec<_> = vet_variants(&none, &file.ftl).iter().map(shape).collect();
+    assert_eq!(all.len(), 16);
+    assert_eq!(
+        all[..3],
+        [
+            (I::Lis, N::Pd, T::Swiss, S::Paper),
+            (I::Lis, N::Pd, T::Swiss, S::Guided),
+            (I::Lis, N::Pd, T::Std, S::Paper)
+        ]
+    );
+    assert_eq!(all[4], (I::Lis, N::Pf, T::Swiss, S::Paper));
+    assert_eq!(all[8], (I::Bis, N::Pd, T::Swiss, S::Paper));
+    let default = flashkit_ftl::VetConfig::default();
+    assert_eq!(vet_variants(&none, &none), [default]);
+    let variants = vet_variants(&one.ftl, &file.ftl);
+    assert_eq!(variants.len(), 1);
+    let (policies, options) = ftl_options(&none, &file.ftl);
+    assert_eq!(policies, [GcPolicy::Greedy, GcPolicy::Fifo]);
+    assert_eq!(options.page.gc_policy, GcPolicy::Greedy);
+    assert_eq!(options.vet, vet_variants(&none, &file.ftl)[0]);
+}
+
+/// The page FTL's options, the seed and the device: flags over file over defaults, each.
+#[test]
+fn page_options_seed_and_device_take_flags_over_file_over_defaults() {
+    let file: ConfigFile = toml::from_str(
+        "[device]\nop = 0.5\npage_size = 8192\npages_per_block = 32\nendurance = 9\n\
+         [ftl]\ngc = \"fifo\"\ngc_threshold = 5\nwear_leveling = 6\nfull_sw = \"merge\"\n\
+         [run]\nseed = 4\n",
+    )
+    .expect("valid");
+    let (_, options) = ftl_options(&FtlSection::default(), &file.ftl);
+    assert_eq!(options.page.gc_policy, GcPolicy::Fifo);
+    assert_eq!(options.page.gc_threshold_blocks, 5);
+    assert_eq!(options.page.wear_leveling_spread, Some(6));
+    assert_eq!(options.hybrid.full_sw, flashkit_ftl::FullSw::Merge);
+    let flags = FtlSection {
+        gc: vec![GcPolicy::Greedy],
+        gc_threshold: Some(7),
+        wear_leveling: Some(WearSetting(None)),
+        ..FtlSection::default()
+    };
+    let (policies, options) = ftl_options(&flags, &file.ftl);
+    assert_eq!(policies, [GcPolicy::Greedy]);
+    assert_eq!(
+        (
+            options.page.gc_threshold_blocks,
+            options.page.wear_leveling_spread
+        ),
+        (7, None)
+    );
+    let (policies, options) = ftl_options(&FtlSection::default(), &FtlSection::default());
+    assert!(policies.is_empty());
+    assert_eq!(options.page, flashkit_ftl::PageFtlConfig::default());
+    assert_eq!(seed(&RunSection::default(), &file.run), 4);
+    let five = RunSection {
+        seed: Some(5),
+        ..RunSection::default()
+    };
+    assert_eq!(seed(&five, &file.run), 5);
+    assert_eq!(seed(&RunSection::default(), &RunSection::default()), 1);
+    let device = device_spec(&DeviceSection::default(), &file.device).expect("valid");
+    assert_eq!(
+        (
+            device.over_provisioning,
+            device.page_size_bytes,
+            device.pages_per_block,
+            device.endurance_cycles
+        ),
+        (0.5, Some(8192), Some(32), Some(9))
+    );
+    let flags = DeviceSection {
+        op: Some(0.25),
+        page_size: Some(Size(4096)),
+        pages_per_block: Some(64),
+        endurance: Some(3),
+        preset: Some("mlc-4k".into()),
+        ..DeviceSection::default()
+    };
+    let device = device_spec(&flags, &file.device).expect("valid");
+    assert_eq!(
+        (
+            device.preset.as_str(),
+            device.over_provisioning,
+            device.page_size_bytes,
+            device.pages_per_block,
+            device.endurance_cycles
+        ),
+        ("mlc-4k", 0.25, Some(4096), Some(64), Some(3))
+    );
+    let huge = DeviceSection {
+        page_size: Some(Size(1 << 32)),
+        ..DeviceSection::default()
+    };
+    assert_eq!(
+        device_spec(&huge, &DeviceSection::default())
+            .expect_err("too large")
+            .to_string(),
+        "page size 4294967296 B is not below 4 GiB"
+    );
+}
