@@ -284,6 +284,112 @@ mod tests {
         assert!(text.contains("DFS on 1024 vertices, 2048 edges"), "{text}");
     }
 
+    /// Every figure is the model's own, computed here again from the model; the table and
+    /// the text read them.
+    #[test]
+    fn the_figures_are_the_models_own_and_the_text_reads_them() {
+        let spec = small();
+        let report = predict(&spec).expect("valid");
+        let model = spec.params.model().expect("valid");
+        let (v, n) = (spec.vertices, spec.records);
+        let input = n * 8;
+        let (dfs, dfs_bw) = model.dfs_bytes(v, 2 * v);
+        let (two_level, b_w_tree) = model.btree_search_bytes(n, 16);
+        let (merging, distributing) = model.pq_bytes_per_op(n, 8);
+        let b = report.bounds;
+        assert_eq!(
+            b,
+            Bounds {
+                sort_bytes: model.sort_bound_bytes(input),
+                sort_bytes_with_b_w: model.sort_bound_bytes_with_b_w(input),
+                bfs_mu_br: model.bfs_mu(v, 4 << 10, 4),
+                bfs_mu_bw: model.bfs_mu(v, 64 << 10, 4),
+                bfs_bytes: model.bfs_bound_items(v, 4) * 4.0,
+                dfs_bytes: dfs,
+                dfs_bytes_with_b_w: dfs_bw,
+                btree_two_level_bytes: two_level,
+                btree_b_w_bytes: b_w_tree,
+                pq_merging_bytes: merging,
+                pq_distributing_bytes: distributing,
+            }
+        );
+        let rows = report.table().rows;
+        for (m, row) in report.modes.iter().zip(&rows) {
+            let plan = Plan::new(
+                n,
+                8,
+                m.mode.algorithm_sizes(model.sizes),
+                1 << 20,
+                FanIn::Model,
+            )
+            .expect("valid");
+            let io = m.mode.device_prediction(&plan, model.sizes);
+            assert_eq!((&m.plan, m.io, m.cost), (&plan, io, model.cost(&io)));
+            assert_eq!(
+                *row,
+                [
+                    m.mode.name().to_string(),
+                    plan.runs.to_string(),
+                    plan.fan_in.to_string(),
+                    plan.merge_passes().to_string(),
+                    gb(io.read_bytes),
+                    gb(io.write_bytes),
+                    io.read_ios.to_string(),
+                    io.write_ios.to_string(),
+                    format!("{:.0}", m.cost.general),
+                    gb(m.cost.unit_bytes),
+                ]
+            );
+        }
+        let text = report.render();
+        for line in [
+            format!("sorting {n} u64 records ({} GB)\n", gb(input)),
+            format!(
+                "Lemma 3 bound N log_(M/B_r)(N/B_r): {} GB; merging M/B_w ways instead: {} GB\n",
+                gb(b.sort_bytes as u64),
+                gb(b.sort_bytes_with_b_w as u64)
+            ),
+            format!(
+                "BFS on {v} vertices (4-byte ids): mu = {} with B_r, {} with B_w; Lemma 4: {} \
+                 GB\n",
+                b.bfs_mu_br,
+                b.bfs_mu_bw,
+                gb(b.bfs_bytes as u64)
+            ),
+            format!(
+                "DFS on {v} vertices, {} edges: |E| B_r + |V| B_w = {} GB; with B_w blocks {} \
+                 GB\n",
+                2 * v,
+                gb(dfs),
+                gb(dfs_bw)
+            ),
+            format!(
+                "B-tree search over {n} entries: two-level {} KiB, B_w-node B-tree {} KiB\n",
+                (two_level / 1024.0).round(),
+                (b_w_tree / 1024.0).round()
+            ),
+            format!("merging {merging:.1}, distributing {distributing:.1}\n"),
+        ] {
+            assert!(text.contains(&line), "{line:?} in {text}");
+        }
+        assert!(text.contains(&report.table().render()));
+        // The graph's bounds: one vertex to 2^32.
+        for vertices in [1, 1 << 32] {
+            predict(&ModelSpec {
+                vertices,
+                ..small()
+            })
+            .expect("a graph the ids can number");
+        }
+        assert!(
+            predict(&ModelSpec {
+                vertices: (1 << 32) + 1,
+                ..small()
+            })
+            .is_err()
+        );
+    }
+
     #[test]
     fn a_spec_reads_with_defaults_and_refuses_unknown_fields() {
         let spec: ModelSpec =
