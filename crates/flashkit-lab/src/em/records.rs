@@ -374,6 +374,85 @@ mod tests {
         );
     }
 
+    /// The phases add up to the sort, its cost is the model's, and the table and text read
+    /// them; every record type sorts, with the runs kept in memory the spec asks for.
+    #[test]
+    fn the_report_reads_its_phases_and_every_record_type_sorts() {
+        let spec = small();
+        let r = sort_records(&spec, &NoProgress).expect("sorts");
+        assert_eq!(r.run_formation + r.merge, r.total);
+        assert!(r.merge.read_bytes > 0 && r.run_formation.read_bytes > 0);
+        assert_eq!(r.cost, spec.params.model().expect("valid").cost(&r.total));
+        let rows = r.table().rows;
+        let phases = [
+            ("input upload", r.upload),
+            ("run formation", r.run_formation),
+            ("merge", r.merge),
+            ("total (algorithm)", r.total),
+        ];
+        for (row, (name, io)) in rows.iter().zip(phases) {
+            assert_eq!(
+                *row,
+                [
+                    name.to_string(),
+                    mib(io.read_bytes),
+                    mib(io.write_bytes),
+                    io.read_ios.to_string(),
+                    io.write_ios.to_string()
+                ]
+            );
+        }
+        let p = r.predicted;
+        let text = r.render();
+        for line in [
+            format!(
+                "sorted 16384 u64 records (0.12 MiB) generated with seed 1 on the {}\n",
+                r.device
+            ),
+            format!(
+                "mode flash, M = 64KiB, B_r = 4KiB, B_w = 16KiB: runs of {} records, {} runs \
+                 ({} kept in memory), fan-in 2, {} merge pass(es), serial\n",
+                r.plan.run_records,
+                r.plan.runs,
+                r.plan.resident,
+                r.plan.merge_passes()
+            ),
+            format!(
+                "predicted by the plan: RDV {} MiB, WRV {} MiB, {} read and {} write I/Os\n",
+                mib(p.read_bytes),
+                mib(p.write_bytes),
+                p.read_ios,
+                p.write_ios
+            ),
+            format!(
+                "general model x + c*y = {:.0}; unit-cost model {} MiB moved\n",
+                r.cost.general,
+                mib(r.cost.unit_bytes)
+            ),
+            format!(
+                "multiset checksum {:016x} over 16384 records equals the input's\n",
+                r.checksum.sum
+            ),
+            "sorted by std's stable sort (16384 records)\n".to_string(),
+        ] {
+            assert!(text.contains(&line), "{line:?} in {text}");
+        }
+        for record in [RecordKind::U32, RecordKind::KeyPayload] {
+            let r = sort_records(
+                &RecordSortSpec {
+                    record,
+                    resident_runs: 0,
+                    ..small()
+                },
+                &NoProgress,
+            )
+            .expect("sorts");
+            assert_eq!((r.record, r.checksum.count), (record, 1 << 14));
+            assert_eq!(r.upload.write_bytes, (1 << 14) * record.bytes());
+            assert_eq!(r.plan.resident, 0);
+        }
+    }
+
     #[test]
     fn on_an_ftl_the_figures_split_upload_from_sort_and_repeat_exactly() {
         let spec = RecordSortSpec {
