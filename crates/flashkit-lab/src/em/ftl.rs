@@ -517,6 +517,127 @@ impl FtlReport {
 mod tests {
     use super::*;
 
+    /// What an FTL did between two snapshots, worked by hand: the host's pages from the
+    /// bytes moved, the flash operations and statistics as differences, write amplification
+    /// as programs per page written, the time as the preset's serial cost; and its rows
+    /// with their keys, labels and values.
+    #[test]
+    fn figures_between_two_snapshots_are_their_differences() {
+        use flashkit_core::ByCause;
+        use flashkit_ftl::{Average, Counter, Mean};
+        let cause = |host, gc, wear_leveling, metadata| ByCause {
+            host,
+            gc,
+            wear_leveling,
+            metadata,
+        };
+        let page = 4096;
+        let before = Snapshot {
+            io: IoStats {
+                read_ios: 1,
+                write_ios: 1,
+                read_bytes: 2 * page,
+                write_bytes: 3 * page,
+            },
+            flash: OpCounters {
+                reads: cause(2, 1, 0, 0),
+                programs: cause(3, 0, 0, 0),
+                erases: cause(0, 0, 0, 0),
+            },
+            stats: FtlStats {
+                gc_runs: 1,
+                counters: [(Counter::FullMerges, 2)].into(),
+                ..FtlStats::default()
+            },
+        };
+        let mut mean = Mean::default();
+        mean.add(3.0);
+        mean.add(5.0);
+        let after = Snapshot {
+            io: IoStats {
+                read_ios: 5,
+                write_ios: 9,
+                read_bytes: 10 * page,
+                write_bytes: 13 * page,
+            },
+            flash: OpCounters {
+                reads: cause(10, 5, 1, 0),
+                programs: cause(13, 6, 3, 0),
+                erases: cause(0, 4, 1, 0),
+            },
+            stats: FtlStats {
+                gc_runs: 4,
+                gc_pages_moved: 6,
+                wear_level_runs: 1,
+                counters: [(Counter::FullMerges, 7)].into(),
+                means: [(Average::DataBlocksPerVictim, mean)].into(),
+                ..FtlStats::default()
+            },
+        };
+        let timing = flashkit_core::NandPreset::MLC_4K.timing;
+        let f = FlashFigures::between(&before, &after, page, timing);
+        let flash = OpCounters {
+            reads: cause(8, 4, 1, 0),
+            programs: cause(10, 6, 3, 0),
+            erases: cause(0, 4, 1, 0),
+        };
+        assert_eq!((f.host_pages_written, f.host_pages_read), (10, 8));
+        assert_eq!(f.flash, flash);
+        assert_eq!(f.write_amplification, Some(1.9));
+        assert_eq!(f.elapsed_ns, timing.serial_cost_ns(&flash));
+        assert_eq!(
+            (
+                f.ftl_stats.gc_runs,
+                f.ftl_stats.gc_pages_moved,
+                f.ftl_stats.wear_level_runs
+            ),
+            (3, 6, 1)
+        );
+        use MetricValue::{Count, Missing, Real};
+        let rows: Vec<(String, String, MetricValue)> = f.rows();
+        let expected: Vec<(&str, &str, MetricValue)> = vec![
+            ("host_pages_written", "host pages written", Count(10)),
+            ("host_pages_read", "host pages read", Count(8)),
+            ("flash_reads", "flash page reads", Count(13)),
+            ("flash_reads_gc", "  by GC", Count(4)),
+            ("flash_programs", "flash page programs", Count(19)),
+            ("flash_programs_host", "  by host", Count(10)),
+            ("flash_programs_gc", "  by GC", Count(6)),
+            ("flash_programs_wl", "  by wear leveling", Count(3)),
+            ("flash_erases", "block erases", Count(5)),
+            ("flash_erases_gc", "  by GC", Count(4)),
+            ("flash_erases_wl", "  by wear leveling", Count(1)),
+            ("write_amplification", "write amplification", Real(1.9)),
+            ("gc_runs", "GC runs", Count(3)),
+            ("gc_pages_moved", "GC pages moved", Count(6)),
+            ("wl_runs", "wear-leveling runs", Count(1)),
+            (
+                "elapsed_s",
+                "simulated time (s)",
+                Real(timing.serial_cost_ns(&flash) as f64 / 1e9),
+            ),
+            ("ftl_full_merges", "full merges", Count(5)),
+            (
+                "ftl_data_blocks_per_victim",
+                "data blocks per victim",
+                Real(4.0),
+            ),
+        ];
+        let expected: Vec<(String, String, MetricValue)> = expected
+            .into_iter()
+            .map(|(k, l, v)| (k.to_string(), l.to_string(), v))
+            .collect();
+        assert_eq!(rows, expected);
+        // Nothing written: no write amplification; a mean with no observation is missing.
+        let idle = FlashFigures::between(&after, &after, page, timing);
+        assert_eq!(idle.write_amplification, None);
+        let rows = idle.rows();
+        let value = |key: &str| rows.iter().find(|r| r.0 == key).map(|r| r.2.clone());
+        assert_eq!(value("write_amplification"), Some(Missing));
+        assert_eq!(value("ftl_data_blocks_per_victim"), Some(Missing));
+        assert_eq!(value("elapsed_s"), Some(Real(0.0)));
+    }
+
     const BLOCK: u64 = 512 << 10;
 
     fn spec(ftl: FtlKind) -> FtlSpec {
@@ -549,6 +670,104 @@ mod tests {
         let g = geometry(FtlKind::Fast, 1024);
         assert_eq!(g.logical_bytes(), 3 * BLOCK);
         assert_eq!(g.spare_blocks(), 9);
+    }
+
+    /// The report of a fresh FTL: its device line says where the capacity and the
+    /// over-provisioning came from, in each of the ways they come; its table pairs upload
+    /// and algorithm by key; its text ends with the erase counts and the state hash.
+    #[test]
+    fn the_device_line_says_how_capacity_and_over_provisioning_came() {
+        let report = |spec: &FtlSpec, footprint: u64| {
+            let device = spec.sized(footprint, "the footprint").expect("sized");
+            let io = device
+                .build(BlockSizes::new(4096, 4096).expect("valid"))
+                .expect("builds");
+            let now = snapshot(&io);
+            device.report(&io, [&now, &now, &now]).expect("report")
+        };
+        let line = |r: &FtlReport, op: String, capacity: String| {
+            let g = &r.device.geometry;
+            format!(
+                "FTL {} on mlc-4k: 4096 B pages, {} pages a block, {} blocks ({} spare), {op}; \
+                 logical capacity {} B ({capacity})",
+                r.label,
+                g.pages_per_block(),
+                g.blocks(),
+                g.spare_blocks(),
+                g.logical_bytes()
+            )
+        };
+        let op = |r: &FtlReport| r.device.geometry.over_provisioning() * 100.0;
+        // 10.5 blocks: 11 whole ones, 7% raised to the page FTL's 6 spare blocks.
+        let page = report(&spec(FtlKind::Page), 21 * BLOCK / 2);
+        assert_eq!(
+            page.device_line(),
+            line(
+                &page,
+                format!(
+                    "{:.1}% over-provisioning (raised from 7.0%: the fewest spare blocks page \
+                     accepts)",
+                    op(&page)
+                ),
+                format!(
+                    "the footprint of {} B in whole erase blocks",
+                    21 * BLOCK / 2
+                )
+            )
+        );
+        // One block's footprint, raised to three so that FAST's 9 spare blocks fit 400%.
+        let fast = report(&spec(FtlKind::Fast), 1024);
+        assert_eq!(
+            fast.device_line(),
+            line(
+                &fast,
+                format!(
+                    "{:.1}% over-provisioning (raised from 7.0%: the fewest spare blocks fast \
+                     accepts)",
+                    op(&fast)
+                ),
+                "the footprint of 1024 B in 1 erase block(s), raised to the fewest whose 9 \
+                 spare blocks stay within 400% over-provisioning"
+                    .to_string()
+            )
+        );
+        // Both kept.
+        let kept = FtlSpec {
+            device: DeviceSpec {
+                capacity_bytes: 8 * BLOCK,
+                over_provisioning: 1.0,
+                ..DeviceSpec::default()
+            },
+            keep_capacity: true,
+            keep_over_provisioning: true,
+            ..FtlSpec::default()
+        };
+        let kept = report(&kept, 4 * BLOCK);
+        assert_eq!(
+            kept.device_line(),
+            line(
+                &kept,
+                "100.0% over-provisioning".to_string(),
+                "as given".to_string()
+            )
+        );
+        let rows = kept.table().rows;
+        assert_eq!(rows[0], ["host pages written", "0", "0"]);
+        let wa = rows
+            .iter()
+            .find(|r| r[0] == "write amplification")
+            .expect("a row");
+        assert_eq!(wa[1], wa[2]);
+        let e = &kept.erase_spread;
+        assert!(kept.render().ends_with(&format!(
+            "erase counts at the end: min {}, mean {:.2}, max {}; state hash {}\n",
+            e.min, e.mean, e.max, kept.state_hash
+        )));
+        assert!(
+            kept.render()
+                .starts_with(&format!("{}\n", kept.device_line()))
+        );
+        assert_eq!(kept.state_hash.len(), 16);
     }
 
     #[test]
