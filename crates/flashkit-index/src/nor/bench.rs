@@ -310,6 +310,15 @@ pub fn micro(
             ),
         });
     }
+    // Updates and queries draw keys from 0..keys until one lands inside: with no key, no
+    // draw ever would.
+    if spec.keys == 0 && (spec.updates > 0 || spec.queries > 0) {
+        return Err(IndexError::Config {
+            structure: "benchmark",
+            field: "keys",
+            reason: "0 leaves no key for an update or a query to draw; give at least 1".into(),
+        });
+    }
     let mut values: Vec<Value> = vec![0; spec.keys as usize];
     let mut value_rng = SimRng::for_stream(spec.seed, "micro/values");
     let mut runner = PhaseRunner::new(index, timing);
@@ -851,6 +860,29 @@ mod tests {
             ),
             "{error:?}"
         );
+        // No keys with updates or queries to draw drew forever; with neither, the run is
+        // empty.
+        for (updates, queries) in [(1, 0), (0, 1)] {
+            let spec = MicroSpec {
+                keys: 0,
+                updates,
+                queries,
+                ..MicroSpec::default()
+            };
+            let error = micro(index.as_mut(), NorPreset::K8C1215.timing, &spec);
+            assert!(
+                matches!(error, Err(IndexError::Config { field: "keys", .. })),
+                "{error:?}"
+            );
+        }
+        let empty = MicroSpec {
+            keys: 0,
+            updates: 0,
+            queries: 0,
+            boot_trials: 0,
+            ..MicroSpec::default()
+        };
+        micro(index.as_mut(), NorPreset::K8C1215.timing, &empty).expect("an empty run");
         for spread in [0.0, -1.0, f64::NAN, 1e300] {
             let spec = MicroSpec {
                 keys: 10,
