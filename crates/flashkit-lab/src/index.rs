@@ -1336,6 +1336,42 @@ mod tests {
         );
     }
 
+    /// A fat list's run prints its probes per phase, each per pointer visited, read from the
+    /// phases it returns.
+    #[test]
+    fn the_probe_table_reads_each_phases_probes() {
+        let bench = run(&small_micro()).expect("valid");
+        let Ran::Nor { phases, .. } = &bench.report else {
+            panic!("a NOR run");
+        };
+        let Some(Printed::Table(probes)) = bench.printed.get(3) else {
+            panic!("{:?}", bench.printed);
+        };
+        assert_eq!(
+            probes.header[..3],
+            ["phase", "pointers visited", "total probes"]
+        );
+        assert_eq!(probes.rows.len(), phases.len());
+        for (row, phase) in probes.rows.iter().zip(phases) {
+            let s = &phase.probes;
+            let per = |n| format!("{:.3}", s.per_pointer(n));
+            assert_eq!(
+                *row,
+                [
+                    phase.name.clone(),
+                    s.pointers_visited.to_string(),
+                    s.probes.to_string(),
+                    per(s.successful),
+                    per(s.low),
+                    per(s.over),
+                    per(s.back),
+                    per(s.null),
+                ]
+            );
+        }
+        assert!(phases.iter().any(|p| p.probes.probes > 0));
+    }
+
     /// A fat list's pool is two more than its levels unless given.
     #[test]
     fn the_pool_is_two_more_than_the_levels_unless_given() {
