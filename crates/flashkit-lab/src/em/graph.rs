@@ -532,6 +532,151 @@ mod tests {
         assert_eq!(run.setting.device, "FTL page/greedy");
     }
 
+    /// The BFS's and DFS's text: each line read from the run's own figures, the check's
+    /// verdict and, on an FTL, the dry run's.
+    #[test]
+    fn the_reports_read_their_runs_figures() {
+        let mut run = bfs(&small()).expect("runs");
+        let (r, c) = (&run.result, &run.cost);
+        let text = run.render();
+        for line in [
+            "Mehlhorn-Meyer BFS on a grid graph: 1024 vertices, 3968 adjacency entries; mode \
+             tl; simulated device\n"
+                .to_string(),
+            format!(
+                "mu = {}, {} clusters, {} cluster-growing rounds, {} levels, hot pool peak {} KB \
+                 ({} levels spilled)\n",
+                r.mu,
+                r.clusters,
+                r.rounds,
+                r.levels,
+                r.peak_pool_bytes / 1000,
+                r.spilled_levels
+            ),
+            format!(
+                "algorithm I/O [GB]: preprocessing read {} write {}; BFS read {} write {}\n",
+                gb(r.preprocessing.read_bytes),
+                gb(r.preprocessing.write_bytes),
+                gb(r.bfs.read_bytes),
+                gb(r.bfs.write_bytes)
+            ),
+            format!(
+                "cost of the algorithm's I/O: general model x + c*y = {:.0} ({} reads, {} \
+                 writes); unit-cost model {} GB moved\n",
+                c.general,
+                c.read_ios,
+                c.write_ios,
+                gb(c.unit_bytes)
+            ),
+            format!(
+                "device I/O [GB] (graph upload included): read {} write {}; checked against an \
+                 in-memory BFS: equal\n",
+                gb(run.physical.read_bytes),
+                gb(run.physical.write_bytes)
+            ),
+        ] {
+            assert!(text.contains(&line), "{line:?} in {text}");
+        }
+        assert!(run.physical.write_bytes > 0, "the graph's upload");
+        run.matches_in_memory = false;
+        assert!(run.render().contains("in-memory BFS: DIFFERENT\n"));
+        let run = dfs(&small()).expect("runs");
+        let r = &run.result;
+        let text = run.render();
+        for line in [
+            format!(
+                "textbook DFS on a grid graph: 1024 vertices, 3968 adjacency entries; mode tl; \
+                 cache of {} pages; simulated device\n",
+                r.cache_pages
+            ),
+            format!(
+                "algorithm I/O [GB]: read {} write {} ({} cache hits, {} misses, stack depth \
+                 {})\n",
+                gb(r.io.read_bytes),
+                gb(r.io.write_bytes),
+                r.hits,
+                r.misses,
+                r.peak_stack
+            ),
+            "visiting order checked against an in-memory DFS: equal\n".to_string(),
+        ] {
+            assert!(text.contains(&line), "{line:?} in {text}");
+        }
+        // On an FTL through the translation layer: the dry run's line and the FTL's report.
+        let spec = GraphSpec {
+            ftl: Some(FtlSpec::default()),
+            ..small()
+        };
+        let mut run = dfs(&spec).expect("runs");
+        let (footprint, same) = run.dry_run.expect("a dry run");
+        assert!(same && run.matches_in_memory);
+        let ftl = run.ftl.as_ref().expect("an FTL report");
+        let text = run.render();
+        assert!(text.contains(&format!(
+            "dry run on the simulator: footprint {footprint} B; the FTL run moved the same \
+             volumes\n\n{}",
+            ftl.render()
+        )));
+        assert!(ftl.upload.host_pages_written > 0 && ftl.upload.host_pages_read == 0);
+        run.dry_run = Some((footprint, false));
+        assert!(run.render().contains("the FTL run moved DIFFERENT volumes"));
+    }
+
+    /// The graphs the spec describes, at the bounds of their size; the DFS's cache by
+    /// default half the graph's external size, and at least two pages when given.
+    #[test]
+    fn graphs_and_caches_at_their_bounds() {
+        let grid = |vertices| {
+            GraphSpec {
+                vertices,
+                ..small()
+            }
+            .build_graph()
+            .map(|g| g.vertices())
+        };
+        assert_eq!(grid(4).ok(), Some(4));
+        assert_eq!(grid(1000).ok(), Some(31 * 31));
+        assert!(grid((1 << 28) + 1).is_err());
+        let random = GraphSpec {
+            graph: GraphKind::Random,
+            vertices: 100,
+            seed: 7,
+            ..small()
+        };
+        let g = random.build_graph().expect("a graph");
+        assert_eq!(g.vertices(), 100);
+        assert_eq!(g.edge_entries(), Graph::random(100, 200, 7).edge_entries());
+        for (text, kind) in [("grid", GraphKind::Grid), ("random", GraphKind::Random)] {
+            assert_eq!(text.parse::<GraphKind>(), Ok(kind));
+            assert_eq!(kind.name(), text);
+        }
+        let spec = small();
+        let model = spec.params.model().expect("valid");
+        let graph = spec.build_graph().expect("a graph");
+        let external = graph.vertices() * 16 + graph.edge_entries() * 4;
+        assert_eq!(dfs_cache(&spec, &model, &graph).ok(), Some(external / 2));
+        let page = 4 << 10;
+        let given = |cache| {
+            dfs_cache(
+                &GraphSpec {
+                    cache: Some(cache),
+                    ..small()
+                },
+                &model,
+                &graph,
+            )
+            .ok()
+        };
+        assert_eq!(given(2 * page), Some(2 * page));
+        assert_eq!(given(2 * page - 1), None);
+        let run = dfs(&GraphSpec {
+            cache: Some(3 * page),
+            ..small()
+        })
+        .expect("runs");
+        assert_eq!(run.result.cache_pages, 3);
+    }
+
     #[test]
     fn the_other_algorithms_options_and_bad_sizes_name_their_field() {
         let cases = [
