@@ -518,6 +518,131 @@ mod tests {
         assert_eq!(left, ["in.u32", "out.u32"]);
     }
 
+    /// The sort's table and text, each figure read from its report; in mode tl, the
+    /// translation layer's line; the scratch file's directory by default the output's.
+    #[test]
+    fn a_sorts_table_and_text_read_its_report() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (input, output) = (dir.path().join("in.kv"), dir.path().join("out.kv"));
+        let gen_spec = GenSpec {
+            records: 5_000,
+            record: RecordKind::KeyPayload,
+            ..GenSpec::default()
+        };
+        let generated = generate(&input, &gen_spec, &NoProgress).expect("generates");
+        assert_eq!(
+            generated.render(Path::new("in.kv")),
+            format!(
+                "wrote 5000 kv16 records (80000B) to in.kv in {:.2} s ({})\n",
+                generated.seconds, generated.backend
+            )
+        );
+        let spec = SortSpec {
+            input: input.clone(),
+            output,
+            record: RecordKind::KeyPayload,
+            io: IoMode::Tl,
+            direct: false,
+            params: params(),
+            ..SortSpec::default()
+        };
+        let sorted = sort(&spec, &Unwatched, &NoProgress).expect("sorts");
+        let (r, o) = (&sorted.report, &sorted.report.outcome);
+        let rows = sorted.table().rows;
+        let merge_seconds = o.total_seconds - o.run_formation_seconds;
+        for (row, (name, io, seconds)) in rows.iter().zip([
+            ("run formation", o.run_formation, o.run_formation_seconds),
+            ("merge", o.total - o.run_formation, merge_seconds),
+            ("total (algorithm)", o.total, o.total_seconds),
+            ("device", r.device, o.total_seconds),
+        ]) {
+            let moved = (io.read_bytes + io.write_bytes) as f64;
+            assert_eq!(
+                *row,
+                [
+                    name.to_string(),
+                    gb(io.read_bytes),
+                    gb(io.write_bytes),
+                    io.read_ios.to_string(),
+                    io.write_ios.to_string(),
+                    format!("{seconds:.2}"),
+                    format!("{:.0}", moved / seconds.max(1e-9) / 1e6),
+                ]
+            );
+        }
+        let text = sorted.render();
+        let tl = r.tl.expect("the translation layer's figures");
+        let p = r.predicted;
+        let plan = &o.plan;
+        for line in [
+            format!(
+                "sorted 5000 kv16 records (80000B) in {:.2} s: {:.0} MB/s of input\n",
+                sorted.wall_seconds,
+                80_000.0 / sorted.wall_seconds / 1e6
+            ),
+            format!(
+                "mode tl, M = 64KiB, runs of {} records: {} runs ({} kept in memory), fan-in {}, \
+                 {} merge pass(es) on up to {} thread(s){}; {}\n",
+                plan.run_records,
+                plan.runs,
+                plan.resident,
+                plan.fan_in,
+                plan.merge_passes(),
+                r.merge_threads,
+                parts_per_pass(&o.merge_parts),
+                r.backend
+            ),
+            format!(
+                "predicted by the plan: RDV {} GB, WRV {} GB, {} read and {} write I/Os\n",
+                gb(p.read_bytes),
+                gb(p.write_bytes),
+                p.read_ios,
+                p.write_ios
+            ),
+            format!(
+                "cost at the device: general model x + c*y = {:.0}; unit-cost model {} GB \
+                 moved\n",
+                sorted.cost.general,
+                gb(sorted.cost.unit_bytes)
+            ),
+            format!(
+                "translation layer: {} page reads served from its write buffers, {} B_w blocks \
+                 at peak\n",
+                tl.buffer_hits, tl.peak_blocks
+            ),
+            format!(
+                "multiset checksum {:016x} over 5000 records equals the input's\n",
+                o.checksum.sum
+            ),
+        ] {
+            assert!(text.contains(&line), "{line:?} in {text}");
+        }
+        let in_memory = sort_in_memory(&input, RecordKind::KeyPayload).expect("sorts");
+        assert_eq!(
+            in_memory.render(),
+            format!(
+                "in-memory radix sort of 5000 kv16 records (80000B): {:.2} s\n",
+                in_memory.seconds
+            )
+        );
+        // The scratch file goes beside the output, or where `tmp` says.
+        let scratch = |output: &str, tmp: Option<PathBuf>| {
+            check(&SortSpec {
+                output: PathBuf::from(output),
+                tmp,
+                ..spec.clone()
+            })
+            .map(|(_, dir)| dir)
+            .expect("valid")
+        };
+        assert_eq!(scratch("out", None), PathBuf::from("."));
+        assert_eq!(scratch("/a/b/out", None), PathBuf::from("/a/b"));
+        assert_eq!(
+            scratch("out", Some(dir.path().to_path_buf())),
+            dir.path().to_path_buf()
+        );
+    }
+
     #[test]
     fn what_the_sort_cannot_run_names_its_field() {
         let dir = tempfile::tempdir().expect("tempdir");
