@@ -187,15 +187,20 @@ mod tests {
         )
     }
 
+    /// Resuming `s.toml` into `out`, whose record of what its cells ran is `setups`.
+    fn resume_with(setups: &Path) -> Resume<'_> {
+        Resume {
+            file: Path::new("s.toml"),
+            out: Path::new("out"),
+            setups,
+        }
+    }
+
     #[test]
     fn results_of_another_grid_or_other_settings_are_refused() {
         let dir = tempfile::tempdir().expect("tempdir");
         let setups = dir.path().join("cells.json");
-        let resume = Resume {
-            file: Path::new("s.toml"),
-            out: Path::new("out"),
-            setups: &setups,
-        };
+        let resume = resume_with(&setups);
         let cells = [cell("page", 1), cell("fast", 1)];
         let recorded = [CellResult::failed(&cells[0], String::new())];
         let check = |cells: &[Cell], recorded: &[CellResult]| {
@@ -239,11 +244,7 @@ mod tests {
     fn what_changed_is_told_for_the_first_cell_with_a_count_of_the_others() {
         let dir = tempfile::tempdir().expect("tempdir");
         let setups = dir.path().join("cells.json");
-        let resume = Resume {
-            file: Path::new("s.toml"),
-            out: Path::new("out"),
-            setups: &setups,
-        };
+        let resume = resume_with(&setups);
         let before = [cell("bast", 1), cell("fast", 1), cell("page", 1)];
         let setups_of = before[1..]
             .iter()
