@@ -1175,6 +1175,23 @@ mod tests {
         assert_eq!(chart.x.scale, Scale::Log);
     }
 
+    /// Of an even number of values, the middle run is the upper of the two in the middle;
+    /// of one value, that one.
+    #[test]
+    fn the_middle_run_is_the_upper_middle_value() {
+        let results: Vec<CellResult> = ["0.4", "0.1", "0.3", "0.2", "0.2"]
+            .into_iter()
+            .map(|op| cell("page", op, Some(1.0)))
+            .collect();
+        let ok: Vec<&CellResult> = results.iter().collect();
+        let dim = "device.op".to_string();
+        let chosen = representatives(&ok, &[&dim]);
+        assert_eq!(chosen.len(), 1);
+        assert_eq!(chosen[0].params["device.op"], "0.3");
+        let chosen = representatives(&ok[..1], &[&dim]);
+        assert_eq!(chosen[0].params["device.op"], "0.4");
+    }
+
     /// At most ten schemes' distributions are drawn, the first ten by name.
     #[test]
     fn at_most_ten_schemes_are_drawn_in_a_distribution() {
