@@ -8,8 +8,6 @@ use crate::temporaries::Temporaries;
 use flashkit_core::Progress;
 use flashkit_core::units::format_size;
 use flashkit_em::EmError;
-#[cfg(test)]
-use flashkit_em::probe::ProbePoint;
 use flashkit_em::probe::{Access, ProbeReport, ProbeSpec, probe, probe_file};
 use flashkit_report::Table;
 use flashkit_report::plot::{Axis, Legend, LineChart, Series};
@@ -145,6 +143,7 @@ mod tests {
     use super::*;
     use crate::temporaries::Held;
     use flashkit_core::NoProgress;
+    use flashkit_em::probe::ProbePoint;
     use std::path::PathBuf;
     use std::sync::Mutex;
 

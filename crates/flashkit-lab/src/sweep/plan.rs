@@ -479,8 +479,8 @@ mod tests {
              trace = [\"t.csv\"]\n\"device.capacity\" = [\"1G\", \"2G\"]\n",
         )
         .expect("write");
-        let plan = plan(&path).expect("valid");
-        let prepared: Vec<&Arc<flashkit_trace::formats::layout::PreparedTrace>> = plan
+        let swept = plan(&path).expect("valid");
+        let prepared: Vec<&Arc<flashkit_trace::formats::layout::PreparedTrace>> = swept
             .cells
             .iter()
             .map(|c| match &c.source {
@@ -493,7 +493,7 @@ mod tests {
             prepared.iter().all(|t| Arc::ptr_eq(t, prepared[0])),
             "read once"
         );
-        let capacities: Vec<u64> = plan
+        let capacities: Vec<u64> = swept
             .cells
             .iter()
             .map(|c| c.spec.device.capacity_bytes)
@@ -502,7 +502,8 @@ mod tests {
         assert!(capacities.contains(&(2 << 30)));
         let digest = format!("{:032x}", prepared[0].digest);
         assert!(
-            plan.cells
+            swept
+                .cells
                 .iter()
                 .all(|c| c.setup.settings["trace content"] == digest)
         );
@@ -513,17 +514,14 @@ mod tests {
              trace = [\"t.csv\", \"./t.csv\"]\n",
         )
         .expect("write");
-        assert!(matches!(
-            super::plan(&path),
-            Err(SweepError::SameRun { .. })
-        ));
+        assert!(matches!(plan(&path), Err(SweepError::SameRun { .. })));
         // Without a capacity, the device is sized to the trace.
         std::fs::write(
             &path,
             "[base.trace]\nformat = \"msr\"\n[grid]\nftl = [\"page\"]\ntrace = [\"t.csv\"]\n",
         )
         .expect("write");
-        let sized = &plan_of_path(&path).cells[0];
+        let sized = &plan(&path).expect("valid").cells[0];
         let Source::Trace(t) = &sized.source else {
             unreachable!()
         };
@@ -531,9 +529,5 @@ mod tests {
             .sized_for(t)
             .expect("sized");
         assert_eq!(sized.spec.device, expected);
-    }
-
-    fn plan_of_path(path: &Path) -> SweepPlan {
-        plan(path).expect("valid")
     }
 }
